@@ -22,8 +22,16 @@ void luw_stacks_free(struct luw_stacks *s);
 /* Intern a frame name; the id stays valid for the life of s. -1 on ENOMEM. */
 int32_t luw_stacks_intern(struct luw_stacks *s, const char *name, size_t len);
 const char *luw_stacks_name(const struct luw_stacks *s, int32_t id);
+/* Length of name id (names may hold any byte but NUL). */
+size_t luw_stacks_name_len(const struct luw_stacks *s, int32_t id);
+/* Number of interned names: ids are 0 .. luw_stacks_nnames() - 1. */
+size_t luw_stacks_nnames(const struct luw_stacks *s);
 
-/* Add count samples of the stack frames[0..n) (root first).  0 or -1. */
+/*
+ * Add count samples of the stack frames[0..n) (root first).  0 or -1:
+ * errno EINVAL for n == 0 or an id that was never interned, EOVERFLOW when
+ * a count would wrap, ENOMEM.  Adding 0 samples changes nothing.
+ */
 int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 		   uint64_t count);
 
@@ -45,8 +53,10 @@ int luw_stacks_write_folded(const struct luw_stacks *s, FILE *out);
 
 /*
  * Parse folded text back ("frames count" per line, the count after the
- * last space) into s: lets the SVG writer and tests take any folded file.
- * Returns 0, or -1 with a message naming the line in err.
+ * last space or tab) into s: lets the SVG writer and tests take any folded
+ * file.  Frames are split at ';' and kept byte for byte (spaces and empty
+ * names included); empty lines are skipped.  Returns 0, or -1 with a
+ * message naming the line in err; the lines before a bad one stay added.
  */
 int luw_stacks_read_folded(struct luw_stacks *s, FILE *in, char *err,
 			   size_t errsize);
