@@ -1,0 +1,689 @@
+/* ELF symbolization with libelf; see elfsym.h. */
+#include "elfsym.h"
+
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define DEBUG_ROOT "/usr/lib/debug"
+#define DWARF_REG_RA 16		/* x86-64 return address column */
+
+static void seterr(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!err || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+}
+
+static int64_t mtime_ns(const struct stat *st)
+{
+	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+}
+
+void luw_build_id_hex(const uint8_t *id, size_t len, char *buf)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < len; i++) {
+		buf[2 * i] = hex[id[i] >> 4];
+		buf[2 * i + 1] = hex[id[i] & 15];
+	}
+	buf[2 * len] = '\0';
+}
+
+static size_t note_build_id(Elf_Data *d, uint8_t *out, size_t cap)
+{
+	size_t off = 0, noff, doff;
+	GElf_Nhdr nh;
+
+	while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
+		    nh.n_descsz > 0 && nh.n_descsz <= cap) {
+			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
+			return nh.n_descsz;
+		}
+	}
+	return 0;
+}
+
+size_t luw_elf_read_build_id(Elf *elf, uint8_t *out, size_t cap)
+{
+	Elf_Scn *scn = NULL;
+	size_t n, len;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
+		    (len = note_build_id(elf_getdata(scn, NULL), out, cap)))
+			return len;
+	}
+	/* Section headers can be stripped; the notes are in PT_NOTE too. */
+	if (elf_getphdrnum(elf, &n))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		len = note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
+							 ph.p_filesz, ELF_T_NHDR),
+				    out, cap);
+		if (len)
+			return len;
+	}
+	return 0;
+}
+
+int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
+{
+	size_t n, k = 0;
+
+	*segs = NULL;
+	*nsegs = 0;
+	if (elf_getphdrnum(elf, &n))
+		return -1;
+	*segs = calloc(n ? n : 1, sizeof(**segs));
+	if (!*segs)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		(*segs)[k].vaddr = ph.p_vaddr;
+		(*segs)[k].offset = ph.p_offset;
+		(*segs)[k].filesz = ph.p_filesz;
+		(*segs)[k].flags = ph.p_flags;
+		k++;
+	}
+	*nsegs = k;
+	return 0;
+}
+
+int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < e->nsegs; i++) {
+		const struct luw_seg *s = &e->segs[i];
+
+		if (off >= s->offset && off - s->offset < s->filesz) {
+			*vaddr = s->vaddr + (off - s->offset);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off)
+{
+	for (size_t i = 0; i < e->nsegs; i++) {
+		const struct luw_seg *s = &e->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*off = s->offset + (vaddr - s->vaddr);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* ---- symbol collection ---- */
+
+struct cand {
+	uint64_t addr, size, secend;
+	size_t name;		/* offset into the name pool */
+	int score;
+};
+
+struct collect {
+	struct cand *v;
+	size_t n, cap;
+	char *pool;
+	size_t plen, pcap;
+};
+
+static int pool_add(struct collect *c, const char *s, size_t *off)
+{
+	size_t len = strlen(s) + 1;
+
+	if (c->plen + len > c->pcap) {
+		size_t ncap = c->pcap ? c->pcap : 4096;
+		char *np;
+
+		while (c->plen + len > ncap)
+			ncap *= 2;
+		np = realloc(c->pool, ncap);
+		if (!np)
+			return -1;
+		c->pool = np;
+		c->pcap = ncap;
+	}
+	memcpy(c->pool + c->plen, s, len);
+	*off = c->plen;
+	c->plen += len;
+	return 0;
+}
+
+static int score_of(const GElf_Sym *s, const char *name)
+{
+	int bind = GELF_ST_BIND(s->st_info), type = GELF_ST_TYPE(s->st_info);
+	int sc = 0;
+
+	if (type == STT_FUNC || type == STT_GNU_IFUNC)
+		sc += 100;
+	sc += bind == STB_GLOBAL ? 30 : bind == STB_WEAK ? 20 : 10;
+	if (name[0] != '_')
+		sc += 2;
+	else if (name[1] != '_')
+		sc += 1;
+	return sc;
+}
+
+/* Add the code symbols of one symbol table section. */
+static int collect_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
+			  struct collect *c)
+{
+	Elf_Data *d = elf_getdata(scn, NULL);
+	size_t n;
+
+	if (!d || !sh->sh_entsize)
+		return 0;
+	n = sh->sh_size / sh->sh_entsize;
+	for (size_t i = 1; i < n; i++) {
+		GElf_Sym s;
+		GElf_Shdr tsh;
+		Elf_Scn *tscn;
+		const char *name;
+		int type;
+
+		if (!gelf_getsym(d, (int)i, &s))
+			break;
+		type = GELF_ST_TYPE(s.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC &&
+		    type != STT_NOTYPE)
+			continue;
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE)
+			continue;
+		tscn = elf_getscn(elf, s.st_shndx);
+		if (!tscn || !gelf_getshdr(tscn, &tsh) ||
+		    !(tsh.sh_flags & SHF_EXECINSTR))
+			continue;
+		name = elf_strptr(elf, sh->sh_link, s.st_name);
+		if (!name || !*name || s.st_value < tsh.sh_addr)
+			continue;
+		/* Local labels of assemblers (.L...) are not functions. */
+		if (name[0] == '.' && name[1] == 'L')
+			continue;
+		if (c->n == c->cap) {
+			size_t ncap = c->cap ? c->cap * 2 : 1024;
+			struct cand *nv = realloc(c->v, ncap * sizeof(*nv));
+
+			if (!nv)
+				return -1;
+			c->v = nv;
+			c->cap = ncap;
+		}
+		c->v[c->n].addr = s.st_value;
+		c->v[c->n].size = s.st_size;
+		c->v[c->n].secend = tsh.sh_addr + tsh.sh_size;
+		c->v[c->n].score = score_of(&s, name);
+		if (pool_add(c, name, &c->v[c->n].name))
+			return -1;
+		c->n++;
+	}
+	return 0;
+}
+
+/* Collect from every section of type `type`; returns how many were seen. */
+static int collect_type(Elf *elf, Elf64_Word type, struct collect *c,
+			int *found)
+{
+	Elf_Scn *scn = NULL;
+
+	*found = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type)
+			continue;
+		(*found)++;
+		if (collect_symtab(elf, scn, &sh, c))
+			return -1;
+	}
+	return 0;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cand *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return y->score - x->score;	/* best first */
+}
+
+/* ---- separate debug files ---- */
+
+static int same_build_id(Elf *elf, const struct luw_elf *e)
+{
+	uint8_t id[LUW_BUILD_ID_MAX];
+	size_t len = luw_elf_read_build_id(elf, id, sizeof(id));
+
+	if (!e->build_id_len || !len)
+		return 1;	/* nothing to compare: the CRC or name decides */
+	return len == e->build_id_len && !memcmp(id, e->build_id, len);
+}
+
+static int file_crc(int fd, uint32_t *crc)
+{
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) || st.st_size <= 0)
+		return -1;
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	*crc = (uint32_t)crc32(0, p, (uInt)st.st_size);
+	munmap(p, (size_t)st.st_size);
+	return 0;
+}
+
+/* Open path as a debug file for e; on success *elfp and the fd are open. */
+static int try_debug(const char *path, const struct luw_elf *e, int check_crc,
+		     uint32_t crc, Elf **elfp, int *fdp)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf;
+	uint32_t got;
+
+	if (fd < 0)
+		return -1;
+	if (check_crc && (file_crc(fd, &got) || got != crc)) {
+		close(fd);
+		return -1;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || !same_build_id(elf, e)) {
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return -1;
+	}
+	*elfp = elf;
+	*fdp = fd;
+	return 0;
+}
+
+static char *find_debug(Elf *elf, const struct luw_elf *e, Elf **delf, int *dfd)
+{
+	static const char *const fmts[] = { "%.*s/%s", "%.*s/.debug/%s",
+					    DEBUG_ROOT "%.*s/%s" };
+	char path[4096], hex[2 * LUW_BUILD_ID_MAX + 1];
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (e->build_id_len >= 2) {
+		luw_build_id_hex(e->build_id, e->build_id_len, hex);
+		snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%.2s/%s.debug",
+			 hex, hex + 2);
+		if (!try_debug(path, e, 0, 0, delf, dfd))
+			return strdup(path);
+	}
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname, *link, *slash;
+		Elf_Data *d;
+		size_t nlen, dlen;
+		uint32_t crc;
+
+		if (!gelf_getshdr(scn, &sh) ||
+		    !(sname = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(sname, ".gnu_debuglink"))
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || d->d_size < 8)
+			return NULL;
+		link = d->d_buf;
+		nlen = strnlen(link, d->d_size);
+		if (nlen == 0 || ((nlen + 4) & ~(size_t)3) + 4 > d->d_size)
+			return NULL;
+		memcpy(&crc, (const char *)d->d_buf + ((nlen + 4) & ~(size_t)3), 4);
+		slash = strrchr(e->path, '/');
+		dlen = slash ? (size_t)(slash - e->path) : 0;
+		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+			snprintf(path, sizeof(path), fmts[i], (int)dlen, e->path,
+				 link);
+			if (!strcmp(path, e->path))
+				continue;
+			if (!try_debug(path, e, 1, crc, delf, dfd))
+				return strdup(path);
+		}
+		return NULL;
+	}
+	return NULL;
+}
+
+/*
+ * Stripped executables lose _start.  The CFI of the entry point still
+ * marks the return address undefined over exactly that code: name it.
+ */
+static void name_entry(Elf *elf, struct luw_elf *e, struct collect *c)
+{
+	Dwarf_CFI *cfi;
+	uint64_t addr = e->entry, end = e->entry;
+	GElf_Shdr sh;
+	Elf_Scn *scn = NULL;
+
+	if (!e->entry)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		if (c->v[i].addr <= e->entry &&
+		    e->entry < c->v[i].addr + c->v[i].size)
+			return;
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return;
+	for (;;) {
+		Dwarf_Frame *fr;
+		Dwarf_Op mem[3], *ops;
+		size_t nops;
+		Dwarf_Addr s, en;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &fr))
+			break;
+		if (dwarf_frame_info(fr, &s, &en, NULL) < 0 ||
+		    dwarf_frame_register(fr, DWARF_REG_RA, mem, &ops, &nops) ||
+		    nops != 0 || ops != mem || en <= addr) {
+			free(fr);
+			break;
+		}
+		free(fr);
+		end = addr = en;
+	}
+	dwarf_cfi_end(cfi);
+	if (end == e->entry)
+		return;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &sh) && sh.sh_addr <= e->entry &&
+		    e->entry < sh.sh_addr + sh.sh_size)
+			break;
+	if (c->n == c->cap) {
+		struct cand *nv = realloc(c->v, (c->cap + 1) * sizeof(*nv));
+
+		if (!nv)
+			return;
+		c->v = nv;
+		c->cap++;
+	}
+	c->v[c->n].addr = e->entry;
+	c->v[c->n].size = end - e->entry;
+	c->v[c->n].secend = scn ? sh.sh_addr + sh.sh_size : end;
+	c->v[c->n].score = 0;
+	if (!pool_add(c, "_start", &c->v[c->n].name))
+		c->n++;
+}
+
+/* Sort, keep the best name per address, fix every extent. */
+static int finish_syms(struct luw_elf *e, struct collect *c)
+{
+	size_t k = 0;
+
+	qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	for (size_t i = 0; i < c->n; i++) {
+		if (k && c->v[k - 1].addr == c->v[i].addr) {
+			if (c->v[i].size > c->v[k - 1].size)
+				c->v[k - 1].size = c->v[i].size;
+			continue;
+		}
+		c->v[k++] = c->v[i];
+	}
+	e->syms = calloc(k ? k : 1, sizeof(*e->syms));
+	if (!e->syms)
+		return -1;
+	for (size_t i = 0; i < k; i++) {
+		uint64_t end = c->v[i].addr + c->v[i].size;
+
+		if (!c->v[i].size) {
+			/* Assembler labels: up to the next symbol, in section. */
+			end = c->v[i].secend;
+			if (i + 1 < k && c->v[i + 1].addr < end)
+				end = c->v[i + 1].addr;
+		}
+		e->syms[i].addr = c->v[i].addr;
+		e->syms[i].end = end;
+	}
+	e->nsyms = k;
+	e->names = c->pool;
+	c->pool = NULL;
+	for (size_t i = 0; i < k; i++)
+		e->syms[i].name = e->names + c->v[i].name;
+	return 0;
+}
+
+static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
+{
+	struct collect c = { 0 };
+	Elf *delf = NULL;
+	int dfd = -1, nsymtab, ndyn;
+	GElf_Ehdr eh;
+	int rc = -1;
+
+	if (!gelf_getehdr(elf, &eh)) {
+		seterr(err, errlen, "%s: bad ELF header: %s", e->path,
+		       elf_errmsg(-1));
+		return -1;
+	}
+	e->e_type = eh.e_type;
+	e->entry = eh.e_entry;
+	e->build_id_len = luw_elf_read_build_id(elf, e->build_id,
+						sizeof(e->build_id));
+	if (luw_elf_read_segs(elf, &e->segs, &e->nsegs)) {
+		seterr(err, errlen, "%s: bad program headers", e->path);
+		return -1;
+	}
+	if (collect_type(elf, SHT_SYMTAB, &c, &nsymtab))
+		goto nomem;
+	if (!nsymtab) {
+		e->debug_path = find_debug(elf, e, &delf, &dfd);
+		if (delf && collect_type(delf, SHT_SYMTAB, &c, &nsymtab))
+			goto nomem;
+	}
+	if (collect_type(elf, SHT_DYNSYM, &c, &ndyn))
+		goto nomem;
+	if (e->e_type == ET_EXEC || e->e_type == ET_DYN)
+		name_entry(elf, e, &c);
+	if (finish_syms(e, &c))
+		goto nomem;
+	rc = 0;
+	goto out;
+nomem:
+	seterr(err, errlen, "%s: out of memory reading symbols", e->path);
+out:
+	if (delf)
+		elf_end(delf);
+	if (dfd >= 0)
+		close(dfd);
+	free(c.v);
+	free(c.pool);
+	return rc;
+}
+
+struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
+{
+	struct luw_elf *e;
+	const char *slash;
+	struct stat st;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st)) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		seterr(err, errlen, "%s: not an ELF file", path);
+		if (elf)
+			elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(path))) {
+		free(e);
+		elf_end(elf);
+		close(fd);
+		seterr(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	slash = strrchr(e->path, '/');
+	e->name = slash ? slash + 1 : e->path;
+	e->st_dev = st.st_dev;
+	e->st_ino = st.st_ino;
+	e->st_size = (uint64_t)st.st_size;
+	e->st_mtime_ns = mtime_ns(&st);
+	if (load_from(e, elf, err, errlen)) {
+		luw_elf_free(e);
+		e = NULL;
+	}
+	elf_end(elf);
+	close(fd);
+	return e;
+}
+
+void luw_elf_free(struct luw_elf *e)
+{
+	if (!e)
+		return;
+	free(e->path);
+	free(e->debug_path);
+	free(e->segs);
+	free(e->syms);
+	free(e->names);
+	free(e);
+}
+
+const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
+{
+	size_t lo = 0, hi = e->nsyms;
+
+	/* Last symbol starting at or below vaddr. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->syms[mid].addr <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* A nested symbol may end first: look back a little for its parent. */
+	for (size_t i = lo, steps = 0; i > 0 && steps < 16; i--, steps++)
+		if (vaddr < e->syms[i - 1].end)
+			return &e->syms[i - 1];
+	return NULL;
+}
+
+const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
+					const char *name)
+{
+	for (size_t i = 0; i < e->nsyms; i++)
+		if (!strcmp(e->syms[i].name, name))
+			return &e->syms[i];
+	return NULL;
+}
+
+/* ---- cache ---- */
+
+static struct luw_elf *cache;
+
+/* Further paths (copies, bind mounts) of files already in the cache. */
+struct alias {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	struct luw_elf *e;
+	struct alias *next;
+};
+static struct alias *aliases;
+
+struct luw_elf *luw_elf_get(const char *path, char *err, size_t errlen)
+{
+	struct luw_elf *e;
+	struct stat st;
+
+	if (stat(path, &st)) {
+		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	for (e = cache; e; e = e->next)
+		if (e->st_dev == st.st_dev && e->st_ino == st.st_ino &&
+		    e->st_size == (uint64_t)st.st_size &&
+		    e->st_mtime_ns == mtime_ns(&st))
+			return e;
+	for (struct alias *a = aliases; a; a = a->next)
+		if (a->dev == st.st_dev && a->ino == st.st_ino &&
+		    a->size == (uint64_t)st.st_size && a->mtime_ns == mtime_ns(&st))
+			return a->e;
+	e = luw_elf_load(path, err, errlen);
+	if (!e)
+		return NULL;
+	/* Another path (a copy, a bind mount) of a file already loaded. */
+	for (struct luw_elf *o = cache; o && e->build_id_len; o = o->next)
+		if (o->build_id_len == e->build_id_len &&
+		    !memcmp(o->build_id, e->build_id, e->build_id_len)) {
+			struct alias *a = malloc(sizeof(*a));
+
+			if (a) {
+				a->dev = e->st_dev;
+				a->ino = e->st_ino;
+				a->size = e->st_size;
+				a->mtime_ns = e->st_mtime_ns;
+				a->e = o;
+				a->next = aliases;
+				aliases = a;
+			}
+			luw_elf_free(e);
+			return o;
+		}
+	e->next = cache;
+	cache = e;
+	return e;
+}
+
+void luw_elf_cache_clear(void)
+{
+	while (aliases) {
+		struct alias *n = aliases->next;
+
+		free(aliases);
+		aliases = n;
+	}
+	while (cache) {
+		struct luw_elf *n = cache->next;
+
+		luw_elf_free(cache);
+		cache = n;
+	}
+}
