@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The pprof writer against the real reader: Debian's `go tool pprof`
+# (golang-go) must list the same stacks and counts as the folded input.
+#
+# usage: test_flamegraph_pprof.sh BIN_DIR FIXTURES_DIR
+set -euo pipefail
+
+bin=$1
+fixtures=$2
+out=$PWD/pprof_check
+rm -rf "$out"
+mkdir -p "$out"
+export LC_ALL=C
+
+command -v go >/dev/null || {
+	echo "pprof check: go is not installed (scripts/deps.sh test)" >&2
+	exit 1
+}
+# pprof keeps a cache and history under $HOME: keep them out of the way.
+export HOME=$out/home GOFLAGS=-mod=mod GOCACHE=$out/gocache
+mkdir -p "$HOME"
+pprof() { go tool pprof "$@" 2>"$out/pprof.err"; }
+
+fail=0
+check() {	# folded-file
+	local in=$1 name
+	name=$(basename "$in" .folded)
+	# pprof shortens C++-looking names (drops <...> and (...)): those
+	# stacks are left out here and checked through -raw below.
+	grep -v '[<(]' "$in" >"$out/$name.in"
+	"$bin/luaunwind-flamegraph" --no-svg --pprof "$out/$name.pb.gz" \
+		--period-ns 1000000 --duration-ns 2000000000 "$out/$name.in"
+
+	# -traces: one block per sample, leaf first, value on the first line;
+	# an empty frame name shows as <unknown>.  Rebuilt as folded text:
+	# root first, the count after a space.
+	pprof -traces -sample_index=samples "$out/$name.pb.gz" | awk '
+		function flush(  i, s) {
+			if (n == 0) return
+			s = f[n]
+			for (i = n - 1; i >= 1; i--) s = s ";" f[i]
+			print s " " v
+			n = 0
+		}
+		function frame(t) { return t == "<unknown>" ? "" : t }
+		/^-----------\+/ { flush(); inblock = 1; next }
+		!inblock { next }
+		n == 0 { v = $1; sub(/^ *[0-9]+ +/, ""); f[++n] = frame($0); next }
+		{ sub(/^ +/, ""); f[++n] = frame($0) }
+		END { flush() }' | sort >"$out/$name.got"
+
+	# The input merged and sorted the same way (tab or space before the
+	# count).
+	awk '{ c = $NF; sub(/[ \t][0-9]+$/, ""); t[$0] += c }
+	     END { for (k in t) print k " " t[k] }' "$out/$name.in" |
+		sort >"$out/$name.want"
+	if ! cmp -s "$out/$name.want" "$out/$name.got"; then
+		echo "pprof check: $name: go tool pprof -traces differs:" >&2
+		diff "$out/$name.want" "$out/$name.got" >&2 || true
+		fail=1
+	fi
+	echo "$name: $(wc -l <"$out/$name.got") stacks equal in go tool pprof -traces"
+}
+
+check "$fixtures/sample.folded"
+check "$fixtures/sysprof_callchain.expected.folded"
+
+p=$out/sample-full.pb.gz
+"$bin/luaunwind-flamegraph" --no-svg --pprof "$p" --period-ns 1000000 \
+	--duration-ns 2000000000 "$fixtures/sample.folded"
+raw=$(pprof -raw "$p")
+# Full names survive in the profile: -raw shows them as system names.
+for name in 'std::vector<int>::push_back(int&&)' \
+	    "check \"a<b\" && 'c'>d @esc.lua:1"; do
+	grep -qF "($name)" <<<"$raw" || {
+		echo "pprof check: -raw lacks '$name'" >&2
+		fail=1
+	}
+done
+grep -q '^PeriodType: cpu nanoseconds$' <<<"$raw" &&
+	grep -q '^Period: 1000000$' <<<"$raw" &&
+	grep -q '^Duration: 2s$' <<<"$raw" || {
+	echo "pprof check: period or duration missing from -raw" >&2
+	fail=1
+}
+# Values: count and count * period, c_leaf's sample (412) leaf first.
+grep -Eq '^ +412 +412000000: [0-9]' <<<"$raw" || {
+	echo "pprof check: no sample '412 412000000' in -raw" >&2
+	fail=1
+}
+# Lua frames carry file and line.
+grep -Eq ' outer @sw.lua:3 sw.lua:3 ' <<<"$raw" || {
+	echo "pprof check: Lua location without file:line" >&2
+	fail=1
+}
+
+# -top: self and inclusive counts of c_leaf (412 self, 469 with memcpy),
+# and the total.
+top=$(pprof -top -sample_index=samples "$p")
+grep -q 'Total samples = 1500' <<<"$top" &&
+	grep -Eq '^ +412 +27\.47% +[0-9.]+% +469 +31\.27%  c_leaf$' <<<"$top" || {
+	echo "pprof check: -top:" >&2
+	echo "$top" >&2
+	fail=1
+}
+# cpu time is the default sample index: 1500 samples of 1 ms.
+grep -q 'Total samples = 1500ms' <<<"$(pprof -top "$p")" || {
+	echo "pprof check: cpu total is not 1500ms" >&2
+	fail=1
+}
+[ $fail -eq 0 ] && echo "pprof check: go tool pprof agrees with the folded input"
+exit $fail
