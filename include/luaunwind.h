@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * luaunwind: the /dev/luaunwind ioctl ABI and the sample record format.
+ *
+ * Shared by the kernel module (kmod/) and userspace (userspace/lib/luwdev.c).
+ *
+ * Device
+ * ------
+ * /dev/luaunwind is a misc device, mode 0600.  open() needs CAP_PERFMON or
+ * CAP_SYS_ADMIN (EPERM otherwise).  Targets are module-wide, not per open
+ * file: one program attaches, another reads, a third detaches.  A target
+ * that exits is detached by the module within about 100 ms.
+ *
+ * ioctl conventions
+ * -----------------
+ * Every argument is a struct whose first field is its size in bytes, set
+ * by the caller to sizeof() of the struct it was compiled with.  A size
+ * smaller than the first published version of that struct is EINVAL; a
+ * larger one is accepted when every byte the module does not know is zero
+ * (so old modules run new programs that leave new fields unset), else
+ * EINVAL.  Unknown bits in any flags field are EINVAL, never ignored; so
+ * are non-zero reserved fields.  A pointer the module cannot read or write
+ * is EFAULT; a command number that is not listed here is ENOTTY.
+ *
+ *   LUW_IOC_VERSION      kernel fills struct luw_version.
+ *   LUW_IOC_ATTACH       start sampling every thread of a process (threads
+ *                        created later included).  ESRCH no such process,
+ *                        EBUSY already attached, ENOSPC too many targets
+ *                        (LUW_MAX_TARGETS), EPERM no ptrace read access,
+ *                        EOPNOTSUPP the event cannot be created (no PMU).
+ *   LUW_IOC_DETACH       stop and forget one target (ESRCH: not attached).
+ *   LUW_IOC_UNWIND_TABLE hand over the compact unwind table of one
+ *                        executable mapping of a target (format in
+ *                        luaunwind_unwind.h); replaces any table for the
+ *                        same range.
+ *   LUW_IOC_START/STOP   enable/disable sampling of one target (pid) or of
+ *                        all of them (pid 0); attach can leave it stopped.
+ *   LUW_IOC_STATS        counters of one target (pid) or of everything
+ *                        since the module was loaded (pid 0).
+ *   LUW_IOC_LIST         pids of the attached targets.
+ *
+ * read(), poll()
+ * --------------
+ * Samples land in per-CPU rings (module parameter ring_kb, per CPU).
+ * read() copies out as many whole records as fit in the buffer, draining
+ * the rings in CPU order, so records are ordered by time only within one
+ * CPU; it never returns part of a record.  A buffer too small for the next
+ * record is EINVAL (LUW_RECORD_MAX always suffices).  With nothing to read
+ * it blocks, or returns EAGAIN under O_NONBLOCK.  poll() reports EPOLLIN
+ * when a record is waiting.  A full ring drops the sample (counted in
+ * drops) and the next record written to that ring is a LOST record.
+ *
+ * Record stream
+ * -------------
+ * Everything is little-endian (x86-64 only), every record starts on an
+ * 8-byte boundary and its size is a multiple of 8.
+ *
+ * stream         := record*
+ * record         := sample | lost
+ *
+ * sample         := sample-header host-frame{nhost} lua-frame{nlua}
+ *                   splice{nsplice}
+ * sample-header  := size type rflags vmstate pad nhost nlua nsplice
+ *                   pid tid cpu trace reserved time
+ * size           := <U16: bytes in the whole record, header included>
+ * type           := <U8: LUW_REC_SAMPLE>
+ * rflags         := <U8: LUW_RF_* bits>
+ * vmstate        := <U8: LUW_VMST_*>
+ * pad            := <U8: 0>
+ * nhost          := <U16: host frames, innermost first>
+ * nlua           := <U16: Lua frames, innermost first>
+ * nsplice        := <U16: splice points>
+ * pid            := <U32: process id, in the attacher's pid namespace>
+ * tid            := <U32: thread id, same namespace>
+ * cpu            := <U32: CPU the sample was taken on>
+ * trace          := <U32: number of the running JIT trace when vmstate
+ *                    is LUW_VMST_TRACE, else 0>
+ * reserved       := <U32: 0>
+ * time           := <U64: CLOCK_MONOTONIC, ns>
+ * host-frame     := <U64: pc>  the interrupted user pc first, then one
+ *                   return address per caller frame
+ *
+ * lua-frame      := addr line pc ffid kind lflags trace
+ * addr           := <U64: GCproto of a Lua function, GCfunc of a C or
+ *                    fast function, in the target's address space>
+ * line           := <U32: current line, 0 when not known>
+ * pc             := <U32: bytecode index into the proto, for LUA kinds>
+ * ffid           := <U8: fast-function id for LUW_LF_FFUNC, else 0>
+ * kind           := <U8: LUW_LF_*>
+ * lflags         := <U16: LUW_LFF_* bits>
+ * trace          := <U32: trace number for LUW_LF_TRACE, else 0>
+ *
+ * splice         := host-first host-count lua-first lua-count
+ * host-first     := <U16: index of the innermost host frame that runs VM
+ *                    code (interpreter or trace) for this Lua segment>
+ * host-count     := <U16: host frames from host-first that are this VM
+ *                    activation's own; may be 0 (no VM frame was found)>
+ * lua-first      := <U16: index of the segment's innermost Lua frame>
+ * lua-count      := <U16: Lua frames in the segment>
+ *
+ * lost           := size type pad{5} count cpu time
+ * size           := <U16: sizeof(struct luw_lost)>
+ * type           := <U8: LUW_REC_LOST>
+ * count          := <U32: samples dropped on this CPU since the last
+ *                    record that made it into the ring>
+ * time           := <U64: when the loss was noticed, CLOCK_MONOTONIC ns>
+ *
+ * Merging (how a reader builds one stack from a sample): walk the host
+ * frames innermost first; when index host-first of a splice is reached,
+ * emit that splice's Lua frames (innermost first) instead of its
+ * host-count VM frames, then continue with the host frames after them.
+ * Splices are sorted by host-first and do not overlap; Lua segments are
+ * disjoint and in the same order.  A splice with host-first == nhost puts
+ * its segment below every host frame (the host walk stopped early).  The
+ * C function that entered the VM (lua_pcall, lj_vm_call's caller...) stays
+ * a host frame after the segment; a lua_CFunction called from Lua appears
+ * once, as a host frame above the segment that called it.
+ */
+#ifndef _LUAUNWIND_H
+#define _LUAUNWIND_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+#include "luaunwind_unwind.h"
+
+#define LUW_DEVICE		"/dev/luaunwind"
+#define LUW_ABI_VERSION		1
+#define LUW_RECORD_VERSION	1
+
+#define LUW_MAX_TARGETS		64
+#define LUW_MAX_HOST_FRAMES	128
+#define LUW_MAX_LUA_FRAMES	128
+#define LUW_MAX_SPLICES		32
+/* Largest unwind table accepted for one mapping. */
+#define LUW_MAX_TABLE_BYTES	(64U << 20)
+/* Unwind tables (mappings) per target. */
+#define LUW_MAX_MAPPINGS	256
+
+/* VM states, in LuaJIT's LJ_VMST_* order; TRACE when vmstate >= 0. */
+enum luw_vmstate {
+	LUW_VMST_INTERP,
+	LUW_VMST_LFUNC,
+	LUW_VMST_FFUNC,
+	LUW_VMST_CFUNC,
+	LUW_VMST_GC,
+	LUW_VMST_EXIT,
+	LUW_VMST_RECORD,
+	LUW_VMST_OPT,
+	LUW_VMST_ASM,
+	LUW_VMST_TRACE,
+	LUW_VMST_UNKNOWN,	/* no layout, or G could not be read */
+	LUW_VMST_COUNT
+};
+
+/* ---- version ---------------------------------------------------------- */
+
+#define LUW_FEAT_FP_UNWIND	(1ULL << 0)	/* frame-pointer host walk */
+#define LUW_FEAT_TABLE_UNWIND	(1ULL << 1)	/* LUW_IOC_UNWIND_TABLE */
+#define LUW_FEAT_CYCLES		(1ULL << 2)	/* LUW_EVENT_CYCLES accepted */
+
+struct luw_version {
+	__u32 size;
+	__u32 abi_version;	/* out: LUW_ABI_VERSION */
+	__u32 record_version;	/* out: LUW_RECORD_VERSION */
+	__u32 nr_cpus;		/* out: possible CPUs (rings) */
+	__u64 features;		/* out: LUW_FEAT_* */
+	__u32 ring_bytes;	/* out: size of each per-CPU ring */
+	__u32 max_targets;	/* out: LUW_MAX_TARGETS */
+};
+#define LUW_VERSION_SIZE_VER0	32
+
+/* ---- attach ----------------------------------------------------------- */
+
+#define LUW_EVENT_CPU_CLOCK	0	/* software hrtimer, works everywhere */
+#define LUW_EVENT_CYCLES	1	/* hardware cycles, needs a PMU */
+
+#define LUW_ATTACH_PERIOD	(1U << 0)	/* sample_rate is a period:
+						 * ns for cpu-clock, cycles
+						 * for LUW_EVENT_CYCLES */
+#define LUW_ATTACH_STOPPED	(1U << 1)	/* do not start sampling yet */
+#define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED)
+
+#define LUW_FREQ_MAX		100000	/* Hz */
+#define LUW_PERIOD_MIN_NS	10000	/* 100 kHz */
+
+struct luw_attach {
+	__u32 size;
+	__u32 flags;		/* LUW_ATTACH_* */
+	__s32 pid;		/* process (thread group) to sample */
+	__u32 event;		/* LUW_EVENT_* */
+	__u64 sample_rate;	/* Hz, or a period with LUW_ATTACH_PERIOD */
+	__u64 vm_start;		/* VM code range [vm_start, vm_end): the */
+	__u64 vm_end;		/* interpreter, 0/0 when not known */
+	__u64 layout_ptr;	/* LuaJIT layout descriptor; until the Lua */
+	__u32 layout_size;	/* walk lands both must be 0 (else EINVAL) */
+	__u16 max_host_frames;	/* 0: LUW_MAX_HOST_FRAMES */
+	__u16 max_lua_frames;	/* 0: LUW_MAX_LUA_FRAMES */
+};
+#define LUW_ATTACH_SIZE_VER0	56
+
+/* ---- detach, start, stop ---------------------------------------------- */
+
+struct luw_target {
+	__u32 size;
+	__u32 flags;		/* none defined: 0 */
+	__s32 pid;		/* 0 for start/stop: every target */
+	__u32 reserved;		/* 0 */
+};
+#define LUW_TARGET_SIZE_VER0	16
+
+/* ---- unwind table for one mapping ------------------------------------- */
+
+struct luw_unwind_table {
+	__u32 size;
+	__u32 flags;		/* none defined: 0 */
+	__s32 pid;		/* attached target */
+	__u32 table_size;	/* bytes at table_ptr, <= LUW_MAX_TABLE_BYTES */
+	__u64 start;		/* executable mapping [start, end) in the */
+	__u64 end;		/* target, page aligned */
+	__u64 file_offset;	/* file offset mapped at start (maps column 3) */
+	__u64 table_ptr;	/* struct luw_uw_hdr + entries */
+};
+#define LUW_UNWIND_TABLE_SIZE_VER0	48
+
+/* ---- stats ------------------------------------------------------------ */
+
+/*
+ * Handler time histogram: bucket b < 8 counts exactly b ns; above, each
+ * power of two is split in four: b = 8 + 4 * (msb - 3) + next two bits,
+ * where msb is the index of the highest set bit of the time in ns.  The
+ * last bucket also takes everything longer.
+ */
+#define LUW_HIST_BUCKETS	128
+
+static inline __u64 luw_hist_lower(unsigned int b)
+{
+	unsigned int msb;
+
+	if (b < 8)
+		return b;
+	msb = (b - 8) / 4 + 3;
+	return (1ULL << msb) | ((__u64)((b - 8) & 3) << (msb - 2));
+}
+
+struct luw_stats {
+	__u32 size;
+	__u32 flags;		/* none defined: 0 */
+	__s32 pid;		/* one target, or 0: everything since load */
+	__u32 nr_targets;	/* out: targets attached now */
+	__u64 samples;		/* out: samples written to a ring */
+	__u64 drops;		/* out: samples lost to a full ring */
+	__u64 faults;		/* out: user reads that faulted */
+	__u64 truncated;	/* out: walks cut short (bound, bad frame) */
+	__u64 skipped;		/* out: hits on a target thread that could
+				 * not be sampled (exiting, nested) */
+	__u64 handler_ns;	/* out: total time in the handler */
+	__u64 handler_calls;	/* out: handler runs on a target thread */
+	__u64 vmstate[16];	/* out: samples per LUW_VMST_* */
+	__u64 hist[LUW_HIST_BUCKETS];	/* out: handler time, see above */
+};
+#define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
+
+/* ---- list ------------------------------------------------------------- */
+
+struct luw_list {
+	__u32 size;
+	__u32 flags;		/* none defined: 0 */
+	__u32 max;		/* in: room at pids_ptr, in pids */
+	__u32 count;		/* out: targets attached (may exceed max) */
+	__u64 pids_ptr;		/* __s32 array */
+};
+#define LUW_LIST_SIZE_VER0	24
+
+/* ---- commands --------------------------------------------------------- */
+
+#define LUW_IOC_MAGIC		0xb7
+#define LUW_IOC_VERSION		_IOWR(LUW_IOC_MAGIC, 0x00, struct luw_version)
+#define LUW_IOC_ATTACH		_IOW(LUW_IOC_MAGIC, 0x01, struct luw_attach)
+#define LUW_IOC_DETACH		_IOW(LUW_IOC_MAGIC, 0x02, struct luw_target)
+#define LUW_IOC_UNWIND_TABLE	_IOW(LUW_IOC_MAGIC, 0x03, struct luw_unwind_table)
+#define LUW_IOC_START		_IOW(LUW_IOC_MAGIC, 0x04, struct luw_target)
+#define LUW_IOC_STOP		_IOW(LUW_IOC_MAGIC, 0x05, struct luw_target)
+#define LUW_IOC_STATS		_IOWR(LUW_IOC_MAGIC, 0x06, struct luw_stats)
+#define LUW_IOC_LIST		_IOWR(LUW_IOC_MAGIC, 0x07, struct luw_list)
+
+/* ---- records ---------------------------------------------------------- */
+
+#define LUW_REC_SAMPLE		1
+#define LUW_REC_LOST		2
+
+#define LUW_RF_KERNEL		(1U << 0)	/* hit in kernel mode: host
+						 * frames start at the user
+						 * registers saved on entry */
+#define LUW_RF_HOST_TRUNC	(1U << 1)	/* host walk cut short */
+#define LUW_RF_LUA_TRUNC	(1U << 2)	/* Lua walk cut short */
+#define LUW_RF_FAULT		(1U << 3)	/* a user read faulted */
+#define LUW_RF_HOST_TABLE	(1U << 4)	/* unwind tables were used */
+
+struct luw_sample {
+	__u16 size;
+	__u8 type;
+	__u8 flags;		/* LUW_RF_* */
+	__u8 vmstate;		/* LUW_VMST_* */
+	__u8 pad;
+	__u16 nhost;
+	__u16 nlua;
+	__u16 nsplice;
+	__u32 pid;
+	__u32 tid;
+	__u32 cpu;
+	__u32 trace;
+	__u32 reserved;
+	__u64 time;
+};
+
+/* Lua frame kinds. */
+#define LUW_LF_LUA		1	/* Lua function: addr = GCproto */
+#define LUW_LF_C		2	/* lua_CFunction: addr = GCfunc */
+#define LUW_LF_FFUNC		3	/* fast function: addr = GCfunc, ffid */
+#define LUW_LF_TRACE		4	/* running trace, above its protos */
+
+#define LUW_LFF_TAIL		(1U << 0)	/* entered by a tail call */
+#define LUW_LFF_PCALL		(1U << 1)	/* protected (pcall) frame */
+#define LUW_LFF_CONT		(1U << 2)	/* continuation frame */
+#define LUW_LFF_VARARG		(1U << 3)	/* below a vararg frame */
+#define LUW_LFF_COROUTINE	(1U << 4)	/* first frame of a coroutine
+						 * resumed by the next segment */
+
+struct luw_lua_frame {
+	__u64 addr;
+	__u32 line;
+	__u32 pc;
+	__u8 ffid;
+	__u8 kind;
+	__u16 flags;
+	__u32 trace;
+};
+
+struct luw_splice {
+	__u16 host_first;
+	__u16 host_count;
+	__u16 lua_first;
+	__u16 lua_count;
+};
+
+struct luw_lost {
+	__u16 size;
+	__u8 type;
+	__u8 pad[5];
+	__u32 count;
+	__u32 cpu;
+	__u64 time;
+};
+
+#define LUW_RECORD_MAX	(sizeof(struct luw_sample) +			\
+			 LUW_MAX_HOST_FRAMES * 8 +			\
+			 LUW_MAX_LUA_FRAMES * sizeof(struct luw_lua_frame) + \
+			 LUW_MAX_SPLICES * sizeof(struct luw_splice))
+
+#endif /* _LUAUNWIND_H */

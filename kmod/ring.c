@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-CPU sample rings.
+ *
+ * Each CPU has one ring with exactly one producer, the overflow handler
+ * running on that CPU (hardirq for cpu-clock, NMI for cycles), and one
+ * consumer at a time, read() under luw_read_lock.  head and tail are free
+ * running byte counters: the producer owns head, the consumer owns tail,
+ * and each publishes its counter with a release store after touching the
+ * data, so no lock is ever taken in the handler.  Two handlers can still
+ * meet on one CPU (a cycles NMI interrupting a cpu-clock hrtimer of another
+ * target); the nest counter makes the inner one drop its sample instead of
+ * corrupting the ring.
+ *
+ * Records are 8-byte aligned multiples of 8 and the ring size is a power of
+ * two, so a record header never wraps; the body may, and is copied in two
+ * pieces.
+ */
+#include <linux/irq_work.h>
+#include <linux/moduleparam.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+
+#include "luw.h"
+
+static unsigned int ring_kb = 1024;
+module_param(ring_kb, uint, 0444);
+MODULE_PARM_DESC(ring_kb, "size of each per-CPU sample ring in KiB, a power of two (16..65536)");
+
+unsigned int luw_ring_bytes;
+
+struct luw_ring {
+	u64 head;
+	u64 tail;
+	u32 lost;		/* drops not yet reported by a LOST record */
+	int nest;
+	u8 *data;
+	struct irq_work wake;
+};
+
+static DEFINE_PER_CPU(struct luw_ring, luw_rings);
+static DECLARE_WAIT_QUEUE_HEAD(luw_wq);
+static DEFINE_MUTEX(luw_read_lock);
+static unsigned int luw_read_next_cpu;
+
+static void luw_ring_wake(struct irq_work *w)
+{
+	wake_up_interruptible(&luw_wq);
+}
+
+int luw_ring_init(void)
+{
+	int cpu;
+
+	if (ring_kb < 16 || ring_kb > 65536 || !is_power_of_2(ring_kb)) {
+		pr_err("luaunwind: ring_kb=%u: need a power of two in 16..65536\n",
+		       ring_kb);
+		return -EINVAL;
+	}
+	luw_ring_bytes = ring_kb * 1024;
+	for_each_possible_cpu(cpu) {
+		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
+
+		init_irq_work(&r->wake, luw_ring_wake);
+		r->data = vzalloc_node(luw_ring_bytes, cpu_to_node(cpu));
+		if (!r->data) {
+			luw_ring_exit();
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+void luw_ring_exit(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
+
+		irq_work_sync(&r->wake);
+		vfree(r->data);
+		r->data = NULL;
+	}
+}
+
+static void luw_ring_put(struct luw_ring *r, u64 pos, const void *src, u32 n)
+{
+	u32 mask = luw_ring_bytes - 1;
+	u32 off = pos & mask;
+	u32 first = min_t(u32, n, luw_ring_bytes - off);
+
+	memcpy(r->data + off, src, first);
+	if (first < n)
+		memcpy(r->data, (const u8 *)src + first, n - first);
+}
+
+/*
+ * Called by the handler with interrupts off.  Returns false when the
+ * record was dropped (ring full or nested handler); the caller counts it.
+ */
+bool luw_ring_write(const void *rec, u32 size, u64 now)
+{
+	struct luw_ring *r = this_cpu_ptr(&luw_rings);
+	u64 head, tail, need;
+	bool ok = false;
+
+	if (++r->nest > 1)
+		goto out;
+	head = r->head;
+	tail = smp_load_acquire(&r->tail);
+	need = size + (r->lost ? sizeof(struct luw_lost) : 0);
+	if (luw_ring_bytes - (head - tail) < need) {
+		r->lost++;
+		goto out;
+	}
+	if (r->lost) {
+		struct luw_lost l = {
+			.size = sizeof(l),
+			.type = LUW_REC_LOST,
+			.count = r->lost,
+			.cpu = smp_processor_id(),
+			.time = now,
+		};
+
+		luw_ring_put(r, head, &l, sizeof(l));
+		head += sizeof(l);
+		r->lost = 0;
+	}
+	luw_ring_put(r, head, rec, size);
+	smp_store_release(&r->head, head + size);
+	ok = true;
+	/* irq_work is NMI safe; wake_up() from NMI is not. */
+	if (wq_has_sleeper(&luw_wq))
+		irq_work_queue(&r->wake);
+out:
+	r->nest--;
+	return ok;
+}
+
+static bool luw_ring_any(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
+
+		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Copy whole records of one ring to buf; returns bytes copied, or a
+ * negative errno when nothing could be copied.
+ */
+static ssize_t luw_ring_drain(struct luw_ring *r, char __user *buf, size_t len)
+{
+	u32 mask = luw_ring_bytes - 1;
+	u64 head = smp_load_acquire(&r->head);
+	u64 tail = r->tail;
+	size_t done = 0;
+
+	while (tail != head) {
+		u32 off = tail & mask;
+		u16 size = *(u16 *)(r->data + off);
+		u32 first;
+
+		if (size < 8 || size > LUW_RECORD_MAX || (size & 7) ||
+		    size > head - tail) {
+			/* Cannot happen; resynchronise rather than loop. */
+			pr_err_ratelimited("luaunwind: corrupt ring, %llu bytes dropped\n",
+					   head - tail);
+			tail = head;
+			break;
+		}
+		if (size > len - done) {
+			if (!done) {
+				smp_store_release(&r->tail, tail);
+				return -EINVAL;
+			}
+			break;
+		}
+		first = min_t(u32, size, luw_ring_bytes - off);
+		if (copy_to_user(buf + done, r->data + off, first) ||
+		    (first < size &&
+		     copy_to_user(buf + done + first, r->data, size - first))) {
+			if (!done) {
+				smp_store_release(&r->tail, tail);
+				return -EFAULT;
+			}
+			break;
+		}
+		done += size;
+		tail += size;
+	}
+	smp_store_release(&r->tail, tail);
+	return done;
+}
+
+ssize_t luw_ring_read(char __user *buf, size_t len, bool nonblock)
+{
+	unsigned int ncpu = nr_cpu_ids, i;
+	ssize_t done = 0, n;
+	int err;
+
+	for (;;) {
+		if (mutex_lock_interruptible(&luw_read_lock))
+			return -ERESTARTSYS;
+		for (i = 0; i < ncpu; i++) {
+			unsigned int cpu = (luw_read_next_cpu + i) % ncpu;
+
+			if (!cpu_possible(cpu))
+				continue;
+			n = luw_ring_drain(per_cpu_ptr(&luw_rings, cpu),
+					   buf + done, len - done);
+			if (n < 0) {
+				if (done)
+					break;
+				mutex_unlock(&luw_read_lock);
+				return n;
+			}
+			done += n;
+		}
+		/* Start with the next CPU next time, so none starves. */
+		luw_read_next_cpu = (luw_read_next_cpu + 1) % ncpu;
+		mutex_unlock(&luw_read_lock);
+		if (done)
+			return done;
+		if (nonblock)
+			return -EAGAIN;
+		err = wait_event_interruptible(luw_wq, luw_ring_any());
+		if (err)
+			return err;
+	}
+}
+
+__poll_t luw_ring_poll(struct file *file, poll_table *wait)
+{
+	poll_wait(file, &luw_wq, wait);
+	return luw_ring_any() ? EPOLLIN | EPOLLRDNORM : 0;
+}

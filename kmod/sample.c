@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The perf overflow handler: one record per sample of an attached target.
+ *
+ * It runs in hardirq context (cpu-clock: an hrtimer) or NMI (cycles), on
+ * the sampled CPU, with whatever task was running there.  So: no locks, no
+ * sleeping, no allocation; user memory only through the nofault helpers
+ * (hostwalk.c); per-CPU scratch for the record; every loop bounded.
+ */
+#include <linux/log2.h>
+#include <linux/perf_event.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/timekeeping.h>
+
+#include "luw.h"
+
+/* Room for the largest record, per CPU, so the stack stays small. */
+struct luw_scratch {
+	union {
+		struct luw_sample hdr;
+		u8 bytes[LUW_RECORD_MAX];
+	};
+};
+
+static struct luw_scratch __percpu *luw_scratch;
+static DEFINE_PER_CPU(int, luw_scratch_busy);
+
+int luw_sample_init(void)
+{
+	luw_scratch = alloc_percpu(struct luw_scratch);
+	return luw_scratch ? 0 : -ENOMEM;
+}
+
+void luw_sample_exit(void)
+{
+	free_percpu(luw_scratch);
+	luw_scratch = NULL;
+}
+
+static unsigned int luw_hist_bucket(u64 ns)
+{
+	unsigned int msb, b;
+
+	if (ns < 8)
+		return ns;
+	msb = ilog2(ns);
+	b = 8 + 4 * (msb - 3) + ((ns >> (msb - 2)) & 3);
+	return min_t(unsigned int, b, LUW_HIST_BUCKETS - 1);
+}
+
+static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
+			    struct luw_sample *s, struct luw_tstats *st,
+			    u64 now)
+{
+	struct pid_namespace *ns = t->pid->numbers[t->ns_level].ns;
+	u64 *pcs = (u64 *)(s + 1);
+	u64 faults = 0;
+	u8 rflags = 0;
+	int n;
+
+	if (!user_mode(regs)) {
+		/* In a syscall or an interrupt: walk from the user entry. */
+		regs = task_pt_regs(current);
+		rflags |= LUW_RF_KERNEL;
+	}
+	n = luw_host_walk(t, regs, pcs, t->max_host, &rflags, &faults);
+
+	memset(s, 0, sizeof(*s));
+	s->type = LUW_REC_SAMPLE;
+	s->flags = rflags;
+	/* The Lua walk needs the layout descriptor: not yet. */
+	s->vmstate = LUW_VMST_UNKNOWN;
+	s->nhost = n;
+	s->pid = t->vpid;
+	s->tid = __task_pid_nr_ns(current, PIDTYPE_PID, ns);
+	s->cpu = smp_processor_id();
+	s->time = now;
+	s->size = sizeof(*s) + n * sizeof(u64);
+
+	st->faults += faults;
+	if (rflags & (LUW_RF_HOST_TRUNC | LUW_RF_LUA_TRUNC))
+		st->truncated++;
+}
+
+void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
+		  struct pt_regs *regs)
+{
+	struct luw_proc *t = event->overflow_handler_context;
+	struct luw_tstats *st;
+	struct luw_sample *s;
+	int *busy;
+	u64 t0;
+
+	/*
+	 * Per-CPU events see every task; only the target's threads count.
+	 * task_tgid() of current is stable while current runs.
+	 */
+	if (task_tgid(current) != t->pid || READ_ONCE(t->dying))
+		return;
+
+	t0 = ktime_get_mono_fast_ns();
+	st = this_cpu_ptr(t->stats);
+	st->handler_calls++;
+
+	if ((current->flags & (PF_EXITING | PF_KTHREAD)) || !current->mm ||
+	    !regs) {
+		st->skipped++;
+		goto out;
+	}
+	busy = this_cpu_ptr(&luw_scratch_busy);
+	if (++*busy > 1) {
+		st->skipped++;
+		goto out_busy;
+	}
+
+	s = &this_cpu_ptr(luw_scratch)->hdr;
+	luw_fill_sample(t, regs, s, st, t0);
+	if (luw_ring_write(s, s->size, t0)) {
+		st->samples++;
+		st->vmstate[s->vmstate]++;
+	} else {
+		st->drops++;
+	}
+out_busy:
+	--*busy;
+out:
+	t0 = ktime_get_mono_fast_ns() - t0;
+	st->handler_ns += t0;
+	st->hist[luw_hist_bucket(t0)]++;
+}

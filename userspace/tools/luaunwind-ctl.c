@@ -1,0 +1,329 @@
+/*
+ * luaunwind-ctl: drive luaunwind.ko through /dev/luaunwind.
+ *
+ *   luaunwind-ctl version
+ *   luaunwind-ctl attach PID [--freq HZ | --period N] [--event cpu-clock|cycles]
+ *                            [--stopped] [--max-host N]
+ *   luaunwind-ctl detach PID
+ *   luaunwind-ctl start [PID] | stop [PID]
+ *   luaunwind-ctl status [PID]
+ *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock]
+ *
+ * dump prints one line per record:
+ *   sample pid=P tid=T cpu=C time=NS vmstate=NAME flags=0xF host=PC,PC,...
+ *   lost cpu=C count=N time=NS
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "luwdev.h"
+
+static void usage(void)
+{
+	fputs("usage: luaunwind-ctl version\n"
+	      "       luaunwind-ctl attach PID [--freq HZ | --period N]"
+	      " [--event cpu-clock|cycles] [--stopped] [--max-host N]\n"
+	      "       luaunwind-ctl detach PID\n"
+	      "       luaunwind-ctl start [PID] | stop [PID]\n"
+	      "       luaunwind-ctl status [PID]\n"
+	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock]\n",
+	      stderr);
+	exit(2);
+}
+
+static long long num(const char *s, const char *what)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno || end == s || *end || v < 0) {
+		fprintf(stderr, "luaunwind-ctl: bad %s '%s'\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+static int open_dev(int flags)
+{
+	int fd = luwdev_open(flags);
+
+	if (fd < 0) {
+		fprintf(stderr, "luaunwind-ctl: %s: %s%s\n", LUW_DEVICE,
+			strerror(-fd),
+			fd == -ENOENT ? " (is luaunwind.ko loaded?)" : "");
+		exit(1);
+	}
+	return fd;
+}
+
+static int fail(const char *what, int err)
+{
+	fprintf(stderr, "luaunwind-ctl: %s: %s\n", what, strerror(-err));
+	return 1;
+}
+
+static int cmd_version(int fd)
+{
+	struct luw_version v;
+	int err = luwdev_version(fd, &v);
+
+	if (err)
+		return fail("version", err);
+	printf("abi=%u record=%u cpus=%u ring_bytes=%u max_targets=%u features=0x%llx\n",
+	       v.abi_version, v.record_version, v.nr_cpus, v.ring_bytes,
+	       v.max_targets, (unsigned long long)v.features);
+	return 0;
+}
+
+static int cmd_attach(int fd, int argc, char **argv)
+{
+	struct luw_attach a = { .sample_rate = 999 };
+	int err;
+
+	if (argc < 1)
+		usage();
+	a.pid = (int32_t)num(argv[0], "pid");
+	for (int i = 1; i < argc; i++) {
+		const char *o = argv[i];
+
+		if (!strcmp(o, "--stopped")) {
+			a.flags |= LUW_ATTACH_STOPPED;
+		} else if (i + 1 >= argc) {
+			usage();
+		} else if (!strcmp(o, "--freq")) {
+			a.sample_rate = num(argv[++i], "frequency");
+			a.flags &= ~LUW_ATTACH_PERIOD;
+		} else if (!strcmp(o, "--period")) {
+			a.sample_rate = num(argv[++i], "period");
+			a.flags |= LUW_ATTACH_PERIOD;
+		} else if (!strcmp(o, "--max-host")) {
+			a.max_host_frames = (uint16_t)num(argv[++i], "frame count");
+		} else if (!strcmp(o, "--event")) {
+			o = argv[++i];
+			if (!strcmp(o, "cpu-clock"))
+				a.event = LUW_EVENT_CPU_CLOCK;
+			else if (!strcmp(o, "cycles"))
+				a.event = LUW_EVENT_CYCLES;
+			else
+				usage();
+		} else {
+			usage();
+		}
+	}
+	err = luwdev_attach(fd, &a);
+	if (err)
+		return fail("attach", err);
+	return 0;
+}
+
+static void print_stats(const struct luw_stats *s)
+{
+	printf("samples=%llu drops=%llu faults=%llu truncated=%llu skipped=%llu"
+	       " handler_calls=%llu handler_ns_median=%llu handler_ns_p99=%llu\n",
+	       (unsigned long long)s->samples, (unsigned long long)s->drops,
+	       (unsigned long long)s->faults, (unsigned long long)s->truncated,
+	       (unsigned long long)s->skipped,
+	       (unsigned long long)s->handler_calls,
+	       (unsigned long long)luwdev_hist_quantile(s, 0.5),
+	       (unsigned long long)luwdev_hist_quantile(s, 0.99));
+	printf("vmstates");
+	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
+		printf(" %s=%llu", luwdev_vmstate_name(i),
+		       (unsigned long long)s->vmstate[i]);
+	printf("\n");
+}
+
+static int cmd_status(int fd, int argc, char **argv)
+{
+	struct luw_stats s;
+	pid_t pids[LUW_MAX_TARGETS];
+	pid_t pid = argc > 0 ? (pid_t)num(argv[0], "pid") : 0;
+	int n, err;
+
+	if (!pid) {
+		n = luwdev_list(fd, pids, LUW_MAX_TARGETS);
+		if (n < 0)
+			return fail("list", n);
+		printf("targets=%d", n);
+		for (int i = 0; i < n && i < LUW_MAX_TARGETS; i++)
+			printf("%s%d", i ? "," : " pids=", (int)pids[i]);
+		printf("\n");
+	}
+	err = luwdev_stats(fd, pid, &s);
+	if (err)
+		return fail("stats", err);
+	print_stats(&s);
+	return 0;
+}
+
+static volatile sig_atomic_t stop_dump;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_dump = 1;
+}
+
+static void print_record(const struct luwdev_rec *r)
+{
+	const struct luw_sample *s = r->sample;
+
+	if (r->type == LUW_REC_LOST) {
+		printf("lost cpu=%u count=%u time=%llu\n", r->lost->cpu,
+		       r->lost->count, (unsigned long long)r->lost->time);
+		return;
+	}
+	printf("sample pid=%u tid=%u cpu=%u time=%llu vmstate=%s flags=0x%x host=",
+	       s->pid, s->tid, s->cpu, (unsigned long long)s->time,
+	       luwdev_vmstate_name(s->vmstate), s->flags);
+	for (unsigned int i = 0; i < s->nhost; i++)
+		printf("%s0x%" PRIx64, i ? "," : "", r->host[i]);
+	if (s->nlua) {
+		printf(" lua=");
+		for (unsigned int i = 0; i < s->nlua; i++)
+			printf("%s%u:0x%llx:%u:%u", i ? "," : "", r->lua[i].kind,
+			       (unsigned long long)r->lua[i].addr,
+			       r->lua[i].pc, r->lua[i].line);
+	}
+	if (s->nsplice) {
+		printf(" splice=");
+		for (unsigned int i = 0; i < s->nsplice; i++)
+			printf("%s%u+%u:%u+%u", i ? "," : "",
+			       r->splice[i].host_first, r->splice[i].host_count,
+			       r->splice[i].lua_first, r->splice[i].lua_count);
+	}
+	printf("\n");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int cmd_dump(int argc, char **argv)
+{
+	long long count = -1;
+	double duration = -1, deadline = 0;
+	int nonblock = 0, fd, rc = 0;
+	static uint64_t buf[(256 << 10) / 8];
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--nonblock"))
+			nonblock = 1;
+		else if (i + 1 >= argc)
+			usage();
+		else if (!strcmp(argv[i], "--count"))
+			count = num(argv[++i], "count");
+		else if (!strcmp(argv[i], "--duration"))
+			duration = (double)num(argv[++i], "duration");
+		else
+			usage();
+	}
+	fd = open_dev(O_NONBLOCK);
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (duration >= 0)
+		deadline = now_s() + duration;
+
+	while (!stop_dump && count != 0) {
+		struct luwdev_rec r;
+		size_t off = 0;
+		ssize_t n;
+
+		if (duration >= 0 && now_s() >= deadline)
+			break;
+		n = read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int ms = 200;
+
+			if (nonblock)
+				break;
+			if (duration >= 0) {
+				double left = deadline - now_s();
+
+				ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+				ms = ms > 200 ? 200 : ms;
+			}
+			poll(&p, 1, ms);
+			continue;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = fail("read", -errno);
+			break;
+		}
+		while (count != 0) {
+			int got = luwdev_next(buf, (size_t)n, &off, &r);
+
+			if (got == 0)
+				break;
+			if (got < 0) {
+				fprintf(stderr, "luaunwind-ctl: malformed record at byte %zu of a read\n",
+					off);
+				rc = 1;
+				break;
+			}
+			print_record(&r);
+			if (r.type == LUW_REC_SAMPLE && count > 0)
+				count--;
+		}
+		if (rc)
+			break;
+	}
+	fflush(stdout);
+	close(fd);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+	int fd, rc;
+
+	if (argc < 2)
+		usage();
+	cmd = argv[1];
+	argc -= 2;
+	argv += 2;
+	if (!strcmp(cmd, "dump"))
+		return cmd_dump(argc, argv);
+
+	fd = open_dev(0);
+	if (!strcmp(cmd, "version")) {
+		rc = cmd_version(fd);
+	} else if (!strcmp(cmd, "attach")) {
+		rc = cmd_attach(fd, argc, argv);
+	} else if (!strcmp(cmd, "detach") && argc == 1) {
+		int err = luwdev_detach(fd, (pid_t)num(argv[0], "pid"));
+
+		rc = err ? fail("detach", err) : 0;
+	} else if (!strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
+		pid_t pid = argc > 0 ? (pid_t)num(argv[0], "pid") : 0;
+		int err = cmd[2] == 'a' ? luwdev_start(fd, pid) :
+					  luwdev_stop(fd, pid);
+
+		rc = err ? fail(cmd, err) : 0;
+	} else if (!strcmp(cmd, "status")) {
+		rc = cmd_status(fd, argc, argv);
+	} else {
+		usage();
+		rc = 2;
+	}
+	close(fd);
+	return rc;
+}
