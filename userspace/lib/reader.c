@@ -1,6 +1,7 @@
 #include "reader.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -82,6 +83,18 @@ int luw_rd_fail(struct luw_rd *r, uint64_t off, const char *what, int eof)
 		r->err_eof = eof;
 	}
 	return 0;
+}
+
+int luw_rd_failf(struct luw_rd *r, uint64_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->failed)
+		return 0;
+	va_start(ap, fmt);
+	vsnprintf(r->err_buf, sizeof(r->err_buf), fmt, ap);
+	va_end(ap);
+	return luw_rd_fail(r, off, r->err_buf, 0);
 }
 
 uint64_t luw_rd_uleb_slow(struct luw_rd *r, const char *what)

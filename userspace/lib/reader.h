@@ -33,6 +33,7 @@ struct luw_rd {
 	const char *err_what;	/* what was expected there */
 	int err_eof;		/* the stream ended (vs. bad content) */
 	int io_errno;		/* read(2) failure, 0 if none */
+	char err_buf[128];	/* storage for a formatted err_what */
 };
 
 /* Read from a file descriptor (not closed by the reader). */
@@ -51,6 +52,9 @@ uint64_t luw_rd_uleb_slow(struct luw_rd *r, const char *what);
  * Only the first failure is kept.  Returns 0 for convenience.
  */
 int luw_rd_fail(struct luw_rd *r, uint64_t off, const char *what, int eof);
+/* Same with a formatted description of the expected item (not at EOF). */
+int luw_rd_failf(struct luw_rd *r, uint64_t off, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 static inline uint64_t luw_rd_offset(const struct luw_rd *r)
 {

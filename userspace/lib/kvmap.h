@@ -1,0 +1,45 @@
+/*
+ * Open-addressing hash map from a pair of 64-bit words to a pair of values
+ * (64-bit and 32-bit): the one associative container the decoders and
+ * reports need (live heap chunks by address, locations by address and
+ * line, frame-name caches).  Linear probing with backward-shift deletion,
+ * so deletes leave no tombstones and lookups stay short under churn.
+ */
+#ifndef LUW_KVMAP_H
+#define LUW_KVMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct luw_kv {
+	uint64_t a, b;		/* key */
+	uint64_t v;		/* values */
+	uint32_t w;
+	uint32_t used;
+};
+
+struct luw_kvmap {
+	struct luw_kv *slot;
+	size_t mask;		/* capacity - 1; 0 when nothing is allocated */
+	size_t n;
+};
+
+void luw_kvmap_init(struct luw_kvmap *m);
+void luw_kvmap_free(struct luw_kvmap *m);
+void luw_kvmap_clear(struct luw_kvmap *m);
+
+/* The entry for (a, b), or NULL. */
+struct luw_kv *luw_kvmap_get(const struct luw_kvmap *m, uint64_t a,
+			     uint64_t b);
+/*
+ * The entry for (a, b), inserted zeroed (v = w = 0) when missing; *isnew
+ * tells which.  NULL on ENOMEM.  The pointer is valid until the next
+ * insertion or deletion.
+ */
+struct luw_kv *luw_kvmap_put(struct luw_kvmap *m, uint64_t a, uint64_t b,
+			     int *isnew);
+/* Remove (a, b); copies the removed entry to *old when old is not NULL. */
+int luw_kvmap_del(struct luw_kvmap *m, uint64_t a, uint64_t b,
+		  struct luw_kv *old);
+
+#endif

@@ -1,0 +1,103 @@
+#include "memprof.h"
+
+static int read_event(struct luw_rd *r, uint8_t h, struct luw_mp_event *ev)
+{
+	ev->header = h;
+	ev->aevent = h & 3;
+	ev->asource = (h >> 2) & 7;
+	ev->addr = ev->line = ev->traceno = 0;
+	ev->oaddr = ev->osize = ev->naddr = ev->nsize = 0;
+
+	if (ev->aevent == LUW_AEVENT_SYMTAB) {
+		static const uint8_t type[] = {
+			[LUW_ASOURCE_LFUNC] = LUW_SYM_LFUNC,
+			[LUW_ASOURCE_CFUNC] = LUW_SYM_CFUNC,
+			[LUW_ASOURCE_TRACE] = LUW_SYM_TRACE,
+		};
+
+		if (ev->asource < LUW_ASOURCE_LFUNC)
+			return luw_rd_failf(r, ev->offset,
+					    "symtab event of source 2..4 (header 0x%02x)",
+					    h);
+		ev->sym.offset = ev->offset;
+		ev->sym.header = 0;
+		return luw_sym_read_body(r, type[ev->asource], &ev->sym);
+	}
+	switch (ev->asource) {
+	case LUW_ASOURCE_INT:
+		break;
+	case LUW_ASOURCE_LFUNC:
+		ev->addr = luw_rd_uleb(r, "Lua function address (ULEB128)");
+		ev->line = luw_rd_uleb(r, "Lua line (ULEB128)");
+		break;
+	case LUW_ASOURCE_CFUNC:
+		ev->addr = luw_rd_uleb(r, "C function address (ULEB128)");
+		break;
+	default:
+		ev->traceno = luw_rd_uleb(r, "trace number (ULEB128)");
+		break;
+	}
+	if (ev->aevent & LUW_AEVENT_FREE) {
+		ev->oaddr = luw_rd_uleb(r, "old address (ULEB128)");
+		ev->osize = luw_rd_uleb(r, "old size (ULEB128)");
+	}
+	if (ev->aevent & LUW_AEVENT_ALLOC) {
+		ev->naddr = luw_rd_uleb(r, "new address (ULEB128)");
+		ev->nsize = luw_rd_uleb(r, "new size (ULEB128)");
+	}
+	return !luw_rd_failed(r);
+}
+
+int luw_memprof_decode_body(struct luw_rd *r,
+			    const struct luw_memprof_ops *ops, void *ctx)
+{
+	struct luw_prologue p;
+	int rc;
+
+	if (!luw_prologue_read(r, "ljm", LUW_LJM_VERSION, &p))
+		return -1;
+	if (ops->prologue && (rc = ops->prologue(ctx, &p)))
+		return rc;
+
+	for (;;) {
+		struct luw_mp_event ev;
+		uint8_t h;
+
+		ev.offset = luw_rd_offset(r);
+		h = luw_rd_u8(r, "event header or epilogue");
+		if (luw_rd_failed(r))
+			return -1;
+		if (h == LUW_LJM_EPILOGUE) {
+			if (ops->epilogue && (rc = ops->epilogue(ctx, ev.offset)))
+				return rc;
+			break;
+		}
+		if ((h & 0xe0) || ((h >> 2) & 7) < LUW_ASOURCE_INT ||
+		    ((h >> 2) & 7) > LUW_ASOURCE_TRACE) {
+			luw_rd_failf(r, ev.offset,
+				     "event header 0x04..0x13 or 0x80 (found 0x%02x)",
+				     h);
+			return -1;
+		}
+		if (!read_event(r, h, &ev))
+			return -1;
+		if (ops->event && (rc = ops->event(ctx, &ev)))
+			return rc;
+	}
+	if (!luw_rd_at_end(r)) {
+		if (luw_rd_failed(r))
+			return -1;
+		luw_rd_failf(r, luw_rd_offset(r),
+			     "end of stream after the epilogue");
+		return -1;
+	}
+	return 0;
+}
+
+int luw_memprof_decode(struct luw_rd *r, const struct luw_memprof_ops *ops,
+		       void *ctx)
+{
+	int rc = luw_symtab_decode(r, ops->prologue, ops->sym, ctx);
+
+	return rc ? rc : luw_memprof_decode_body(r, ops, ctx);
+}

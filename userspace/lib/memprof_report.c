@@ -1,0 +1,604 @@
+#include "memprof_report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "kvmap.h"
+#include "strbuf.h"
+
+#define NONE UINT32_MAX
+
+enum { R_ALLOC, R_REALLOC, R_FREE, R__MAX };
+
+struct loc {
+	uint64_t addr, line, traceno;
+	uint32_t gen;
+	uint32_t name;		/* name id */
+	uint32_t next;		/* next location with the same addr and line */
+	uint32_t rec[R__MAX];	/* its record per event kind, or NONE */
+};
+
+struct rec {
+	uint32_t loc;
+	uint32_t prim_head, prim_tail;	/* its primaries, in creation order */
+	uint64_t num, alloc, free;
+};
+
+/* Chunks allocated at location loc that a realloc/free record changed. */
+struct prim {
+	uint32_t loc;
+	uint32_t next;
+	uint64_t allocated, freed, count;
+};
+
+struct name {
+	size_t off, len;
+	int64_t dbytes;
+	uint64_t nalloc, nfree;
+	uint32_t dheap_seq;	/* order of entry into the heap summary */
+};
+
+struct vec {
+	void *p;
+	size_t n, cap;
+};
+
+struct luw_mpr {
+	struct luw_symtab *st;
+	int oom;
+	uint64_t events;
+
+	struct vec locs, recs[R__MAX], prims, names;
+	struct luw_sb pool;	/* name text */
+	struct luw_sb tmp;
+	struct luw_kvmap locmap;	/* (addr, line) -> w: first loc + 1 */
+	struct luw_kvmap namemap;	/* (hash, probe) -> w: name id */
+	struct luw_kvmap primmap;	/* (kind << 32 | rec, loc) -> w: prim */
+	struct luw_kvmap heap;		/* (addr, 0) -> v: size, w: loc */
+
+	/* The last location looked up, for runs of events from one place. */
+	uint64_t last_addr, last_line, last_trace, last_epoch;
+	uint32_t last_loc;
+};
+
+static void *vec_push(struct vec *v, size_t size)
+{
+	if (v->n == v->cap) {
+		size_t nc = v->cap ? v->cap * 2 : 64;
+		void *q;
+
+		if (nc >= NONE || nc > SIZE_MAX / size)
+			return NULL;
+		q = realloc(v->p, nc * size);
+		if (!q)
+			return NULL;
+		v->p = q;
+		v->cap = nc;
+	}
+	return (char *)v->p + size * v->n++;
+}
+
+#define AT(v, type, i) (&((type *)(v).p)[i])
+
+struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
+{
+	struct luw_mpr *rep = calloc(1, sizeof(*rep));
+
+	if (!rep)
+		return NULL;
+	rep->st = st;
+	luw_sb_init(&rep->pool);
+	luw_sb_init(&rep->tmp);
+	luw_kvmap_init(&rep->locmap);
+	luw_kvmap_init(&rep->namemap);
+	luw_kvmap_init(&rep->primmap);
+	luw_kvmap_init(&rep->heap);
+	rep->last_loc = NONE;
+	return rep;
+}
+
+void luw_mpr_free(struct luw_mpr *rep)
+{
+	int k;
+
+	if (!rep)
+		return;
+	free(rep->locs.p);
+	for (k = 0; k < R__MAX; k++)
+		free(rep->recs[k].p);
+	free(rep->prims.p);
+	free(rep->names.p);
+	luw_sb_free(&rep->pool);
+	luw_sb_free(&rep->tmp);
+	luw_kvmap_free(&rep->locmap);
+	luw_kvmap_free(&rep->namemap);
+	luw_kvmap_free(&rep->primmap);
+	luw_kvmap_free(&rep->heap);
+	free(rep);
+}
+
+uint64_t luw_mpr_events(const struct luw_mpr *rep)
+{
+	return rep->events;
+}
+
+int luw_mpr_oom(const struct luw_mpr *rep)
+{
+	return rep->oom;
+}
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (n--)
+		h = (h ^ (uint8_t)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+/* Name id of the text in rep->tmp. */
+static uint32_t name_id(struct luw_mpr *rep)
+{
+	uint64_t h = hash_bytes(rep->tmp.p, rep->tmp.len), probe;
+
+	for (probe = 0;; probe++) {
+		int isnew;
+		struct luw_kv *e = luw_kvmap_put(&rep->namemap, h, probe,
+						 &isnew);
+		struct name *nm;
+
+		if (!e)
+			return NONE;
+		if (!isnew) {
+			nm = AT(rep->names, struct name, e->w);
+			if (nm->len == rep->tmp.len &&
+			    !memcmp(rep->pool.p + nm->off, rep->tmp.p,
+				    nm->len))
+				return e->w;
+			continue;
+		}
+		nm = vec_push(&rep->names, sizeof(*nm));
+		if (!nm) {
+			luw_kvmap_del(&rep->namemap, h, probe, NULL);
+			return NONE;
+		}
+		memset(nm, 0, sizeof(*nm));
+		nm->off = rep->pool.len;
+		nm->len = rep->tmp.len;
+		nm->dheap_seq = NONE;
+		luw_sb_putn(&rep->pool, rep->tmp.p, rep->tmp.len);
+		if (luw_sb_failed(&rep->pool))
+			return NONE;
+		e->w = (uint32_t)(rep->names.n - 1);
+		return e->w;
+	}
+}
+
+static uint32_t loc_of(struct luw_mpr *rep, const struct luw_mp_event *ev)
+{
+	struct luw_loc key = {
+		.addr = ev->addr, .line = ev->line, .traceno = ev->traceno
+	};
+	uint64_t epoch = luw_symtab_epoch(rep->st);
+	struct luw_kv *e;
+	struct loc *l;
+	uint32_t i;
+	int isnew;
+
+	if (rep->last_loc != NONE && rep->last_addr == key.addr &&
+	    rep->last_line == key.line && rep->last_trace == key.traceno &&
+	    rep->last_epoch == epoch)
+		return rep->last_loc;
+
+	luw_symtab_loc(rep->st, &key);
+	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
+	if (!e)
+		return NONE;
+	for (i = isnew ? NONE : e->w - 1; i != NONE;
+	     i = AT(rep->locs, struct loc, i)->next) {
+		l = AT(rep->locs, struct loc, i);
+		if (l->traceno == key.traceno && l->gen == key.gen)
+			goto found;
+	}
+	l = vec_push(&rep->locs, sizeof(*l));
+	if (!l)
+		return NONE;
+	i = (uint32_t)(rep->locs.n - 1);
+	l->addr = key.addr;
+	l->line = key.line;
+	l->traceno = key.traceno;
+	l->gen = key.gen;
+	l->rec[R_ALLOC] = l->rec[R_REALLOC] = l->rec[R_FREE] = NONE;
+	l->next = isnew ? NONE : e->w - 1;
+	e->w = i + 1;
+	luw_sb_reset(&rep->tmp);
+	if (luw_symtab_demangle(rep->st, &key, &rep->tmp))
+		return NONE;
+	l->name = name_id(rep);
+	if (l->name == NONE)
+		return NONE;
+found:
+	rep->last_addr = ev->addr;
+	rep->last_line = ev->line;
+	rep->last_trace = ev->traceno;
+	rep->last_epoch = epoch;
+	rep->last_loc = i;
+	return i;
+}
+
+static struct rec *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
+			  uint32_t *ri)
+{
+	struct loc *l = AT(rep->locs, struct loc, li);
+	struct rec *r;
+
+	if (l->rec[kind] != NONE) {
+		*ri = l->rec[kind];
+		return AT(rep->recs[kind], struct rec, *ri);
+	}
+	r = vec_push(&rep->recs[kind], sizeof(*r));
+	if (!r)
+		return NULL;
+	memset(r, 0, sizeof(*r));
+	r->loc = li;
+	r->prim_head = r->prim_tail = NONE;
+	*ri = l->rec[kind] = (uint32_t)(rep->recs[kind].n - 1);
+	return r;
+}
+
+/* The reference's link_to_previous(): credit the chunk's allocator. */
+static int link_prev(struct luw_mpr *rep, int kind, uint32_t ri,
+		     const struct luw_kv *chunk, uint64_t nsize)
+{
+	struct luw_kv *e;
+	struct prim *p;
+	struct rec *r;
+	int isnew;
+
+	e = luw_kvmap_put(&rep->primmap, (uint64_t)kind << 32 | ri, chunk->w,
+			  &isnew);
+	if (!e)
+		return -1;
+	if (isnew) {
+		p = vec_push(&rep->prims, sizeof(*p));
+		if (!p) {
+			luw_kvmap_del(&rep->primmap, (uint64_t)kind << 32 | ri,
+				      chunk->w, NULL);
+			return -1;
+		}
+		memset(p, 0, sizeof(*p));
+		p->loc = chunk->w;
+		p->next = NONE;
+		e->w = (uint32_t)(rep->prims.n - 1);
+		r = AT(rep->recs[kind], struct rec, ri);
+		if (r->prim_tail == NONE)
+			r->prim_head = e->w;
+		else
+			AT(rep->prims, struct prim, r->prim_tail)->next = e->w;
+		r->prim_tail = e->w;
+	}
+	p = AT(rep->prims, struct prim, e->w);
+	p->allocated += nsize;
+	p->freed += chunk->v;
+	p->count++;
+	return 0;
+}
+
+static int on_event(struct luw_mpr *rep, const struct luw_mp_event *ev)
+{
+	struct luw_kv old, *e;
+	struct rec *r;
+	uint32_t li, ri;
+	int kind, isnew, had;
+
+	if (ev->aevent == LUW_AEVENT_SYMTAB)
+		return luw_symtab_add(rep->st, &ev->sym);
+	li = loc_of(rep, ev);
+	if (li == NONE)
+		return -1;
+	kind = ev->aevent == LUW_AEVENT_ALLOC ? R_ALLOC
+	       : ev->aevent == LUW_AEVENT_REALLOC ? R_REALLOC : R_FREE;
+	r = rec_of(rep, li, kind, &ri);
+	if (!r)
+		return -1;
+	rep->events++;
+	r->num++;
+	r->alloc += ev->nsize;
+	r->free += ev->osize;
+	if (kind != R_ALLOC) {
+		had = luw_kvmap_del(&rep->heap, ev->oaddr, 0, &old);
+		if (had && link_prev(rep, kind, ri, &old,
+				     kind == R_REALLOC ? ev->nsize : 0))
+			return -1;
+	}
+	if (kind != R_FREE) {
+		e = luw_kvmap_put(&rep->heap, ev->naddr, 0, &isnew);
+		if (!e)
+			return -1;
+		e->v = ev->nsize;
+		e->w = li;
+	}
+	return 0;
+}
+
+static int cb_sym(void *ctx, const struct luw_sym *s)
+{
+	struct luw_mpr *rep = ctx;
+
+	if (s->final || !luw_symtab_add(rep->st, s))
+		return 0;
+	rep->oom = 1;
+	return 1;
+}
+
+static int cb_event(void *ctx, const struct luw_mp_event *ev)
+{
+	struct luw_mpr *rep = ctx;
+
+	if (!on_event(rep, ev))
+		return 0;
+	rep->oom = 1;
+	return 1;
+}
+
+const struct luw_memprof_ops luw_mpr_ops = {
+	.sym = cb_sym,
+	.event = cb_event,
+};
+
+/* --- Output ------------------------------------------------------------- */
+
+struct order {
+	uint32_t idx;
+	uint64_t key;
+	int64_t skey;
+};
+
+static int by_key_desc(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key > y->key ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int by_skey_desc(const void *a, const void *b)
+{
+	const struct order *x = a, *y = b;
+
+	if (x->skey != y->skey)
+		return x->skey > y->skey ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static const struct name *loc_name(const struct luw_mpr *rep, uint32_t li)
+{
+	return AT(rep->names, struct name,
+		  AT(rep->locs, struct loc, li)->name);
+}
+
+static void put_name(struct luw_sb *out, const struct luw_mpr *rep,
+		     const struct name *nm)
+{
+	luw_sb_putn(out, rep->pool.p + nm->off, nm->len);
+}
+
+static int name_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct luw_mpr *rep = ctx;
+	const struct name *x = *(const struct name *const *)a;
+	const struct name *y = *(const struct name *const *)b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(rep->pool.p + x->off, rep->pool.p + y->off, n);
+
+	if (c)
+		return c;
+	return x->len < y->len ? -1 : x->len > y->len;
+}
+
+static int render(struct luw_mpr *rep, int kind, struct luw_sb *out)
+{
+	struct vec *v = &rep->recs[kind];
+	struct order *ord = calloc(v->n ? v->n : 1, sizeof(*ord));
+	const struct name **pl = NULL;
+	size_t i, cap = 0;
+
+	if (!ord)
+		return -1;
+	for (i = 0; i < v->n; i++) {
+		ord[i].idx = (uint32_t)i;
+		ord[i].key = AT(*v, struct rec, i)->num;
+	}
+	qsort(ord, v->n, sizeof(*ord), by_key_desc);
+	for (i = 0; i < v->n; i++) {
+		const struct rec *r = AT(*v, struct rec, ord[i].idx);
+		size_t np = 0, j;
+		uint32_t p;
+
+		put_name(out, rep, loc_name(rep, r->loc));
+		luw_sb_puts(out, ": ");
+		luw_sb_putu(out, r->num);
+		luw_sb_puts(out, " events\t+");
+		luw_sb_putu(out, r->alloc);
+		luw_sb_puts(out, "B\t-");
+		luw_sb_putu(out, r->free);
+		luw_sb_puts(out, "B\n");
+		for (p = r->prim_head; p != NONE;
+		     p = AT(rep->prims, struct prim, p)->next) {
+			if (np == cap) {
+				const struct name **q;
+
+				cap = cap ? cap * 2 : 16;
+				q = realloc(pl, cap * sizeof(*pl));
+				if (!q) {
+					free(pl);
+					free(ord);
+					return -1;
+				}
+				pl = q;
+			}
+			pl[np++] = loc_name(rep,
+					    AT(rep->prims, struct prim, p)->loc);
+		}
+		if (!np)
+			continue;
+		qsort_r(pl, np, sizeof(*pl), name_cmp, rep);
+		luw_sb_puts(out, "\tOverrides:\n");
+		for (j = 0; j < np; j++) {
+			luw_sb_puts(out, "\t\t");
+			put_name(out, rep, pl[j]);
+			luw_sb_putc(out, '\n');
+		}
+		luw_sb_putc(out, '\n');
+	}
+	free(pl);
+	free(ord);
+	return luw_sb_failed(out) ? -1 : 0;
+}
+
+static struct name *dheap(struct luw_mpr *rep, uint32_t li, uint32_t *seq)
+{
+	struct name *nm = AT(rep->names, struct name,
+			     AT(rep->locs, struct loc, li)->name);
+
+	if (nm->dheap_seq == NONE)
+		nm->dheap_seq = (*seq)++;
+	return nm;
+}
+
+/* The reference's form_heap_delta() and leak_info(). */
+static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
+{
+	struct order *ord;
+	uint32_t seq = 0;
+	size_t i, n = 0;
+	int k;
+
+	for (i = 0; i < rep->names.n; i++) {
+		struct name *nm = AT(rep->names, struct name, i);
+
+		nm->dbytes = 0;
+		nm->nalloc = nm->nfree = 0;
+		nm->dheap_seq = NONE;
+	}
+	for (i = 0; i < rep->recs[R_ALLOC].n; i++) {
+		const struct rec *r = AT(rep->recs[R_ALLOC], struct rec, i);
+		struct name *nm;
+
+		if (!r->alloc)
+			continue;
+		nm = dheap(rep, r->loc, &seq);
+		nm->dbytes += (int64_t)r->alloc;
+		nm->nalloc += r->num;
+	}
+	for (k = R_REALLOC; k <= R_FREE; k++) {
+		for (i = 0; i < rep->recs[k].n; i++) {
+			const struct rec *r = AT(rep->recs[k], struct rec, i);
+			uint32_t p;
+
+			for (p = r->prim_head; p != NONE;
+			     p = AT(rep->prims, struct prim, p)->next) {
+				const struct prim *pr =
+					AT(rep->prims, struct prim, p);
+				struct name *nm;
+
+				if (pr->allocated) {
+					nm = dheap(rep, pr->loc, &seq);
+					nm->dbytes += (int64_t)pr->allocated;
+					nm->nalloc += pr->count;
+				}
+				if (pr->freed) {
+					nm = dheap(rep, pr->loc, &seq);
+					nm->dbytes -= (int64_t)pr->freed;
+					nm->nfree += pr->count;
+				}
+			}
+		}
+	}
+	ord = calloc(rep->names.n ? rep->names.n : 1, sizeof(*ord));
+	if (!ord)
+		return -1;
+	for (i = 0; i < rep->names.n; i++) {
+		const struct name *nm = AT(rep->names, struct name, i);
+
+		if (nm->dheap_seq == NONE || nm->dbytes <= 0)
+			continue;
+		ord[n].idx = nm->dheap_seq;
+		ord[n].key = i;
+		ord[n++].skey = nm->dbytes;
+	}
+	qsort(ord, n, sizeof(*ord), by_skey_desc);
+	luw_sb_puts(out, "HEAP SUMMARY:\n");
+	for (i = 0; i < n; i++) {
+		const struct name *nm = AT(rep->names, struct name, ord[i].key);
+
+		put_name(out, rep, nm);
+		luw_sb_puts(out, " holds ");
+		luw_sb_putd(out, nm->dbytes);
+		luw_sb_puts(out, "B: ");
+		luw_sb_putu(out, nm->nalloc);
+		luw_sb_puts(out, " allocs, ");
+		luw_sb_putu(out, nm->nfree);
+		luw_sb_puts(out, " frees\n");
+	}
+	luw_sb_putc(out, '\n');
+	free(ord);
+	return luw_sb_failed(out) ? -1 : 0;
+}
+
+static void aliases(const struct luw_mpr *rep, struct luw_sb *out)
+{
+	size_t i, n = luw_symtab_nalias(rep->st);
+
+	if (!n)
+		return;
+	luw_sb_puts(out, "ALIASES:\n");
+	for (i = 0; i < n; i++) {
+		size_t len, a = 0, b;
+		const char *s = luw_symtab_alias_chunk(rep->st, i, &len);
+		uint64_t lineno = 1;
+
+		luw_sb_puts(out, "function_alias_");
+		luw_sb_putu(out, i + 1);
+		luw_sb_puts(out, ":\n");
+		while (a < len) {
+			for (b = a; b < len && s[b] != '\n'; b++)
+				;
+			if (b > a) {
+				luw_sb_putu(out, lineno++);
+				luw_sb_puts(out, "\t| ");
+				luw_sb_putn(out, s + a, b - a);
+				luw_sb_putc(out, '\n');
+			}
+			a = b + 1;
+		}
+		luw_sb_puts(out, "\n\n");
+	}
+}
+
+int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
+{
+	static const char *const title[R__MAX] = {
+		"ALLOCATIONS\n", "REALLOCATIONS\n", "DEALLOCATIONS\n"
+	};
+	struct luw_sb text;
+	int k, rc = 0;
+
+	luw_sb_init(&text);
+	for (k = 0; !leak_only && k < R__MAX && !rc; k++) {
+		luw_sb_puts(&text, title[k]);
+		rc = render(rep, k, &text);
+		luw_sb_putc(&text, '\n');
+	}
+	if (!rc)
+		rc = heap_summary(rep, &text);
+	if (!rc)
+		aliases(rep, &text);
+	if (!rc && luw_sb_failed(&text))
+		rc = -1;
+	if (!rc && text.len && fwrite(text.p, 1, text.len, out) != text.len)
+		rc = -1;
+	luw_sb_free(&text);
+	return rc;
+}

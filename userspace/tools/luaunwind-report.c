@@ -1,0 +1,224 @@
+/*
+ * luaunwind-report: decode a Tarantool sysprof or memprof stream and
+ * report it.  The work is in the library (sysprof_report.h,
+ * memprof_report.h); this is option parsing and output.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memprof_report.h"
+#include "reader.h"
+#include "stacks.h"
+#include "symtab.h"
+#include "sysprof_report.h"
+
+#define PROG "luaunwind-report"
+
+static const char usage[] =
+	"usage: " PROG " [OPTION] FILE|-\n"
+	"Decode a sysprof or memprof stream written by Tarantool's LuaJIT\n"
+	"(the kind is recognised from the stream itself).\n"
+	"\n"
+	"sysprof streams:\n"
+	"  --folded      merged stacks, root first, \"a;b;c COUNT\" per line\n"
+	"                (flamegraph.pl input; the default)\n"
+	"  --compat      the lines of luajit-parse-sysprof (\"stack;<TAB>COUNT\")\n"
+	"  --vmstates    samples per VM state\n"
+	"memprof streams:\n"
+	"  (default)     the report of luajit-parse-memprof\n"
+	"  --leak-only   only its HEAP SUMMARY\n"
+	"\n"
+	"  --help        show this help\n"
+	"\n"
+	"Exit status: 0 ok, 1 usage or I/O error, 2 bad or truncated stream\n"
+	"(what was decoded is reported first).\n";
+
+enum mode { M_DEFAULT, M_FOLDED, M_COMPAT, M_VMSTATES, M_LEAK };
+
+static int usage_error(const char *fmt, const char *arg)
+{
+	fprintf(stderr, PROG ": ");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry '" PROG " --help'.\n");
+	return 1;
+}
+
+static int add_sym(void *ctx, const struct luw_sym *s)
+{
+	return !s->final && luw_symtab_add(ctx, s) ? 1 : 0;
+}
+
+static int stream_error(const char *file, const struct luw_rd *r)
+{
+	char msg[256];
+
+	luw_rd_strerror(r, msg, sizeof(msg));
+	fprintf(stderr, PROG ": %s: %s\n", file, msg);
+	return 2;
+}
+
+static int finish_output(const char *file, int wrote_ok)
+{
+	if (!wrote_ok || fflush(stdout) == EOF || ferror(stdout)) {
+		fprintf(stderr, PROG ": %s: writing the report: %s\n", file,
+			strerror(errno ? errno : EIO));
+		return 1;
+	}
+	return 0;
+}
+
+static int report_sysprof(const char *file, struct luw_rd *r,
+			  struct luw_symtab *st, enum mode mode)
+{
+	enum luw_spr_mode m = mode == M_COMPAT     ? LUW_SPR_COMPAT
+			      : mode == M_VMSTATES ? LUW_SPR_VMSTATES
+						   : LUW_SPR_FOLDED;
+	struct luw_stacks *stacks = NULL;
+	struct luw_spr *rep;
+	int rc, out, status = 0;
+
+	if (m == LUW_SPR_FOLDED && !(stacks = luw_stacks_new()))
+		goto oom;
+	rep = luw_spr_new(m, st, stacks);
+	if (!rep) {
+		luw_stacks_free(stacks);
+		goto oom;
+	}
+	rc = luw_sysprof_decode_body(r, &luw_spr_ops, rep);
+	if (m == LUW_SPR_FOLDED)
+		out = !luw_stacks_write_folded(stacks, stdout);
+	else
+		out = !luw_spr_write(rep, stdout);
+	status = finish_output(file, out);
+	if (luw_spr_oom(rep) || rc == -2) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		status = 1;
+	} else if (rc && luw_rd_failed(r)) {
+		status = stream_error(file, r);
+	}
+	luw_spr_free(rep);
+	luw_stacks_free(stacks);
+	return status;
+oom:
+	fprintf(stderr, PROG ": %s: out of memory\n", file);
+	return 1;
+}
+
+static int report_memprof(const char *file, struct luw_rd *r,
+			  struct luw_symtab *st, enum mode mode)
+{
+	struct luw_mpr *rep = luw_mpr_new(st);
+	int rc, status;
+
+	if (!rep) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		return 1;
+	}
+	rc = luw_memprof_decode_body(r, &luw_mpr_ops, rep);
+	status = finish_output(file, !luw_mpr_write(rep, mode == M_LEAK,
+						   stdout));
+	if (luw_mpr_oom(rep)) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		status = 1;
+	} else if (rc && luw_rd_failed(r)) {
+		status = stream_error(file, r);
+	}
+	luw_mpr_free(rep);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	enum mode mode = M_DEFAULT;
+	const char *file = NULL;
+	struct luw_symtab *st;
+	struct luw_rd r;
+	int i, fd, status, kind;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		enum mode m = M_DEFAULT;
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(usage, stdout);
+			return 0;
+		} else if (!strcmp(a, "--folded")) {
+			m = M_FOLDED;
+		} else if (!strcmp(a, "--compat")) {
+			m = M_COMPAT;
+		} else if (!strcmp(a, "--vmstates")) {
+			m = M_VMSTATES;
+		} else if (!strcmp(a, "--leak-only")) {
+			m = M_LEAK;
+		} else if (a[0] == '-' && a[1]) {
+			return usage_error("unknown option '%s'", a);
+		} else if (file) {
+			return usage_error("more than one input ('%s')", a);
+		} else {
+			file = a;
+			continue;
+		}
+		if (mode != M_DEFAULT && mode != m)
+			return usage_error("'%s' conflicts with an earlier option",
+					   a);
+		mode = m;
+	}
+	if (!file)
+		return usage_error("%s", "no input file");
+
+	if (!strcmp(file, "-")) {
+		fd = STDIN_FILENO;
+	} else {
+		fd = open(file, O_RDONLY);
+		if (fd < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", file,
+				strerror(errno));
+			return 1;
+		}
+	}
+	st = luw_symtab_new();
+	if (!st || luw_rd_open_fd(&r, fd)) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		luw_symtab_free(st);
+		return 1;
+	}
+
+	kind = luw_symtab_decode(&r, NULL, add_sym, st);
+	if (kind > 0) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		status = 1;
+	} else if (kind < 0) {
+		status = luw_rd_failed(&r) && r.io_errno && r.err_off == 0
+				 ? (fprintf(stderr, PROG ": %s: %s\n", file,
+					    strerror(r.io_errno)), 1)
+				 : stream_error(file, &r);
+	} else if (r.end - r.p < 3 && !luw_rd_fill(&r, 3)) {
+		luw_rd_fail(&r, luw_rd_offset(&r), "'ljp' or 'ljm' prologue",
+			    !r.io_errno);
+		status = stream_error(file, &r);
+	} else if (!memcmp(r.p, "ljp", 3)) {
+		if (mode == M_LEAK)
+			status = usage_error("%s",
+					     "--leak-only is for memprof streams");
+		else
+			status = report_sysprof(file, &r, st, mode);
+	} else if (!memcmp(r.p, "ljm", 3)) {
+		if (mode != M_DEFAULT && mode != M_LEAK)
+			status = usage_error("%s",
+					     "memprof streams take no option but --leak-only");
+		else
+			status = report_memprof(file, &r, st, mode);
+	} else {
+		luw_rd_fail(&r, luw_rd_offset(&r), "'ljp' or 'ljm' prologue", 0);
+		status = stream_error(file, &r);
+	}
+	luw_rd_close(&r);
+	luw_symtab_free(st);
+	if (fd != STDIN_FILENO)
+		close(fd);
+	return status;
+}
