@@ -46,4 +46,7 @@ check "leaf: Lua frames without host frames" 'grep -q "^pmain;@payload.lua:0;@pa
 
 "$bin" --vmstates "$fix/sysprof_callchain.bin" >"$tmp/v" || fail=1
 check "vmstates" '[ "$(tr "\n" " " <"$tmp/v")" = "samples	500 INTERP	147 LFUNC	342 FFUNC	0 CFUNC	11 GC	0 EXIT	0 RECORD	0 OPT	0 ASM	0 TRACE	0 " ]'
+"$bin" --svg "$tmp/f.svg" "$fix/sysprof_callchain.bin" >"$tmp/svgout" || fail=1
+check "svg: written, nothing on stdout" '[ -s "$tmp/f.svg" ] && [ ! -s "$tmp/svgout" ]'
+check "svg: holds the Lua frames" 'grep -q "@payload.lua:4" "$tmp/f.svg" && grep -q "\[lua\]" "$tmp/f.svg"'
 exit $fail

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "flamegraph.h"
 #include "memprof_report.h"
 #include "reader.h"
 #include "stacks.h"
@@ -28,6 +29,7 @@ static const char usage[] =
 	"                (flamegraph.pl input; the default)\n"
 	"  --compat      the lines of luajit-parse-sysprof (\"stack;<TAB>COUNT\")\n"
 	"  --vmstates    samples per VM state\n"
+	"  --svg OUT     the merged stacks as an interactive flame graph in OUT\n"
 	"memprof streams:\n"
 	"  (default)     the report of luajit-parse-memprof\n"
 	"  --leak-only   only its HEAP SUMMARY\n"
@@ -37,7 +39,9 @@ static const char usage[] =
 	"Exit status: 0 ok, 1 usage or I/O error, 2 bad or truncated stream\n"
 	"(what was decoded is reported first).\n";
 
-enum mode { M_DEFAULT, M_FOLDED, M_COMPAT, M_VMSTATES, M_LEAK };
+enum mode { M_DEFAULT, M_FOLDED, M_COMPAT, M_VMSTATES, M_LEAK, M_SVG };
+
+static const char *svg_path;
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -89,11 +93,25 @@ static int report_sysprof(const char *file, struct luw_rd *r,
 		goto oom;
 	}
 	rc = luw_sysprof_decode_body(r, &luw_spr_ops, rep);
-	if (m == LUW_SPR_FOLDED)
-		out = !luw_stacks_write_folded(stacks, stdout);
-	else
-		out = !luw_spr_write(rep, stdout);
-	status = finish_output(file, out);
+	if (mode == M_SVG) {
+		FILE *svg = fopen(svg_path, "w");
+		struct luw_flamegraph_opts o;
+
+		luw_flamegraph_defaults(&o);
+		o.subtitle = file;
+		if (!svg || luw_flamegraph_write(svg, stacks, &o) ||
+		    fclose(svg)) {
+			fprintf(stderr, PROG ": %s: %s\n", svg_path,
+				strerror(errno));
+			status = 1;
+		}
+	} else {
+		if (m == LUW_SPR_FOLDED)
+			out = !luw_stacks_write_folded(stacks, stdout);
+		else
+			out = !luw_spr_write(rep, stdout);
+		status = finish_output(file, out);
+	}
 	if (luw_spr_oom(rep) || rc == -2) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		status = 1;
@@ -154,6 +172,11 @@ int main(int argc, char **argv)
 			m = M_VMSTATES;
 		} else if (!strcmp(a, "--leak-only")) {
 			m = M_LEAK;
+		} else if (!strcmp(a, "--svg")) {
+			if (++i == argc)
+				return usage_error("%s", "--svg needs a file");
+			svg_path = argv[i];
+			m = M_SVG;
 		} else if (a[0] == '-' && a[1]) {
 			return usage_error("unknown option '%s'", a);
 		} else if (file) {
