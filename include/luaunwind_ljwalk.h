@@ -457,7 +457,7 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 			goto stop;
 		f->func = fn;
 		f->ffid = ffid;
-		f->link = (__u8)typep;
+		f->link = (__u8)(type == LUW_LJ_FRAME_LUA ? LUW_LJ_FRAME_LUA : typep);
 		if (ffid == LUW_LJ_FF_LUA) {
 			f->kind = LUW_LJF_LUA;
 			f->proto = luw_lj__func_proto(st, fn);

@@ -1,0 +1,1165 @@
+/*
+ * ljlayout: find LuaJIT in a live process, pick and validate its layout.
+ * See ljlayout.h for the approach.
+ */
+#include "ljlayout.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ---- Known layouts ------------------------------------------------------
+ * Printed by scripts/ljlayout-gen.sh from the Debian 12 sources of each
+ * package (compiled with each tree's own headers and build defines).
+ */
+
+/* Raw LJ_VMST_* index -> canonical state, stock 2.1 order. */
+#define VMST_STOCK { LUW_VMST_INTERP, LUW_VMST_CFUNC, LUW_VMST_GC, \
+		     LUW_VMST_EXIT, LUW_VMST_RECORD, LUW_VMST_OPT, \
+		     LUW_VMST_ASM }
+
+/* luajit 2.1.0~beta3+git20220320+dfsg-4.1+deb12u1: GC64 */
+static const struct luw_lj_layout ly_debian_gc64 = {
+	.size = sizeof(struct luw_lj_layout),
+	.version = LUW_LJ_LAYOUT_VERSION,
+	.flags = LUW_LJ_F_GC64 | LUW_LJ_F_JIT,
+	.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,
+	.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,
+	.cframe_size = 80, .cframe_size_jit = 96,
+	.cframe_ofs_l = 16, .cframe_ofs_prev = 32, .cframe_ofs_pc = 24,
+	.cframe_l_size = 8, .cframe_rbp_cfa = 16,
+	.gg_g2disp = 3968, .gg_g2j = 728, .gg_g2l = -96, .gg_ndisp = 243,
+	.g_vmstate = 184, .g_cur_l = 368, .g_jit_base = 376,
+	.g_mainthref = 192, .g_tmpbuf_l = 224, .g_strempty = 120,
+	.j_trace = 384, .j_sizetrace = 396,
+	.l_glref = 16, .l_status = 11, .l_base = 32, .l_top = 40,
+	.l_maxstack = 48, .l_stack = 56, .l_cframe = 80, .l_stacksize = 88,
+	.gc_gct = 9, .fn_ffid = 10, .fn_pc = 32, .fn_f = 40,
+	.pt_size = 104, .pt_sizebc = 12, .pt_chunkname = 64,
+	.pt_firstline = 72, .pt_numline = 76, .pt_lineinfo = 80,
+	.str_len = 20, .str_size = 24,
+	.tr_startpt = 64, .tr_startpc = 72, .tr_spadjust = 102,
+	.tr_mcode = 88, .tr_szmcode = 84, .tr_traceno = 104,
+	.stack_extra = 7,
+	.gct_str = 4, .gct_thread = 6, .gct_proto = 7,
+	.gct_func = 8, .gct_trace = 9,
+	.n_vmst = 7, .vmst_map = VMST_STOCK,
+};
+
+/* luajit2 2.1-20230119-1 (OpenResty): GC64, more in GG_State/jit_State */
+static const struct luw_lj_layout ly_openresty_gc64 = {
+	.size = sizeof(struct luw_lj_layout),
+	.version = LUW_LJ_LAYOUT_VERSION,
+	.flags = LUW_LJ_F_GC64 | LUW_LJ_F_JIT,
+	.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,
+	.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,
+	.cframe_size = 80, .cframe_size_jit = 96,
+	.cframe_ofs_l = 16, .cframe_ofs_prev = 32, .cframe_ofs_pc = 24,
+	.cframe_l_size = 8, .cframe_rbp_cfa = 16,
+	.gg_g2disp = 4008, .gg_g2j = 736, .gg_g2l = -112, .gg_ndisp = 243,
+	.g_vmstate = 184, .g_cur_l = 368, .g_jit_base = 376,
+	.g_mainthref = 192, .g_tmpbuf_l = 224, .g_strempty = 120,
+	.j_trace = 384, .j_sizetrace = 396,
+	.l_glref = 16, .l_status = 11, .l_base = 32, .l_top = 40,
+	.l_maxstack = 48, .l_stack = 56, .l_cframe = 80, .l_stacksize = 88,
+	.gc_gct = 9, .fn_ffid = 10, .fn_pc = 32, .fn_f = 40,
+	.pt_size = 104, .pt_sizebc = 12, .pt_chunkname = 64,
+	.pt_firstline = 72, .pt_numline = 76, .pt_lineinfo = 80,
+	.str_len = 20, .str_size = 24,
+	.tr_startpt = 64, .tr_startpc = 72, .tr_spadjust = 102,
+	.tr_mcode = 88, .tr_szmcode = 84, .tr_traceno = 104,
+	.stack_extra = 7,
+	.gct_str = 4, .gct_thread = 6, .gct_proto = 7,
+	.gct_func = 8, .gct_trace = 9,
+	.n_vmst = 7, .vmst_map = VMST_STOCK,
+};
+
+/* tarantool 2.6.0-1.2+b1 bundled LuaJIT: 32-bit refs, smart strings */
+static const struct luw_lj_layout ly_tarantool26 = {
+	.size = sizeof(struct luw_lj_layout),
+	.version = LUW_LJ_LAYOUT_VERSION,
+	.flags = LUW_LJ_F_JIT,
+	.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,
+	.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,
+	.cframe_size = 80, .cframe_size_jit = 96,
+	.cframe_ofs_l = 24, .cframe_ofs_prev = 32, .cframe_ofs_pc = 28,
+	.cframe_l_size = 4, .cframe_rbp_cfa = 16,
+	.gg_g2disp = 3144, .gg_g2j = 448, .gg_g2l = -64, .gg_ndisp = 243,
+	.g_vmstate = 120, .g_cur_l = 280, .g_jit_base = 284,
+	.g_mainthref = 160, .g_tmpbuf_l = 136, .g_strempty = 140,
+	.j_trace = 368, .j_sizetrace = 380,
+	.l_glref = 8, .l_status = 7, .l_base = 16, .l_top = 24,
+	.l_maxstack = 32, .l_stack = 36, .l_cframe = 48, .l_stacksize = 56,
+	.gc_gct = 5, .fn_ffid = 6, .fn_pc = 16, .fn_f = 24,
+	.pt_size = 64, .pt_sizebc = 8, .pt_chunkname = 40,
+	.pt_firstline = 44, .pt_numline = 48, .pt_lineinfo = 52,
+	.str_len = 12, .str_size = 16,
+	.tr_startpt = 48, .tr_startpc = 52, .tr_spadjust = 78,
+	.tr_mcode = 64, .tr_szmcode = 60, .tr_traceno = 80,
+	.stack_extra = 5,
+	.gct_str = 4, .gct_thread = 6, .gct_proto = 7,
+	.gct_func = 8, .gct_trace = 9,
+	.n_vmst = 7, .vmst_map = VMST_STOCK,
+};
+
+/* fftab ids: see ljsym.c */
+static const struct ljl_known known[] = {
+	{ "Debian luajit 2.1.0~beta3+git20220320 (luajit)",
+	  "79b0b8114f05a2726860c3141195279ceb0f6e29", 1, &ly_debian_gc64 },
+	{ "Debian luajit 2.1.0~beta3+git20220320 (libluajit-5.1.so.2)",
+	  "2e18b5eadde600273e47ba2f83a1df8b6a5b2540", 1, &ly_debian_gc64 },
+	{ "Debian luajit2 2.1-20230119 (luajit)",
+	  "3e3d615119e82f1b42bd151e94701750bfd15a9d", 2, &ly_openresty_gc64 },
+	{ "Debian luajit2 2.1-20230119 (libluajit-5.1.so.2)",
+	  "0a6563c55d870716908fd332f88bf7cdd9bc6a71", 2, &ly_openresty_gc64 },
+	{ "Debian tarantool 2.6.0-1.2+b1",
+	  "979be6afc59bd8217b8b9ee495740b86ca0e77e9", 3, &ly_tarantool26 },
+	/* Families, tried in order on an unknown build-id. */
+	{ "LuaJIT 2.1 GC64 (as Debian luajit 2022)", NULL, 1, &ly_debian_gc64 },
+	{ "OpenResty luajit2 GC64 (as 2.1-20230119)", NULL, 2,
+	  &ly_openresty_gc64 },
+	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 3, &ly_tarantool26 },
+};
+
+const struct ljl_known *ljl_known_layouts(size_t *n)
+{
+	*n = sizeof(known) / sizeof(known[0]);
+	return known;
+}
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int fail(char *err, size_t n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(char *err, size_t n, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && n) {
+		va_start(ap, fmt);
+		vsnprintf(err, n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len)
+{
+	pid_t pid = *(const pid_t *)ctx;
+	struct iovec l = { dst, len };
+	struct iovec r = { (void *)(uintptr_t)addr, len };
+
+	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static int rd(pid_t pid, uint64_t a, void *d, uint32_t len)
+{
+	return ljl_read_mem(&pid, a, d, len);
+}
+
+static int rd_ref(pid_t pid, const struct luw_lj_layout *ly, uint64_t a,
+		  uint64_t *v)
+{
+	uint32_t v32;
+
+	if (ly->flags & LUW_LJ_F_GC64)
+		return rd(pid, a, v, 8);
+	if (rd(pid, a, &v32, 4))
+		return -1;
+	*v = v32;
+	return 0;
+}
+
+/* ---- /proc/PID/maps ----------------------------------------------------- */
+
+struct map {
+	uint64_t start, end, off;
+	char perms[5];
+	char path[4096];
+};
+
+static int next_map(FILE *f, struct map *m)
+{
+	char line[4600];
+
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long s, e, o;
+		int pos = 0;
+
+		m->path[0] = 0;
+		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &s, &e,
+			   m->perms, &o, &pos) < 4)
+			continue;
+		m->start = s;
+		m->end = e;
+		m->off = o;
+		if (pos > 0) {
+			size_t l;
+
+			snprintf(m->path, sizeof(m->path), "%s", line + pos);
+			l = strlen(m->path);
+			while (l && (m->path[l - 1] == '\n' || m->path[l - 1] == ' '))
+				m->path[--l] = 0;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+static const char *classify(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	if (!strncmp(b, "libluajit", 9))
+		return "libluajit";
+	if (!strncmp(b, "luajit", 6))
+		return "luajit";
+	if (!strncmp(b, "tarantool", 9))
+		return "tarantool";
+	if (!strncmp(b, "nginx", 5))
+		return "nginx";
+	if (!strncmp(b, "openresty", 9))
+		return "openresty";
+	return NULL;
+}
+
+/* ---- ELF: build-id, bias, VM FDE ---------------------------------------- */
+
+struct elfobj {
+	int fd;
+	Elf *elf;
+};
+
+static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+	o->fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0)
+		o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0)
+		return -1;
+	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
+	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
+		if (o->elf)
+			elf_end(o->elf);
+		close(o->fd);
+		return -1;
+	}
+	return 0;
+}
+
+static void elf_close(struct elfobj *o)
+{
+	if (o->elf)
+		elf_end(o->elf);
+	if (o->fd >= 0)
+		close(o->fd);
+	o->elf = NULL;
+	o->fd = -1;
+}
+
+static void build_id(Elf *elf, char *out, size_t n)
+{
+	Elf_Scn *scn = NULL;
+
+	out[0] = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t off = 0, next, noff, doff;
+		GElf_Nhdr nh;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		while (d && (next = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
+				const unsigned char *b =
+					(const unsigned char *)d->d_buf + doff;
+				size_t i;
+
+				for (i = 0; i < nh.n_descsz && 2 * i + 2 < n; i++)
+					snprintf(out + 2 * i, 3, "%02x", b[i]);
+				return;
+			}
+			off = next;
+		}
+	}
+}
+
+/* Load bias from the executable mapping: the PT_LOAD it maps. */
+static int elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
+{
+	size_t i, n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -1;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if ((ph.p_offset & ~0xfffull) == m->off && (ph.p_flags & PF_X)) {
+			*bias = m->start - (ph.p_vaddr & ~0xfffull);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static Elf_Scn *find_scn(Elf *elf, const char *name, GElf_Shdr *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *nm;
+
+		if (!gelf_getshdr(scn, out))
+			continue;
+		nm = elf_strptr(elf, shstrndx, out->sh_name);
+		if (nm && !strcmp(nm, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/* CFA rule at `pc` if it is rsp + N: N, else -1; *end = end of the row. */
+static long cfa_rsp_off(Dwarf_CFI *cfi, uint64_t pc, uint64_t *rstart,
+			uint64_t *rend)
+{
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op *ops;
+	size_t nops;
+	Dwarf_Addr s, e;
+	long r = -1;
+
+	if (dwarf_cfi_addrframe(cfi, pc, &fr))
+		return -1;
+	if (dwarf_frame_info(fr, &s, &e, NULL) >= 0 &&
+	    dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
+	    ops[0].atom == DW_OP_bregx && ops[0].number == 7) {
+		r = (long)(int64_t)ops[0].number2;
+		*rstart = s;
+		*rend = e;
+	}
+	free(fr);
+	return r;
+}
+
+/*
+ * The interpreter's FDE, from the sorted table in .eh_frame_hdr
+ * (datarel|sdata4 entries, what every GNU linker writes).
+ */
+static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
+		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = find_scn(elf, ".eh_frame_hdr", &sh);
+	Elf_Data *d;
+	const unsigned char *p;
+	Dwarf_CFI *cfi;
+	uint32_t cnt, i;
+	uint64_t best = 0, best_s = 0, best_e = 0, best_cfa = 0;
+
+	if (!scn || !(d = elf_getdata(scn, NULL)) || d->d_size < 12)
+		return fail(err, n, "no .eh_frame_hdr");
+	p = d->d_buf;
+	if (p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b)
+		return fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
+			    p[2], p[3]);
+	memcpy(&cnt, p + 8, 4);
+	if (12 + (uint64_t)cnt * 8 > d->d_size)
+		return fail(err, n, ".eh_frame_hdr truncated");
+	cfi = dwarf_getcfi_elf(elf);
+	if (!cfi)
+		return fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
+	for (i = 0; i < cnt; i++) {
+		int32_t loc, nloc;
+		uint64_t s, e, rs, re;
+		long off;
+
+		memcpy(&loc, p + 12 + 8 * i, 4);
+		s = sh.sh_addr + (int64_t)loc;
+		if (i + 1 < cnt) {
+			memcpy(&nloc, p + 12 + 8 * (i + 1), 4);
+			e = sh.sh_addr + (int64_t)nloc;
+			/* The interpreter is tens of KiB; skip small ones. */
+			if (e - s < 8192)
+				continue;
+		}
+		off = cfa_rsp_off(cfi, s, &rs, &re);
+		if (off <= 8 || rs != s)
+			continue;
+		if (re - rs > best) {
+			best = re - rs;
+			best_s = rs;
+			best_e = re;
+			best_cfa = (uint64_t)off;
+		}
+	}
+	if (!best) {
+		dwarf_cfi_end(cfi);
+		return fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");
+	}
+	*start = best_s;
+	*iend = best_e;
+	*end = best_e;
+	*cfa = (uint32_t)best_cfa;
+	{
+		/* lj_vm_ffi_call's FDE follows directly: rbp frame, CFA rsp+16. */
+		uint64_t rs, re;
+
+		if (cfa_rsp_off(cfi, best_e, &rs, &re) == 16 && rs == best_e) {
+			Dwarf_Frame *fr = NULL;
+			Dwarf_Addr fs, fe;
+
+			*end = re;
+			/* The rbp rule starts a row later: take the FDE's end. */
+			if (!dwarf_cfi_addrframe(cfi, re, &fr)) {
+				if (dwarf_frame_info(fr, &fs, &fe, NULL) >= 0 &&
+				    fs == re)
+					*end = fe;
+				free(fr);
+			}
+		}
+	}
+	dwarf_cfi_end(cfi);
+	return 0;
+}
+
+/* With a symbol table: check the FDE against lj_vm_asm_begin. */
+static int sym_addr(Elf *elf, const char *name, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, cnt;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !sh.sh_entsize)
+			continue;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < cnt; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &s))
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				*addr = s.st_value;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+/* ---- DWARF layout -------------------------------------------------------- */
+
+enum { T_GG, T_G, T_L, T_J, T_PT, T_FNC, T_FNL, T_STR, T_TR, T__N };
+static const char *const tnames[T__N] = {
+	"GG_State", "global_State", "lua_State", "jit_State", "GCproto",
+	"GCfuncC", "GCfuncL", "GCstr", "GCtrace",
+};
+
+struct dw {
+	Dwarf_Die t[T__N];
+	int have[T__N];
+	Dwarf_Die vmst;
+	int have_vmst;
+};
+
+static Dwarf_Die *peel(Dwarf_Die *d, Dwarf_Die *buf)
+{
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		Dwarf_Attribute a;
+		int tag = dwarf_tag(d);
+
+		if (tag != DW_TAG_typedef && tag != DW_TAG_volatile_type &&
+		    tag != DW_TAG_const_type)
+			return d;
+		if (!dwarf_attr_integrate(d, DW_AT_type, &a) ||
+		    !dwarf_formref_die(&a, buf))
+			return NULL;
+		d = buf;
+	}
+	return NULL;
+}
+
+/* Member `name` of struct `s`: offset and (peeled) type. */
+static int member(Dwarf_Die *s, const char *name, long *off, Dwarf_Die *type)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(s, &c) != 0)
+		return -1;
+	do {
+		Dwarf_Attribute a;
+		Dwarf_Word w;
+		const char *nm;
+
+		if (dwarf_tag(&c) != DW_TAG_member)
+			continue;
+		nm = dwarf_diename(&c);
+		if (!nm || strcmp(nm, name))
+			continue;
+		if (!dwarf_attr(&c, DW_AT_data_member_location, &a) ||
+		    dwarf_formudata(&a, &w))
+			return -1;
+		*off = (long)w;
+		if (type) {
+			Dwarf_Die t, buf, *p;
+
+			if (!dwarf_attr_integrate(&c, DW_AT_type, &a) ||
+			    !dwarf_formref_die(&a, &t))
+				return -1;
+			p = peel(&t, &buf);
+			if (!p)
+				return -1;
+			*type = *p;
+		}
+		return 0;
+	} while (dwarf_siblingof(&c, &c) == 0);
+	return -1;
+}
+
+/* Dotted path of members; -1 if any part is missing. */
+static long path_off(Dwarf_Die *s, const char *path, Dwarf_Die *last)
+{
+	char buf[64], *part, *save = NULL;
+	Dwarf_Die cur = *s, t;
+	long total = 0, off;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (part = strtok_r(buf, ".", &save); part;
+	     part = strtok_r(NULL, ".", &save)) {
+		if (member(&cur, part, &off, &t))
+			return -1;
+		total += off;
+		cur = t;
+	}
+	if (last)
+		*last = cur;
+	return total;
+}
+
+static void dw_scan_cu(Dwarf_Die *cu, struct dw *w)
+{
+	Dwarf_Die c;
+
+	if (dwarf_child(cu, &c) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&c);
+		const char *nm = dwarf_diename(&c);
+		int i;
+
+		if (tag == DW_TAG_structure_type && nm && dwarf_haschildren(&c)) {
+			for (i = 0; i < T__N; i++)
+				if (!w->have[i] && !strcmp(nm, tnames[i])) {
+					w->t[i] = c;
+					w->have[i] = 1;
+				}
+		} else if (tag == DW_TAG_enumeration_type && !w->have_vmst) {
+			Dwarf_Die e;
+
+			if (dwarf_child(&c, &e) == 0) {
+				const char *en = dwarf_diename(&e);
+
+				if (en && !strcmp(en, "LJ_VMST_INTERP")) {
+					w->vmst = c;
+					w->have_vmst = 1;
+				}
+			}
+		}
+	} while (dwarf_siblingof(&c, &c) == 0);
+}
+
+static int dw_all(const struct dw *w)
+{
+	int i;
+
+	for (i = 0; i < T__N; i++)
+		if (!w->have[i])
+			return 0;
+	return w->have_vmst;
+}
+
+static long dw_size(Dwarf_Die *d)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+
+	if (!dwarf_attr_integrate(d, DW_AT_byte_size, &a) || dwarf_formudata(&a, &w))
+		return -1;
+	return (long)w;
+}
+
+static int map_vmst(const char *name)
+{
+	static const struct { const char *n; int v; } m[] = {
+		{ "INTERP", LUW_VMST_INTERP }, { "LFUNC", LUW_VMST_LFUNC },
+		{ "FFUNC", LUW_VMST_FFUNC }, { "CFUNC", LUW_VMST_CFUNC },
+		{ "C", LUW_VMST_CFUNC }, { "GC", LUW_VMST_GC },
+		{ "EXIT", LUW_VMST_EXIT }, { "RECORD", LUW_VMST_RECORD },
+		{ "OPT", LUW_VMST_OPT }, { "ASM", LUW_VMST_ASM },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(m) / sizeof(m[0]); i++)
+		if (!strcmp(name, m[i].n))
+			return m[i].v;
+	return LUW_VMST_UNKNOWN;
+}
+
+#define DWOFS(field, die, path) do {					\
+	long o_ = path_off(&w.t[die], path, NULL);			\
+	if (o_ < 0 || o_ >= 0xffff) {					\
+		fail(err, n, "DWARF: no %s.%s", tnames[die], path);	\
+		goto out;						\
+	}								\
+	ly->field = (__u16)o_;						\
+} while (0)
+
+static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
+			     struct luw_lj_layout *ly, char *err, size_t n)
+{
+	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	Dwarf_Off off = 0, next;
+	size_t hsz;
+	struct dw w;
+	Dwarf_Die t;
+	long g, x, refsz;
+	int ret = -1, gc64;
+
+	if (!dw)
+		return fail(err, n, "no DWARF");
+	memset(&w, 0, sizeof(w));
+	while (!dw_all(&w) &&
+	       dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + hsz, &cu))
+			dw_scan_cu(&cu, &w);
+		off = next;
+	}
+	if (!dw_all(&w)) {
+		int i;
+
+		for (i = 0; i < T__N && w.have[i]; i++)
+			;
+		fail(err, n, "DWARF has no %s",
+		     i < T__N ? tnames[i] : "LJ_VMST_* enum");
+		goto out;
+	}
+	memset(ly, 0, sizeof(*ly));
+	ly->size = sizeof(*ly);
+	ly->version = LUW_LJ_LAYOUT_VERSION;
+	if (member(&w.t[T_G], "mainthref", &x, &t) || (refsz = dw_size(&t)) < 0) {
+		fail(err, n, "DWARF: no global_State.mainthref");
+		goto out;
+	}
+	gc64 = refsz == 8;
+	ly->flags = (gc64 ? LUW_LJ_F_GC64 : 0) | LUW_LJ_F_JIT;
+	/* Register use and the C frame are fixed per x86-64 VM flavour. */
+	ly->reg_base = LUW_X86_RDX;
+	ly->reg_pc = LUW_X86_RBX;
+	ly->reg_dispatch = LUW_X86_R14;
+	ly->reg_kbase = LUW_X86_R15;
+	ly->cframe_size = (__u16)fde_cfa;
+	ly->cframe_size_jit = (__u16)(fde_cfa + 16);
+	ly->cframe_ofs_l = gc64 ? 16 : 24;
+	ly->cframe_ofs_prev = 32;
+	ly->cframe_ofs_pc = gc64 ? 24 : 28;
+	ly->cframe_l_size = gc64 ? 8 : 4;
+	ly->cframe_rbp_cfa = 16;
+	g = path_off(&w.t[T_GG], "g", NULL);
+	x = path_off(&w.t[T_GG], "dispatch", &t);
+	if (g < 0 || x < 0) {
+		fail(err, n, "DWARF: no GG_State.g/dispatch");
+		goto out;
+	}
+	ly->gg_g2disp = (__s32)(x - g);
+	{
+		Dwarf_Die sub;
+		Dwarf_Attribute a;
+		Dwarf_Word ub;
+
+		if (dwarf_tag(&t) != DW_TAG_array_type || dwarf_child(&t, &sub) ||
+		    !(dwarf_attr(&sub, DW_AT_upper_bound, &a) ||
+		      dwarf_attr(&sub, DW_AT_count, &a)) ||
+		    dwarf_formudata(&a, &ub)) {
+			fail(err, n, "DWARF: GG_State.dispatch is no array");
+			goto out;
+		}
+		ly->gg_ndisp = (__u32)(dwarf_hasattr(&sub, DW_AT_upper_bound) ?
+				       ub + 1 : ub);
+	}
+	x = path_off(&w.t[T_GG], "J", NULL);
+	if (x < 0) {
+		ly->flags &= ~LUW_LJ_F_JIT;
+		ly->gg_g2j = 0;
+	} else {
+		ly->gg_g2j = (__s32)(x - g);
+	}
+	x = path_off(&w.t[T_GG], "L", NULL);
+	if (x < 0) {
+		fail(err, n, "DWARF: no GG_State.L");
+		goto out;
+	}
+	ly->gg_g2l = (__s32)(x - g);
+	DWOFS(g_vmstate, T_G, "vmstate");
+	DWOFS(g_cur_l, T_G, "cur_L");
+	DWOFS(g_jit_base, T_G, "jit_base");
+	DWOFS(g_mainthref, T_G, "mainthref");
+	DWOFS(g_tmpbuf_l, T_G, "tmpbuf.L");
+	DWOFS(g_strempty, T_G, "strempty");
+	DWOFS(j_trace, T_J, "trace");
+	DWOFS(j_sizetrace, T_J, "sizetrace");
+	DWOFS(l_glref, T_L, "glref");
+	DWOFS(l_status, T_L, "status");
+	DWOFS(l_base, T_L, "base");
+	DWOFS(l_top, T_L, "top");
+	DWOFS(l_maxstack, T_L, "maxstack");
+	DWOFS(l_stack, T_L, "stack");
+	DWOFS(l_cframe, T_L, "cframe");
+	DWOFS(l_stacksize, T_L, "stacksize");
+	DWOFS(gc_gct, T_FNC, "gct");
+	DWOFS(fn_ffid, T_FNC, "ffid");
+	DWOFS(fn_pc, T_FNL, "pc");
+	DWOFS(fn_f, T_FNC, "f");
+	DWOFS(pt_sizebc, T_PT, "sizebc");
+	DWOFS(pt_chunkname, T_PT, "chunkname");
+	DWOFS(pt_firstline, T_PT, "firstline");
+	DWOFS(pt_numline, T_PT, "numline");
+	DWOFS(pt_lineinfo, T_PT, "lineinfo");
+	DWOFS(str_len, T_STR, "len");
+	DWOFS(tr_startpt, T_TR, "startpt");
+	DWOFS(tr_startpc, T_TR, "startpc");
+	DWOFS(tr_spadjust, T_TR, "spadjust");
+	DWOFS(tr_mcode, T_TR, "mcode");
+	DWOFS(tr_szmcode, T_TR, "szmcode");
+	DWOFS(tr_traceno, T_TR, "traceno");
+	ly->pt_size = (__u16)dw_size(&w.t[T_PT]);
+	ly->str_size = (__u16)dw_size(&w.t[T_STR]);
+	ly->stack_extra = gc64 ? 7 : 5;
+	/* ~LJ_T* are macros, not in DWARF; stable across every 2.x. */
+	ly->gct_str = 4;
+	ly->gct_thread = 6;
+	ly->gct_proto = 7;
+	ly->gct_func = 8;
+	ly->gct_trace = 9;
+	{
+		Dwarf_Die e;
+		int k = 0;
+
+		if (dwarf_child(&w.vmst, &e) == 0) {
+			do {
+				const char *en = dwarf_diename(&e);
+
+				if (!en || strncmp(en, "LJ_VMST_", 8) ||
+				    !strcmp(en, "LJ_VMST__MAX"))
+					continue;
+				if (k >= LUW_LJ_MAX_RAW_VMST)
+					break;
+				ly->vmst_map[k++] = (__u8)map_vmst(en + 8);
+			} while (dwarf_siblingof(&e, &e) == 0);
+		}
+		ly->n_vmst = (__u8)k;
+	}
+	if (luw_lj_layout_check(ly)) {
+		fail(err, n, "DWARF gave an implausible layout");
+		goto out;
+	}
+	ret = 0;
+out:
+	dwarf_end(dw);
+	return ret;
+}
+
+/* DWARF in the object or in /usr/lib/debug/.build-id/xx/rest.debug. */
+static int layout_dwarf_any(struct ljl_target *t, Elf *elf, char *err,
+			    size_t n)
+{
+	GElf_Shdr sh;
+	char p[512];
+	struct elfobj dbg = { -1, NULL };
+	int r;
+
+	if (find_scn(elf, ".debug_info", &sh))
+		return layout_from_dwarf(elf, t->fde_cfa, &t->layout, err, n);
+	if (strlen(t->build_id) < 4)
+		return fail(err, n, "no DWARF");
+	snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		 t->build_id, t->build_id + 2);
+	if (elf_open_proc(0, p, &dbg))
+		return fail(err, n, "no DWARF");
+	r = layout_from_dwarf(dbg.elf, t->fde_cfa, &t->layout, err, n);
+	elf_close(&dbg);
+	return r;
+}
+
+/* ---- ljl_open ------------------------------------------------------------ */
+
+static int try_object(struct ljl_target *t, const struct map *m,
+		      const char *kind, char *err, size_t n)
+{
+	struct elfobj o = { -1, NULL };
+	char why[256];
+	uint64_t sym;
+	size_t i;
+
+	if (elf_open_proc(t->pid, m->path, &o))
+		return fail(err, n, "%s: cannot open: %s", m->path,
+			    strerror(errno));
+	if (elf_bias(o.elf, m, &t->bias)) {
+		elf_close(&o);
+		return fail(err, n, "%s: mapping matches no PT_LOAD", m->path);
+	}
+	if (find_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
+			&t->fde_cfa, why, sizeof(why))) {
+		elf_close(&o);
+		return fail(err, n, "%s: %s", m->path, why);
+	}
+	if (!sym_addr(o.elf, "lj_vm_asm_begin", &sym) && sym != t->vm_start) {
+		elf_close(&o);
+		return fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
+			    m->path, (unsigned long long)t->vm_start,
+			    (unsigned long long)sym);
+	}
+	t->vm_start += t->bias;
+	t->interp_end += t->bias;
+	t->vm_end += t->bias;
+	snprintf(t->path, sizeof(t->path), "%s", m->path);
+	build_id(o.elf, t->build_id, sizeof(t->build_id));
+	t->kind = kind ? kind : "embedded";
+	t->src = LJL_SRC_NONE;
+	t->fftab = 0;
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (known[i].build_id && !strcmp(known[i].build_id, t->build_id)) {
+			t->layout = *known[i].layout;
+			t->src = LJL_SRC_KNOWN;
+			t->fftab = known[i].fftab;
+			snprintf(t->layout_name, sizeof(t->layout_name), "%s",
+				 known[i].name);
+			break;
+		}
+	}
+	/* DWARF wins over the table: it describes this very build. */
+	why[0] = 0;
+	if (!layout_dwarf_any(t, o.elf, why, sizeof(why))) {
+		t->src = LJL_SRC_DWARF;
+		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
+			 m->path);
+		if (!t->fftab && !strcmp(t->kind, "tarantool"))
+			t->fftab = 3;
+	} else if (t->src == LJL_SRC_NONE) {
+		snprintf(t->layout_name, sizeof(t->layout_name),
+			 "unknown build (%s)", why);
+	}
+	elf_close(&o);
+	return 0;
+}
+
+int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
+{
+	char p[64], first_err[512] = "";
+	FILE *f;
+	struct map m;
+	int pass;
+
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return fail(err, n, "libelf too old");
+	snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+	/* Pass 0: objects named like LuaJIT hosts; pass 1: any executable. */
+	for (pass = 0; pass < 2; pass++) {
+		char seen[64][256];
+		int nseen = 0;
+
+		f = fopen(p, "re");
+		if (!f)
+			return fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
+		while (next_map(f, &m)) {
+			const char *kind;
+			int k, dup = 0;
+
+			if (m.perms[2] != 'x' || m.path[0] != '/')
+				continue;
+			kind = classify(m.path);
+			if ((pass == 0) != (kind != NULL))
+				continue;
+			for (k = 0; k < nseen; k++)
+				dup |= !strncmp(seen[k], m.path, 255);
+			if (dup)
+				continue;
+			if (nseen < 64)
+				snprintf(seen[nseen++], 256, "%.255s", m.path);
+			if (pass == 1 && (strstr(m.path, "/libc.so") ||
+					  strstr(m.path, "/ld-linux") ||
+					  strstr(m.path, "/libm.so")))
+				continue;
+			if (!try_object(t, &m, kind, first_err[0] ? NULL : first_err,
+					sizeof(first_err))) {
+				fclose(f);
+				return 0;
+			}
+		}
+		fclose(f);
+	}
+	if (first_err[0])
+		return fail(err, n, "pid %d: no LuaJIT VM found (%s)", (int)pid,
+			    first_err);
+	return fail(err, n,
+		    "pid %d is not a LuaJIT process: no luajit*, libluajit-5.1.so*, "
+		    "tarantool, nginx or openresty mapping and no mapped object "
+		    "with LuaJIT's interpreter FDE", (int)pid);
+}
+
+/* ---- finding global_State ------------------------------------------------ */
+
+int ljl_find_states(struct ljl_target *t, char *err, size_t n)
+{
+	char p[64];
+	FILE *f;
+	struct map m;
+	const struct luw_lj_layout *ly = &t->layout;
+	enum { CHUNK = 1 << 20 };
+	uint64_t *buf;
+	uint64_t scanned = 0, limit = 2ull << 30;
+	uint32_t need = ly->gg_ndisp ? ly->gg_ndisp : 64;
+
+	t->nstates = 0;
+	if (ly->size != sizeof(*ly))
+		return fail(err, n, "no layout");
+	buf = malloc(CHUNK);
+	if (!buf)
+		return fail(err, n, "out of memory");
+	snprintf(p, sizeof(p), "/proc/%d/maps", (int)t->pid);
+	f = fopen(p, "re");
+	if (!f) {
+		free(buf);
+		return fail(err, n, "pid %d: %s", (int)t->pid, strerror(errno));
+	}
+	while (next_map(f, &m) && scanned < limit) {
+		uint64_t a, run = 0, run_start = 0;
+
+		/* GG_State comes from the Lua allocator: anonymous or heap. */
+		if (m.perms[0] != 'r' || m.perms[1] != 'w')
+			continue;
+		if (m.path[0] && strcmp(m.path, "[heap]"))
+			continue;
+		for (a = m.start; a < m.end && scanned < limit; a += CHUNK) {
+			uint64_t len = m.end - a < CHUNK ? m.end - a : CHUNK, i;
+
+			if (rd(t->pid, a, buf, (uint32_t)len)) {
+				run = 0;
+				continue;
+			}
+			scanned += len;
+			for (i = 0; i < len / 8; i++) {
+				uint64_t v = buf[i];
+
+				if (v >= t->vm_start && v < t->vm_end) {
+					if (!run++)
+						run_start = a + 8 * i;
+					/* Validation tells a real G from a lookalike. */
+					if (run == need && t->nstates < LJL_MAX_STATES)
+						t->states[t->nstates++] =
+							run_start - ly->gg_g2disp;
+				} else {
+					run = 0;
+				}
+			}
+		}
+	}
+	fclose(f);
+	free(buf);
+	return 0;
+}
+
+/* ---- validation ---------------------------------------------------------- */
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		fail(why, whylen, __VA_ARGS__);				\
+		return -1;						\
+	}								\
+} while (0)
+
+int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
+		 uint64_t g, char *why, size_t whylen)
+{
+	pid_t pid = t->pid;
+	int gc64 = !!(ly->flags & LUW_LJ_F_GC64);
+	uint64_t mainl = 0, glref = 0, stack = 0, maxstack = 0, base = 0, top = 0;
+	uint64_t slot0 = 0, disp[4096 / 8], curl = 0, jb = 0, tl = 0;
+	uint32_t stacksize = 0, len = 1, i, ndisp;
+	int32_t vms = 0;
+	uint8_t gct = 0;
+
+	CHECK(!luw_lj_layout_check(ly), "descriptor fails its own sanity check");
+	CHECK(ly->cframe_size == t->fde_cfa,
+	      "cframe_size %u but the interpreter FDE's CFA is rsp+%u",
+	      ly->cframe_size, t->fde_cfa);
+	/* The dispatch table: every entry points into the VM. */
+	ndisp = ly->gg_ndisp;
+	CHECK(ndisp <= sizeof(disp) / 8, "gg_ndisp %u too large", ndisp);
+	CHECK(!rd(pid, g + ly->gg_g2disp, disp, ndisp * 8),
+	      "G 0x%llx: dispatch table unreadable", (unsigned long long)g);
+	for (i = 0; i < ndisp; i++)
+		CHECK(disp[i] >= t->vm_start && disp[i] < t->vm_end,
+		      "dispatch[%u] = 0x%llx is outside the VM (gg_g2disp/gg_ndisp)",
+		      i, (unsigned long long)disp[i]);
+	/* Main thread: embedded in GG_State, points back at G. */
+	CHECK(!rd_ref(pid, ly, g + ly->g_mainthref, &mainl),
+	      "G->mainthref unreadable");
+	CHECK(mainl == g + (int64_t)ly->gg_g2l,
+	      "G->mainthref = 0x%llx, not GG->L at 0x%llx (g_mainthref/gg_g2l)",
+	      (unsigned long long)mainl,
+	      (unsigned long long)(g + (int64_t)ly->gg_g2l));
+	CHECK(!rd(pid, mainl + ly->gc_gct, &gct, 1) && gct == ly->gct_thread,
+	      "main thread's gct = %u, not a thread (gc_gct)", gct);
+	CHECK(!rd_ref(pid, ly, mainl + ly->l_glref, &glref) && glref == g,
+	      "main thread's glref = 0x%llx, not G (l_glref)",
+	      (unsigned long long)glref);
+	/* Its stack: maxstack = stack + stacksize - extra, slot 0 = L. */
+	CHECK(!rd_ref(pid, ly, mainl + ly->l_stack, &stack) && stack,
+	      "L->stack unreadable (l_stack)");
+	CHECK(!rd(pid, mainl + ly->l_stacksize, &stacksize, 4) &&
+	      stacksize > ly->stack_extra && stacksize < (1u << 24),
+	      "L->stacksize = %u implausible (l_stacksize)", stacksize);
+	CHECK(!rd_ref(pid, ly, mainl + ly->l_maxstack, &maxstack) &&
+	      maxstack == stack + 8ull * (stacksize - ly->stack_extra - 1),
+	      "L->maxstack = 0x%llx, expected stack + 8*(stacksize - %u - 1) = 0x%llx "
+	      "(l_maxstack/l_stack/l_stacksize/stack_extra)",
+	      (unsigned long long)maxstack, ly->stack_extra,
+	      (unsigned long long)(stack + 8ull * (stacksize - ly->stack_extra - 1)));
+	CHECK(!rd(pid, stack, &slot0, 8) &&
+	      (gc64 ? (slot0 & LUW_LJ_GCVMASK) : (slot0 & 0xffffffffu)) == mainl,
+	      "L->stack[0] is not the thread itself");
+	CHECK(!rd(pid, mainl + ly->l_base, &base, 8) &&
+	      !rd(pid, mainl + ly->l_top, &top, 8) && base > stack &&
+	      base <= top && top <= stack + 8ull * stacksize,
+	      "L->base/top (0x%llx/0x%llx) outside the stack (l_base/l_top)",
+	      (unsigned long long)base, (unsigned long long)top);
+	/* The empty string lives in G. */
+	CHECK(!rd(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
+	      gct == ly->gct_str,
+	      "G->strempty's gct = %u, not a string (g_strempty)", gct);
+	CHECK(!rd(pid, g + ly->g_strempty + ly->str_len, &len, 4) && len == 0,
+	      "G->strempty.len = %u, not 0 (str_len)", len);
+	CHECK(!rd(pid, g + ly->g_vmstate, &vms, 4) &&
+	      (vms >= 0 ? vms < 65536 : (uint32_t)~vms < ly->n_vmst),
+	      "G->vmstate = %d implausible (g_vmstate)", vms);
+	CHECK(!rd_ref(pid, ly, g + ly->g_cur_l, &curl),
+	      "G->cur_L unreadable");
+	if (curl) {
+		CHECK(!rd(pid, curl + ly->gc_gct, &gct, 1) &&
+		      gct == ly->gct_thread &&
+		      !rd_ref(pid, ly, curl + ly->l_glref, &glref) && glref == g,
+		      "G->cur_L = 0x%llx is not a thread of G (g_cur_l)",
+		      (unsigned long long)curl);
+	}
+	if (ly->g_tmpbuf_l != LUW_LJ_NOFIELD &&
+	    !rd_ref(pid, ly, g + ly->g_tmpbuf_l, &tl) && (tl & ~7ull)) {
+		tl &= ~7ull;
+		CHECK(!rd(pid, tl + ly->gc_gct, &gct, 1) && gct == ly->gct_thread,
+		      "G->tmpbuf.L = 0x%llx is not a thread (g_tmpbuf_l)",
+		      (unsigned long long)tl);
+	}
+	CHECK(!rd_ref(pid, ly, g + ly->g_jit_base, &jb), "G->jit_base unreadable");
+	if (ly->flags & LUW_LJ_F_JIT) {
+		uint64_t j = g + (int64_t)ly->gg_g2j, arr = 0;
+		uint32_t sz = 0;
+
+		CHECK(!rd(pid, j + ly->j_trace, &arr, 8) &&
+		      !rd(pid, j + ly->j_sizetrace, &sz, 4) &&
+		      ((arr && sz > 0 && sz <= 65536) || (!arr && !sz)),
+		      "J->trace/sizetrace = 0x%llx/%u implausible (gg_g2j/j_trace)",
+		      (unsigned long long)arr, sz);
+	}
+	return 0;
+}
+
+/* ---- attach --------------------------------------------------------------- */
+
+static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
+			char *why, size_t n)
+{
+	int i;
+
+	if (!t->nstates)
+		return fail(why, n, "no global_State found in memory (dispatch table "
+			    "of %u entries into the VM)", ly->gg_ndisp);
+	for (i = 0; i < t->nstates; i++)
+		if (ljl_validate(t, ly, t->states[i], why, n))
+			return -1;
+	return 0;
+}
+
+int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
+{
+	char why[512];
+	size_t i;
+
+	if (ljl_open(pid, t, err, n))
+		return -1;
+	if (t->src != LJL_SRC_NONE) {
+		if (ljl_find_states(t, err, n))
+			return -1;
+		if (!validate_all(t, &t->layout, why, sizeof(why)))
+			return 0;
+		return fail(err, n,
+			    "%s (build-id %s): layout \"%s\" does not match the live "
+			    "process: %s; refusing it", t->path,
+			    t->build_id[0] ? t->build_id : "none", t->layout_name, why);
+	}
+	/* Unknown build: a family layout must validate on every state. */
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		if (known[i].build_id)
+			continue;
+		t->layout = *known[i].layout;
+		if (ljl_find_states(t, err, n))
+			return -1;
+		if (!validate_all(t, &t->layout, why, sizeof(why))) {
+			t->src = LJL_SRC_GUESS;
+			t->fftab = known[i].fftab;
+			snprintf(t->layout_name, sizeof(t->layout_name),
+				 "%s (validated, build-id not in the table)",
+				 known[i].name);
+			return 0;
+		}
+	}
+	memset(&t->layout, 0, sizeof(t->layout));
+	t->nstates = 0;
+	return fail(err, n,
+		    "%s (build-id %s): LuaJIT layout not recognised: no DWARF and no "
+		    "known layout validates against the process", t->path,
+		    t->build_id[0] ? t->build_id : "none");
+}

@@ -1,0 +1,267 @@
+/*
+ * luaunwind-ljprobe: the host-side proof of the Lua stack walk.
+ *
+ *   luaunwind-ljprobe [-n N] [-t TID] [-v] [--want STATE] PID
+ *
+ * Prints the detected target, layout and VM range, then takes N samples:
+ * stops the thread with PTRACE_SEIZE + PTRACE_INTERRUPT, reads its
+ * registers, and when the pc is in VM code or in the running trace walks
+ * the Lua stack with luaunwind_ljwalk.h (the code the module runs) and
+ * prints it; otherwise lets it run a moment and retries.  Always detaches.
+ * --want STATE keeps only samples in that state (LFUNC, FFUNC, TRACE, ...).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ljlayout.h"
+#include "ljsym.h"
+#include "luaunwind_ljwalk.h"
+
+static const char *const vmst_names[LUW_VMST__MAX] = {
+	"INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT", "RECORD", "OPT",
+	"ASM", "TRACE", "UNKNOWN",
+};
+
+static const char *const status_names[LUW_LJW__MAX] = {
+	"ok", "full", "no-G", "no-L", "bad-base", "fault", "bad-frame", "budget",
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
+		   "[--want STATE] [--tries N] PID\n");
+}
+
+static void regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ip = u->rip;
+	r->r[LUW_X86_RAX] = u->rax;
+	r->r[LUW_X86_RDX] = u->rdx;
+	r->r[LUW_X86_RCX] = u->rcx;
+	r->r[LUW_X86_RBX] = u->rbx;
+	r->r[LUW_X86_RSI] = u->rsi;
+	r->r[LUW_X86_RDI] = u->rdi;
+	r->r[LUW_X86_RBP] = u->rbp;
+	r->r[LUW_X86_RSP] = u->rsp;
+	r->r[LUW_X86_R8] = u->r8;
+	r->r[LUW_X86_R9] = u->r9;
+	r->r[LUW_X86_R10] = u->r10;
+	r->r[LUW_X86_R11] = u->r11;
+	r->r[LUW_X86_R12] = u->r12;
+	r->r[LUW_X86_R13] = u->r13;
+	r->r[LUW_X86_R14] = u->r14;
+	r->r[LUW_X86_R15] = u->r15;
+}
+
+/* Is ip inside the machine code of the trace the walk reported? */
+static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
+		       const struct luw_lj_frame *f, uint64_t ip)
+{
+	uint64_t mcode = 0;
+	uint32_t sz = 0;
+
+	if (f->kind != LUW_LJF_TRACE || !f->func)
+		return 0;
+	if (ljl_read_mem(&pid, f->func + ly->tr_mcode, &mcode, 8) ||
+	    ljl_read_mem(&pid, f->func + ly->tr_szmcode, &sz, 4))
+		return 0;
+	return ip >= mcode && ip < mcode + sz;
+}
+
+static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
+			 const struct luw_lj_walk_out *o, int verbose)
+{
+	char b[512];
+	unsigned int i, s;
+
+	printf("sample %d ip=0x%llx vmstate=%s raw=%d status=%s frames=%u "
+	       "segs=%u coros=%u", idx, (unsigned long long)ip,
+	       vmst_names[o->vmstate], o->vmstate_raw, status_names[o->status],
+	       o->nframes, o->nsegs, o->coros);
+	if (o->nframes && o->frames[0].kind == LUW_LJF_TRACE)
+		printf(" trace=%u", o->frames[0].trace);
+	printf("\n");
+	/* Root first, flamegraph style; segments joined in walk order. */
+	printf("stack %d ", idx);
+	for (i = o->nframes; i-- > 0;)
+		printf("%s%s", ljs_frame_str(sym, &o->frames[i], b, sizeof(b)),
+		       i ? ";" : "");
+	printf("\n");
+	if (!verbose)
+		return;
+	for (s = 0; s < o->nsegs; s++) {
+		const struct luw_lj_seg *g = &o->segs[s];
+
+		printf("  seg %u L=0x%llx cframe=0x%llx%s%s\n", s,
+		       (unsigned long long)g->L, (unsigned long long)g->cframe,
+		       g->flags & LUW_LJS_RESUMED ? " resumed" : "",
+		       g->flags & LUW_LJS_TRACE ? " trace" : "");
+		for (i = g->first; i < (unsigned int)g->first + g->count; i++)
+			printf("    #%u %s link=%u%s\n", i,
+			       ljs_frame_str(sym, &o->frames[i], b, sizeof(b)),
+			       o->frames[i].link,
+			       o->frames[i].flags & LUW_LJF_PC_EXACT ? " exact" : "");
+	}
+}
+
+static int want_state(const char *w, int st)
+{
+	return !w || !strcmp(w, vmst_names[st]);
+}
+
+int main(int argc, char **argv)
+{
+	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0;
+	const char *want = NULL;
+	pid_t pid = 0, tid = 0;
+	struct ljl_target *t;
+	struct ljs_ctx *sym;
+	char err[1024];
+	struct luw_lj_frame frames[256];
+	struct luw_lj_seg segs[32];
+	uint64_t g_hint = 0;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "-n") && i + 1 < argc)
+			nsamples = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
+			tid = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--tries") && i + 1 < argc)
+			tries = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--want") && i + 1 < argc)
+			want = argv[++i];
+		else if (!strcmp(argv[i], "-v"))
+			verbose = 1;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			usage(stdout);
+			return 0;
+		} else if (argv[i][0] != '-' && !pid)
+			pid = atoi(argv[i]);
+		else {
+			usage(stderr);
+			return 1;
+		}
+	}
+	if (pid <= 0 || nsamples < 0) {
+		usage(stderr);
+		return 1;
+	}
+	if (!tid)
+		tid = pid;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return 1;
+	if (ljl_attach(pid, t, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
+		free(t);
+		return 2;
+	}
+	printf("target: pid %d kind %s path %s build-id %s\n", (int)pid, t->kind,
+	       t->path, t->build_id[0] ? t->build_id : "none");
+	printf("layout: %s (%s, %s)\n", t->layout_name,
+	       t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
+	       t->src == LJL_SRC_DWARF ? "dwarf" :
+	       t->src == LJL_SRC_KNOWN ? "known build-id" : "validated guess");
+	printf("vm: 0x%llx-0x%llx interp-end 0x%llx cframe %u\n",
+	       (unsigned long long)t->vm_start, (unsigned long long)t->vm_end,
+	       (unsigned long long)t->interp_end, t->fde_cfa);
+	for (i = 0; i < t->nstates; i++)
+		printf("state: G=0x%llx\n", (unsigned long long)t->states[i]);
+	fflush(stdout);
+	if (t->nstates == 1)
+		g_hint = t->states[0];
+	sym = ljs_new(pid, &t->layout, t->fftab);
+	if (!sym) {
+		free(t);
+		return 1;
+	}
+	if (nsamples == 0)
+		goto out;
+	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+		fprintf(stderr, "luaunwind-ljprobe: ptrace seize %d: %s\n", (int)tid,
+			strerror(errno));
+		rc = 2;
+		goto out;
+	}
+	srand((unsigned int)getpid());
+	for (i = 0; i < tries && got < nsamples; i++) {
+		struct user_regs_struct u;
+		struct luw_lj_walk_in in;
+		struct luw_lj_walk_out o;
+		int st, in_vm, ok;
+
+		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
+		    waitpid(tid, &st, __WALL) != tid) {
+			fprintf(stderr, "luaunwind-ljprobe: interrupt: %s\n",
+				strerror(errno));
+			rc = 2;
+			break;
+		}
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			fprintf(stderr, "luaunwind-ljprobe: target exited\n");
+			rc = 2;
+			goto out;
+		}
+		if (ptrace(PTRACE_GETREGS, tid, 0, &u)) {
+			rc = 2;
+			break;
+		}
+		memset(&in, 0, sizeof(in));
+		in.ly = &t->layout;
+		in.read = ljl_read_mem;
+		in.ctx = &pid;
+		regs_from(&u, &in.regs);
+		in.vm_start = t->vm_start;
+		in.interp_end = t->interp_end;
+		in.vm_end = t->vm_end;
+		in.g_hint = g_hint;
+		memset(&o, 0, sizeof(o));
+		o.frames = frames;
+		o.max_frames = sizeof(frames) / sizeof(frames[0]);
+		o.segs = segs;
+		o.max_segs = sizeof(segs) / sizeof(segs[0]);
+		in_vm = u.rip >= t->vm_start && u.rip < t->interp_end;
+		ok = 0;
+		luw_lj_walk(&in, &o);
+		if (in_vm)
+			ok = o.vmstate != LUW_VMST_TRACE;
+		else if (o.vmstate == LUW_VMST_TRACE && o.nframes)
+			ok = ip_in_trace(pid, &t->layout, &o.frames[0], u.rip);
+		if (ok && want_state(want, o.vmstate)) {
+			print_sample(sym, got, u.rip, &o, verbose);
+			got++;
+		}
+		/*
+		 * Let it run between samples; a random pause avoids locking
+		 * onto the program's period.
+		 */
+		if (ptrace(PTRACE_CONT, tid, 0, 0)) {
+			rc = 2;
+			break;
+		}
+		usleep(200 + (unsigned int)(rand() % 1800));
+	}
+	/* PTRACE_DETACH needs a stopped tracee. */
+	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0) {
+		int st;
+
+		waitpid(tid, &st, __WALL);
+	}
+	ptrace(PTRACE_DETACH, tid, 0, 0);
+	printf("samples: %d of %d wanted, %d stops\n", got, nsamples, i);
+	if (got < nsamples && !rc)
+		rc = 3;
+out:
+	ljs_free(sym);
+	free(t);
+	return rc;
+}
