@@ -103,6 +103,18 @@ grep -q 'Total samples = 1500' <<<"$top" &&
 	echo "$top" >&2
 	fail=1
 }
+# Our own --top agrees with pprof's -top on self and total per frame.
+# pprof: flat flat% sum% cum cum% name; ours: self self% total total% name.
+cols() { awk -v t="$1" -v k="$2" '{ s = $1 " " $t
+	for (i = 0; i < k; i++) sub(/^ *[^ ]+/, ""); sub(/^ +/, ""); print s, $0 }'; }
+theirs=$(awk '/^ +flat/ { on = 1; next } on' <<<"$top" | head -5 | cols 4 5)
+ours=$("$bin/luaunwind-flamegraph" --no-svg --top 5 "$fixtures/sample.folded" |
+	awk '/^ +self/ { on = 1; next } on' | cols 3 4)
+[ "$(wc -l <<<"$theirs")" -eq 5 ] && [ "$theirs" = "$ours" ] || {
+	echo "pprof check: --top differs from pprof -top:" >&2
+	diff <(echo "$theirs") <(echo "$ours") >&2 || true
+	fail=1
+}
 # cpu time is the default sample index: 1500 samples of 1 ms.
 grep -q 'Total samples = 1500ms' <<<"$(pprof -top "$p")" || {
 	echo "pprof check: cpu total is not 1500ms" >&2

@@ -274,6 +274,33 @@ static void test_fixture(const char *dir)
 	}
 }
 
+static void test_top(void)
+{
+	static const char *const want =
+		"Heaviest stacks (2 of 3, 7 samples):\n"
+		"         3  42.86%  a;b;a\n"
+		"         3  42.86%  a;c\n"
+		"\n"
+		"Frames by self samples (2 of 4):\n"
+		"      self  self%     total total%  frame\n"
+		"         3  42.86%         6  85.71%  a\n"
+		"         3  42.86%         3  42.86%  c\n";
+	struct luw_stacks *s = luw_stacks_new();
+	char err[128], *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	/* Recursion (a under a) counts once in a's total; ties go by text. */
+	CHECK(read_str(s, "x 1\na;c 3\na;b;a 3\n", err, sizeof(err)) == 0,
+	      "%s", err);
+	f = open_memstream(&buf, &len);
+	CHECK(luw_stacks_write_top(s, f, 2) == 0, "write_top");
+	fclose(f);
+	CHECK(strcmp(buf, want) == 0, "top:\n%s", buf);
+	free(buf);
+	luw_stacks_free(s);
+}
+
 /* xorshift: same sequence on every run. */
 static uint64_t rng = 88172645463325252ULL;
 
@@ -408,6 +435,7 @@ int main(int argc, char **argv)
 	test_merge_and_errors();
 	test_order();
 	test_read_errors();
+	test_top();
 	test_fixture(argv[1]);
 	test_random();
 	bench();

@@ -455,6 +455,130 @@ int luw_stacks_write_folded(const struct luw_stacks *s, FILE *out)
 	return ferror(out) ? -1 : 0;
 }
 
+struct heavy {
+	const int32_t *frames;	/* into s->frames: stable while visiting */
+	size_t n;
+	uint64_t count;
+};
+
+struct top_ctx {
+	const struct luw_stacks *s;
+	uint64_t *self, *incl;
+	size_t *seen;		/* last stack (1-based) that counted a name */
+	size_t visit;
+	struct heavy *heavy;	/* the n heaviest stacks, heaviest first */
+	size_t n, nheavy;
+};
+
+/* Visits come in folded order, so of two equal counts the earlier stays
+ * ahead: ties fall back to folded text. */
+static int top_visit(void *vc, const int32_t *frames, size_t n,
+		     uint64_t count)
+{
+	struct top_ctx *c = vc;
+	size_t i, k;
+
+	c->visit++;
+	c->self[frames[n - 1]] += count;
+	for (i = 0; i < n; i++) {
+		if (c->seen[frames[i]] != c->visit) {
+			c->seen[frames[i]] = c->visit;
+			c->incl[frames[i]] += count;
+		}
+	}
+	for (k = c->nheavy; k > 0 && c->heavy[k - 1].count < count; k--)
+		;
+	if (k >= c->n)
+		return 0;
+	if (c->nheavy < c->n)
+		c->nheavy++;
+	memmove(c->heavy + k + 1, c->heavy + k,
+		(c->nheavy - 1 - k) * sizeof(*c->heavy));
+	c->heavy[k] = (struct heavy){ frames, n, count };
+	return 0;
+}
+
+static int cmp_frames_top(const void *a, const void *b, void *ctx)
+{
+	const struct top_ctx *c = ctx;
+	int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+	const struct name *nx = &c->s->names[x], *ny = &c->s->names[y];
+	size_t l = nx->len < ny->len ? nx->len : ny->len;
+	int r;
+
+	if (c->self[x] != c->self[y])
+		return c->self[x] < c->self[y] ? 1 : -1;
+	if (c->incl[x] != c->incl[y])
+		return c->incl[x] < c->incl[y] ? 1 : -1;
+	r = memcmp(nx->str, ny->str, l);
+	return r ? r : (nx->len > ny->len) - (nx->len < ny->len);
+}
+
+static double pct(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n)
+{
+	struct top_ctx c = { 0 };
+	int32_t *ids = NULL;
+	size_t i, k, nids = 0;
+	int ret = -1;
+
+	c.s = s;
+	c.n = n;
+	c.self = calloc(s->nnames + 1, sizeof(*c.self));
+	c.incl = calloc(s->nnames + 1, sizeof(*c.incl));
+	c.seen = calloc(s->nnames + 1, sizeof(*c.seen));
+	c.heavy = calloc(n + 1, sizeof(*c.heavy));
+	ids = malloc((s->nnames + 1) * sizeof(*ids));
+	if (!c.self || !c.incl || !c.seen || !c.heavy || !ids)
+		goto out;
+	if (luw_stacks_each(s, top_visit, &c))
+		goto out;
+
+	fprintf(out, "Heaviest stacks (%zu of %zu, %" PRIu64 " samples):\n",
+		c.nheavy, s->nstacks, s->total);
+	for (k = 0; k < c.nheavy; k++) {
+		fprintf(out, "%10" PRIu64 " %6.2f%%  ", c.heavy[k].count,
+			pct(c.heavy[k].count, s->total));
+		for (i = 0; i < c.heavy[k].n; i++) {
+			const struct name *nm = &s->names[c.heavy[k].frames[i]];
+
+			if (i)
+				putc(';', out);
+			fwrite(nm->str, 1, nm->len, out);
+		}
+		putc('\n', out);
+	}
+
+	for (i = 0; i < s->nnames; i++)
+		if (c.incl[i])
+			ids[nids++] = (int32_t)i;
+	qsort_r(ids, nids, sizeof(*ids), cmp_frames_top, &c);
+	fprintf(out, "\nFrames by self samples (%zu of %zu):\n"
+		"      self  self%%     total total%%  frame\n",
+		nids < n ? nids : n, nids);
+	for (k = 0; k < nids && k < n; k++) {
+		const struct name *nm = &s->names[ids[k]];
+
+		fprintf(out, "%10" PRIu64 " %6.2f%% %9" PRIu64 " %6.2f%%  ",
+			c.self[ids[k]], pct(c.self[ids[k]], s->total),
+			c.incl[ids[k]], pct(c.incl[ids[k]], s->total));
+		fwrite(nm->str, 1, nm->len, out);
+		putc('\n', out);
+	}
+	ret = ferror(out) ? -1 : 0;
+out:
+	free(c.self);
+	free(c.incl);
+	free(c.seen);
+	free(c.heavy);
+	free(ids);
+	return ret;
+}
+
 /* Parse the count: decimal digits only, no sign, no overflow. */
 static int parse_count(const char *p, size_t len, uint64_t *out)
 {

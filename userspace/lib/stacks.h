@@ -52,6 +52,14 @@ int luw_stacks_each(const struct luw_stacks *s, luw_stacks_fn fn, void *ctx);
 int luw_stacks_write_folded(const struct luw_stacks *s, FILE *out);
 
 /*
+ * A text summary for people: the n heaviest merged stacks, then the n
+ * frames with the most self samples (the stack's leaf) with their total
+ * samples (stacks passing through the frame, a recursive frame counted
+ * once per stack).  Ties are broken by folded text / name bytes.
+ */
+int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n);
+
+/*
  * Parse folded text back ("frames count" per line, the count after the
  * last space or tab) into s: lets the SVG writer and tests take any folded
  * file.  Frames are split at ';' and kept byte for byte (spaces and empty

@@ -28,6 +28,7 @@ static const char usage[] =
 	"      --pprof FILE       also write a gzipped pprof profile\n"
 	"      --period-ns NS     time per sample, for --pprof\n"
 	"      --duration-ns NS   length of the recording, for --pprof\n"
+	"      --top N            print the N heaviest stacks and frames (text)\n"
 	"      --no-svg           write no SVG (with --pprof)\n"
 	"  -h, --help             this text\n"
 	"\n"
@@ -50,7 +51,8 @@ static int number(const char *arg, const char *what, double max, double *out)
 }
 
 enum { OPT_SUBTITLE = 256, OPT_COUNT, OPT_HEIGHT, OPT_MINW, OPT_COLORS,
-       OPT_PPROF, OPT_PERIOD, OPT_DURATION, OPT_NOSVG };
+       OPT_PPROF, OPT_PERIOD, OPT_DURATION, OPT_TOP,
+       OPT_NOSVG };
 
 int main(int argc, char **argv)
 {
@@ -66,6 +68,7 @@ int main(int argc, char **argv)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "period-ns", required_argument, NULL, OPT_PERIOD },
 		{ "duration-ns", required_argument, NULL, OPT_DURATION },
+		{ "top", required_argument, NULL, OPT_TOP },
 		{ "no-svg", no_argument, NULL, OPT_NOSVG },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -77,6 +80,7 @@ int main(int argc, char **argv)
 	char err[256];
 	FILE *in, *out;
 	double v;
+	size_t top = 0;
 	int c, svg = 1, status = 0;
 
 	luw_flamegraph_defaults(&fo);
@@ -122,6 +126,11 @@ int main(int argc, char **argv)
 				return 1;
 			po.duration_ns = (uint64_t)v;
 			break;
+		case OPT_TOP:
+			if (number(optarg, "top", 1e6, &v))
+				return 1;
+			top = (size_t)v;
+			break;
 		case OPT_NOSVG: svg = 0; break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: fputs(usage, stderr); return 1;
@@ -156,6 +165,17 @@ int main(int argc, char **argv)
 
 		if (!pf || luw_pprof_write(pf, s, &po) || fclose(pf)) {
 			fprintf(stderr, "luaunwind-flamegraph: %s: %s\n", pprof,
+				strerror(errno));
+			status = 2;
+			goto done;
+		}
+	}
+	if (top) {
+		/* With an SVG on stdout too, the summary goes to stderr. */
+		FILE *to = svg && !output ? stderr : stdout;
+
+		if (luw_stacks_write_top(s, to, top) || fflush(to)) {
+			fprintf(stderr, "luaunwind-flamegraph: %s\n",
 				strerror(errno));
 			status = 2;
 			goto done;
