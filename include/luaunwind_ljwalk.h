@@ -82,7 +82,7 @@ struct luw_lj_regs {
 
 /* frame flags */
 #define LUW_LJF_PC_EXACT  0x01	/* pc is the frame's own position */
-#define LUW_LJF_TAIL	  0x02	/* reached through a tail call (CONT) */
+#define LUW_LJF_PC_TRACE  0x02	/* pc is a trace's start instruction */
 
 struct luw_lj_frame {
 	__u8 kind;
@@ -465,6 +465,8 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 				f->pc = pc;
 				if (pc_exact)
 					f->flags |= LUW_LJF_PC_EXACT;
+				else if (first_extra && o->nframes == 2)
+					f->flags |= LUW_LJF_PC_TRACE;
 			}
 		} else if (ffid == LUW_LJ_FF_C) {
 			__u64 cf = 0;

@@ -3,6 +3,7 @@
  * See ljlayout.h for the approach.
  */
 #include "ljlayout.h"
+#include "luaunwind_ljwalk.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -340,9 +341,12 @@ static Elf_Scn *find_scn(Elf *elf, const char *name, GElf_Shdr *out)
 	return NULL;
 }
 
-/* CFA rule at `pc` if it is rsp + N: N, else -1; *end = end of the row. */
-static long cfa_rsp_off(Dwarf_CFI *cfi, uint64_t pc, uint64_t *rstart,
-			uint64_t *rend)
+/*
+ * CFA rule at `pc` if it is REG + N with REG = reg: N, else -1;
+ * rstart, rend: the range of the row.
+ */
+static long cfa_reg_off(Dwarf_CFI *cfi, uint64_t pc, unsigned int reg,
+			uint64_t *rstart, uint64_t *rend)
 {
 	Dwarf_Frame *fr = NULL;
 	Dwarf_Op *ops;
@@ -354,7 +358,7 @@ static long cfa_rsp_off(Dwarf_CFI *cfi, uint64_t pc, uint64_t *rstart,
 		return -1;
 	if (dwarf_frame_info(fr, &s, &e, NULL) >= 0 &&
 	    dwarf_frame_cfa(fr, &ops, &nops) == 0 && nops == 1 &&
-	    ops[0].atom == DW_OP_bregx && ops[0].number == 7) {
+	    ops[0].atom == DW_OP_bregx && ops[0].number == reg) {
 		r = (long)(int64_t)ops[0].number2;
 		*rstart = s;
 		*rend = e;
@@ -404,7 +408,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 			if (e - s < 8192)
 				continue;
 		}
-		off = cfa_rsp_off(cfi, s, &rs, &re);
+		off = cfa_reg_off(cfi, s, 7, &rs, &re);
 		if (off <= 8 || rs != s)
 			continue;
 		if (re - rs > best) {
@@ -423,22 +427,14 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	*end = best_e;
 	*cfa = (uint32_t)best_cfa;
 	{
-		/* lj_vm_ffi_call's FDE follows directly: rbp frame, CFA rsp+16. */
+		/*
+		 * lj_vm_ffi_call's FDE follows directly; all its rules are at
+		 * its first address: CFA = rbp + 16.
+		 */
 		uint64_t rs, re;
 
-		if (cfa_rsp_off(cfi, best_e, &rs, &re) == 16 && rs == best_e) {
-			Dwarf_Frame *fr = NULL;
-			Dwarf_Addr fs, fe;
-
+		if (cfa_reg_off(cfi, best_e, 6, &rs, &re) == 16 && rs == best_e)
 			*end = re;
-			/* The rbp rule starts a row later: take the FDE's end. */
-			if (!dwarf_cfi_addrframe(cfi, re, &fr)) {
-				if (dwarf_frame_info(fr, &fs, &fe, NULL) >= 0 &&
-				    fs == re)
-					*end = fe;
-				free(fr);
-			}
-		}
 	}
 	dwarf_cfi_end(cfi);
 	return 0;
@@ -879,7 +875,7 @@ static int try_object(struct ljl_target *t, const struct map *m,
 			t->fftab = 3;
 	} else if (t->src == LJL_SRC_NONE) {
 		snprintf(t->layout_name, sizeof(t->layout_name),
-			 "unknown build (%s)", why);
+			 "unknown build (%.60s)", why);
 	}
 	elf_close(&o);
 	return 0;
@@ -1012,6 +1008,97 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 	}								\
 } while (0)
 
+/* The slot below a frame's base holds its function (or, at the bottom, L). */
+static int check_base_frame(pid_t pid, const struct luw_lj_layout *ly,
+			    uint64_t l, uint64_t base)
+{
+	uint64_t v = 0, fn;
+	uint8_t gct = 0;
+
+	if (rd(pid, base - 8, &v, 8))
+		return -1;
+	if (ly->flags & LUW_LJ_F_GC64) {
+		if (rd(pid, base - 16, &v, 8))
+			return -1;
+		fn = v & LUW_LJ_GCVMASK;
+	} else {
+		fn = v & 0xffffffffu;
+	}
+	if (fn == l)
+		return 0;
+	return rd(pid, fn + ly->gc_gct, &gct, 1) || gct != ly->gct_func ? -1 : 0;
+}
+
+static int rd_read_cb(void *ctx, __u64 a, void *d, __u32 n)
+{
+	return ljl_read_mem(ctx, a, d, n);
+}
+
+/*
+ * Protos and strings: walk the Lua stack the VM would report now (cur_L
+ * from L->base) and check the Lua frames found: proto type, chunk name a
+ * NUL-terminated string of its length.  No Lua frame, nothing to check.
+ */
+static int check_protos(const struct ljl_target *t,
+			const struct luw_lj_layout *ly, uint64_t g, char *why,
+			size_t whylen)
+{
+	struct luw_lj_walk_in in;
+	struct luw_lj_walk_out o;
+	struct luw_lj_frame fr[64];
+	struct luw_lj_seg sg[8];
+	pid_t pid = t->pid;
+	uint32_t i, checked = 0;
+
+	memset(&in, 0, sizeof(in));
+	memset(&o, 0, sizeof(o));
+	in.ly = ly;
+	in.read = rd_read_cb;
+	in.ctx = &pid;
+	in.vm_start = t->vm_start;
+	in.interp_end = t->interp_end;
+	in.vm_end = t->vm_end;
+	in.g_hint = g;
+	o.frames = fr;
+	o.max_frames = 64;
+	o.segs = sg;
+	o.max_segs = 8;
+	luw_lj_walk(&in, &o);
+	for (i = 0; i < o.nframes && checked < 4; i++) {
+		uint64_t pt = fr[i].proto, name = 0;
+		uint32_t len = 0, sizebc = 0;
+		uint8_t gct = 0, z = 1;
+		char buf[256];
+
+		if (fr[i].kind != LUW_LJF_LUA)
+			continue;
+		checked++;
+		CHECK(!rd(pid, pt + ly->gc_gct, &gct, 1) && gct == ly->gct_proto,
+		      "function 0x%llx: proto 0x%llx has gct %u (fn_pc/pt_size)",
+		      (unsigned long long)fr[i].func, (unsigned long long)pt, gct);
+		CHECK(!rd(pid, pt + ly->pt_sizebc, &sizebc, 4) && sizebc > 0 &&
+		      sizebc < (1u << 26),
+		      "proto 0x%llx: sizebc %u (pt_sizebc)",
+		      (unsigned long long)pt, sizebc);
+		CHECK(!rd_ref(pid, ly, pt + ly->pt_chunkname, &name) && name &&
+		      !rd(pid, name + ly->gc_gct, &gct, 1) && gct == ly->gct_str,
+		      "proto 0x%llx: chunk name is no string (pt_chunkname)",
+		      (unsigned long long)pt);
+		CHECK(!rd(pid, name + ly->str_len, &len, 4) && len > 0 &&
+		      len < (1u << 20) &&
+		      !rd(pid, name + ly->str_size + len, &z, 1) && z == 0,
+		      "chunk name 0x%llx: length %u is not its NUL (str_len/str_size)",
+		      (unsigned long long)name, len);
+		if (len > sizeof(buf))
+			len = sizeof(buf);
+		CHECK(!rd(pid, name + ly->str_size, buf, len) &&
+		      !memchr(buf, 0, len),
+		      "chunk name 0x%llx holds a NUL (str_len/str_size)",
+		      (unsigned long long)name);
+	}
+	return 0;
+}
+
 int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 		 uint64_t g, char *why, size_t whylen)
 {
@@ -1029,9 +1116,13 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 	      ly->cframe_size, t->fde_cfa);
 	/* The dispatch table: every entry points into the VM. */
 	ndisp = ly->gg_ndisp;
-	CHECK(ndisp <= sizeof(disp) / 8, "gg_ndisp %u too large", ndisp);
-	CHECK(!rd(pid, g + ly->gg_g2disp, disp, ndisp * 8),
+	CHECK(ndisp < sizeof(disp) / 8, "gg_ndisp %u too large", ndisp);
+	CHECK(!rd(pid, g + ly->gg_g2disp, disp, (ndisp + 1) * 8),
 	      "G 0x%llx: dispatch table unreadable", (unsigned long long)g);
+	/* After the table come bytecodes (GG->bcff), not code pointers. */
+	CHECK(disp[ndisp] < t->vm_start || disp[ndisp] >= t->vm_end,
+	      "dispatch[%u] is still in the VM: the table is longer (gg_ndisp)",
+	      ndisp);
 	for (i = 0; i < ndisp; i++)
 		CHECK(disp[i] >= t->vm_start && disp[i] < t->vm_end,
 		      "dispatch[%u] = 0x%llx is outside the VM (gg_g2disp/gg_ndisp)",
@@ -1068,6 +1159,11 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 	      base <= top && top <= stack + 8ull * stacksize,
 	      "L->base/top (0x%llx/0x%llx) outside the stack (l_base/l_top)",
 	      (unsigned long long)base, (unsigned long long)top);
+	CHECK(!check_base_frame(pid, ly, mainl, base),
+	      "no function below L->base 0x%llx (l_base/fn_*)",
+	      (unsigned long long)base);
+	if (check_protos(t, ly, g, why, whylen))
+		return -1;
 	/* The empty string lives in G. */
 	CHECK(!rd(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
 	      gct == ly->gct_str,
@@ -1123,6 +1219,22 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 	return 0;
 }
 
+int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
+		   const char *name, char *err, size_t n)
+{
+	char why[512];
+
+	t->layout = *ly;
+	if (ljl_find_states(t, err, n))
+		return -1;
+	if (!validate_all(t, &t->layout, why, sizeof(why)))
+		return 0;
+	return fail(err, n,
+		    "%s (build-id %s): layout \"%s\" does not match the live "
+		    "process: %s; refusing it", t->path,
+		    t->build_id[0] ? t->build_id : "none", name, why);
+}
+
 int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 {
 	char why[512];
@@ -1131,23 +1243,16 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	if (ljl_open(pid, t, err, n))
 		return -1;
 	if (t->src != LJL_SRC_NONE) {
-		if (ljl_find_states(t, err, n))
-			return -1;
-		if (!validate_all(t, &t->layout, why, sizeof(why)))
-			return 0;
-		return fail(err, n,
-			    "%s (build-id %s): layout \"%s\" does not match the live "
-			    "process: %s; refusing it", t->path,
-			    t->build_id[0] ? t->build_id : "none", t->layout_name, why);
+		struct luw_lj_layout ly = t->layout;
+
+		return ljl_use_layout(t, &ly, t->layout_name, err, n);
 	}
 	/* Unknown build: a family layout must validate on every state. */
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		if (known[i].build_id)
 			continue;
-		t->layout = *known[i].layout;
-		if (ljl_find_states(t, err, n))
-			return -1;
-		if (!validate_all(t, &t->layout, why, sizeof(why))) {
+		if (!ljl_use_layout(t, known[i].layout, known[i].name, why,
+				    sizeof(why))) {
 			t->src = LJL_SRC_GUESS;
 			t->fftab = known[i].fftab;
 			snprintf(t->layout_name, sizeof(t->layout_name),

@@ -71,6 +71,14 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
  */
 int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t errlen);
 
+/*
+ * Installs `ly` (called `name` in messages) after finding the states and
+ * validating it on every one; -1 with a message naming the binary, its
+ * build-id and the failed check otherwise.
+ */
+int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
+		   const char *name, char *err, size_t errlen);
+
 /* The read callback for luaunwind_ljwalk.h: ctx points at a pid_t. */
 int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);
 

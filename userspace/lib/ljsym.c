@@ -394,7 +394,8 @@ char *ljs_frame_str(struct ljs_ctx *c, const struct luw_lj_frame *f, char *buf,
 			snprintf(buf, n, "lua:?0x%llx", (unsigned long long)f->proto);
 			break;
 		}
-		lineno(ln, sizeof(ln), ljs_line(c, f->proto, f->pc, 1));
+		lineno(ln, sizeof(ln), ljs_line(c, f->proto, f->pc,
+						 !(f->flags & LUW_LJF_PC_TRACE)));
 		snprintf(buf, n, "lua:%s:%d:%s", p->chunk, p->firstline, ln);
 		break;
 	case LUW_LJF_FF:

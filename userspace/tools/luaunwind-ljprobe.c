@@ -9,6 +9,8 @@
  * the Lua stack with luaunwind_ljwalk.h (the code the module runs) and
  * prints it; otherwise lets it run a moment and retries.  Always detaches.
  * --want STATE keeps only samples in that state (LFUNC, FFUNC, TRACE, ...).
+ * --any also takes samples in C code called by the VM; without the host
+ * unwinder's VM frame the walk then starts from G->cur_L and L->base.
  */
 #include <errno.h>
 #include <signal.h>
@@ -37,7 +39,7 @@ static const char *const status_names[LUW_LJW__MAX] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
-		   "[--want STATE] [--tries N] PID\n");
+		   "[--want STATE] [--any] [--tries N] PID\n");
 }
 
 static void regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
@@ -120,7 +122,7 @@ static int want_state(const char *w, int st)
 
 int main(int argc, char **argv)
 {
-	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0;
+	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0, any = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
 	struct ljl_target *t;
@@ -139,6 +141,8 @@ int main(int argc, char **argv)
 			tries = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--want") && i + 1 < argc)
 			want = argv[++i];
+		else if (!strcmp(argv[i], "--any"))
+			any = 1;
 		else if (!strcmp(argv[i], "-v"))
 			verbose = 1;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -236,6 +240,8 @@ int main(int argc, char **argv)
 			ok = o.vmstate != LUW_VMST_TRACE;
 		else if (o.vmstate == LUW_VMST_TRACE && o.nframes)
 			ok = ip_in_trace(pid, &t->layout, &o.frames[0], u.rip);
+		else if (any)
+			ok = o.status == LUW_LJW_OK && o.nframes > 0;
 		if (ok && want_state(want, o.vmstate)) {
 			print_sample(sym, got, u.rip, &o, verbose);
 			got++;
