@@ -175,9 +175,8 @@ struct luw_version {
 #define LUW_EVENT_CPU_CLOCK	0	/* software hrtimer, works everywhere */
 #define LUW_EVENT_CYCLES	1	/* hardware cycles, needs a PMU */
 
-#define LUW_ATTACH_PERIOD	(1U << 0)	/* sample_rate is a period:
-						 * ns for cpu-clock, cycles
-						 * for LUW_EVENT_CYCLES */
+/* sample_rate is a period: ns for cpu-clock, cycles for LUW_EVENT_CYCLES */
+#define LUW_ATTACH_PERIOD	(1U << 0)
 #define LUW_ATTACH_STOPPED	(1U << 1)	/* do not start sampling yet */
 #define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED)
 
@@ -252,8 +251,8 @@ struct luw_stats {
 	__u64 drops;		/* out: samples lost to a full ring */
 	__u64 faults;		/* out: user reads that faulted */
 	__u64 truncated;	/* out: walks cut short (bound, bad frame) */
-	__u64 skipped;		/* out: hits on a target thread that could
-				 * not be sampled (exiting, nested) */
+	/* out: hits on a target thread that could not be sampled */
+	__u64 skipped;
 	__u64 handler_ns;	/* out: total time in the handler */
 	__u64 handler_calls;	/* out: handler runs on a target thread */
 	__u64 vmstate[16];	/* out: samples per LUW_VMST_* */
@@ -289,9 +288,10 @@ struct luw_list {
 #define LUW_REC_SAMPLE		1
 #define LUW_REC_LOST		2
 
-#define LUW_RF_KERNEL		(1U << 0)	/* hit in kernel mode: host
-						 * frames start at the user
-						 * registers saved on entry */
+/* Hit in kernel mode: host frames start at the user registers saved on
+ * entry to the kernel.
+ */
+#define LUW_RF_KERNEL		(1U << 0)
 #define LUW_RF_HOST_TRUNC	(1U << 1)	/* host walk cut short */
 #define LUW_RF_LUA_TRUNC	(1U << 2)	/* Lua walk cut short */
 #define LUW_RF_FAULT		(1U << 3)	/* a user read faulted */
@@ -324,8 +324,8 @@ struct luw_sample {
 #define LUW_LFF_PCALL		(1U << 1)	/* protected (pcall) frame */
 #define LUW_LFF_CONT		(1U << 2)	/* continuation frame */
 #define LUW_LFF_VARARG		(1U << 3)	/* below a vararg frame */
-#define LUW_LFF_COROUTINE	(1U << 4)	/* first frame of a coroutine
-						 * resumed by the next segment */
+/* First frame of a coroutine resumed by the next segment. */
+#define LUW_LFF_COROUTINE	(1U << 4)
 
 struct luw_lua_frame {
 	__u64 addr;

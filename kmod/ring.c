@@ -111,6 +111,9 @@ bool luw_ring_write(const void *rec, u32 size, u64 now)
 	if (++r->nest > 1)
 		goto out;
 	head = r->head;
+	/* Pairs with the release of tail in luw_ring_drain(): the reader is
+	 * done with the bytes before tail before we overwrite them.
+	 */
 	tail = smp_load_acquire(&r->tail);
 	need = size + (r->lost ? sizeof(struct luw_lost) : 0);
 	if (luw_ring_bytes - (head - tail) < need) {
@@ -131,6 +134,7 @@ bool luw_ring_write(const void *rec, u32 size, u64 now)
 		r->lost = 0;
 	}
 	luw_ring_put(r, head, rec, size);
+	/* Publish the record: its bytes are visible before the new head. */
 	smp_store_release(&r->head, head + size);
 	ok = true;
 	/* irq_work is NMI safe; wake_up() from NMI is not. */
@@ -148,6 +152,7 @@ static bool luw_ring_any(void)
 	for_each_possible_cpu(cpu) {
 		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
 
+		/* Pairs with the release of head in luw_ring_write(). */
 		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
 			return true;
 	}
@@ -161,9 +166,11 @@ static bool luw_ring_any(void)
 static ssize_t luw_ring_drain(struct luw_ring *r, char __user *buf, size_t len)
 {
 	u32 mask = luw_ring_bytes - 1;
+	/* Pairs with the release of head in luw_ring_write(). */
 	u64 head = smp_load_acquire(&r->head);
 	u64 tail = r->tail;
 	size_t done = 0;
+	int err = 0;
 
 	while (tail != head) {
 		u32 off = tail & mask;
@@ -179,27 +186,22 @@ static ssize_t luw_ring_drain(struct luw_ring *r, char __user *buf, size_t len)
 			break;
 		}
 		if (size > len - done) {
-			if (!done) {
-				smp_store_release(&r->tail, tail);
-				return -EINVAL;
-			}
+			err = -EINVAL;
 			break;
 		}
 		first = min_t(u32, size, luw_ring_bytes - off);
 		if (copy_to_user(buf + done, r->data + off, first) ||
 		    (first < size &&
 		     copy_to_user(buf + done + first, r->data, size - first))) {
-			if (!done) {
-				smp_store_release(&r->tail, tail);
-				return -EFAULT;
-			}
+			err = -EFAULT;
 			break;
 		}
 		done += size;
 		tail += size;
 	}
+	/* Hand the copied bytes back to the producer, after copying them. */
 	smp_store_release(&r->tail, tail);
-	return done;
+	return done ?: err;
 }
 
 ssize_t luw_ring_read(char __user *buf, size_t len, bool nonblock)

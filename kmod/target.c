@@ -500,7 +500,7 @@ int luw_get_stats(struct luw_stats *s)
 	s->skipped = sum->skipped;
 	s->handler_ns = sum->handler_ns;
 	s->handler_calls = sum->handler_calls;
-	BUILD_BUG_ON(LUW_VMST_COUNT > ARRAY_SIZE(s->vmstate));
+	BUILD_BUG_ON(ARRAY_SIZE(s->vmstate) < LUW_VMST_COUNT);
 	for (i = 0; i < LUW_VMST_COUNT; i++)
 		s->vmstate[i] = sum->vmstate[i];
 	for (i = 0; i < LUW_HIST_BUCKETS; i++)

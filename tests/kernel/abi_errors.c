@@ -1,0 +1,261 @@
+/*
+ * The ioctl ABI's error contract, checked against the loaded module:
+ * ENOTTY for unknown commands, EINVAL for bad sizes, unknown flags and
+ * non-zero reserved fields, EFAULT for bad pointers, ESRCH/EBUSY for
+ * targets, and that good calls succeed.
+ *   abi_errors SPIN_PID     (a running process to attach to)
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "luwdev.h"
+
+static int failures;
+
+#define EXPECT(call, want)						\
+	do {								\
+		int _r = (call) < 0 ? -errno : 0;			\
+		if (_r != (want)) {					\
+			fprintf(stderr, "FAIL %s:%d: %s = %s, want %s\n", \
+				__FILE__, __LINE__, #call,		\
+				_r ? strerror(-_r) : "0",		\
+				(want) ? strerror(-(want)) : "0");	\
+			failures++;					\
+		}							\
+	} while (0)
+
+static struct luw_attach attach_args(int pid)
+{
+	struct luw_attach a = {
+		.size = sizeof(a), .pid = pid, .sample_rate = 99,
+	};
+	return a;
+}
+
+/* A minimal valid unwind table: one NONE entry. */
+struct one_entry_table {
+	struct luw_uw_hdr h;
+	struct luw_uw_entry e[1];
+};
+
+int main(int argc, char **argv)
+{
+	int pid, fd, r;
+	struct luw_version v;
+	struct luw_attach a;
+	struct luw_target t;
+	struct luw_stats *st;
+	struct luw_list l;
+	struct one_entry_table tab;
+	struct luw_unwind_table u;
+	unsigned char big[512];
+	void *unmapped;
+
+	if (argc < 2)
+		return 2;
+	pid = atoi(argv[1]);
+	fd = luwdev_open(0);
+	if (fd < 0) {
+		fprintf(stderr, "open: %s\n", strerror(-fd));
+		return 1;
+	}
+	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	munmap(unmapped, 4096);
+
+	/* Unknown commands. */
+	EXPECT(ioctl(fd, _IO(LUW_IOC_MAGIC, 0x7f), 0), -ENOTTY);
+	EXPECT(ioctl(fd, _IOW(LUW_IOC_MAGIC, 0x01, int), &big), -ENOTTY);
+	EXPECT(ioctl(fd, TCGETS, &big), -ENOTTY);
+
+	/* Version: good, short, bad pointers, larger with zero tail. */
+	EXPECT(luwdev_version(fd, &v), 0);
+	if (v.abi_version != LUW_ABI_VERSION || v.record_version != LUW_RECORD_VERSION ||
+	    v.size != sizeof(v) || !v.nr_cpus || !v.ring_bytes) {
+		fprintf(stderr, "FAIL version fields: abi %u rec %u size %u\n",
+			v.abi_version, v.record_version, v.size);
+		failures++;
+	}
+	memset(&v, 0, sizeof(v));
+	v.size = 8;
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, &v), -EINVAL);
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, NULL), -EFAULT);
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, unmapped), -EFAULT);
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, (void *)0xffffffff81000000ULL), -EFAULT);
+	memset(big, 0, sizeof(big));
+	*(uint32_t *)big = 64;
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, big), 0);
+	if (*(uint32_t *)big != sizeof(struct luw_version) ||
+	    ((struct luw_version *)big)->abi_version != LUW_ABI_VERSION) {
+		fprintf(stderr, "FAIL larger version struct not answered at the known size\n");
+		failures++;
+	}
+	*(uint32_t *)big = 64;
+	big[40] = 1;
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, big), -EINVAL);
+	*(uint32_t *)big = 1 << 20;
+	EXPECT(ioctl(fd, LUW_IOC_VERSION, big), -EINVAL);
+
+	/* Attach: each bad field alone. */
+	a = attach_args(pid); a.flags = 1U << 7;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.event = 9;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.sample_rate = 0;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.sample_rate = LUW_FREQ_MAX + 1;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD; a.sample_rate = 100;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.layout_size = 16;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.vm_start = 2; a.vm_end = 1;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.max_host_frames = LUW_MAX_HOST_FRAMES + 1;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.size = LUW_ATTACH_SIZE_VER0 - 8;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(-1);
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(0x3ffffff0);
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -ESRCH);
+	a = attach_args(2);	/* kthreadd */
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, NULL), -EFAULT);
+
+	/* Good attach, then the same pid again. */
+	a = attach_args(pid);
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
+	a = attach_args(pid);
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EBUSY);
+	/* Hardware cycles: fine with a PMU, EOPNOTSUPP without (TCG). */
+	a = attach_args(getpid());
+	a.event = LUW_EVENT_CYCLES;
+	r = ioctl(fd, LUW_IOC_ATTACH, &a) < 0 ? -errno : 0;
+	if (r != 0 && r != -EOPNOTSUPP) {
+		fprintf(stderr, "FAIL cycles attach: %s\n", strerror(-r));
+		failures++;
+	}
+	if (r == 0)
+		EXPECT(luwdev_detach(fd, getpid()), 0);
+
+	/* Target commands. */
+	t = (struct luw_target){ .size = sizeof(t), .pid = pid, .flags = 1 };
+	EXPECT(ioctl(fd, LUW_IOC_STOP, &t), -EINVAL);
+	t = (struct luw_target){ .size = sizeof(t), .pid = pid, .reserved = 1 };
+	EXPECT(ioctl(fd, LUW_IOC_STOP, &t), -EINVAL);
+	EXPECT(luwdev_stop(fd, pid), 0);
+	EXPECT(luwdev_start(fd, pid), 0);
+	EXPECT(luwdev_stop(fd, 0), 0);
+	EXPECT(luwdev_start(fd, 0), 0);
+	EXPECT(luwdev_start(fd, 0x3ffffff0), -ESRCH);
+	EXPECT(luwdev_start(fd, -5), -EINVAL);
+
+	/* Stats. */
+	st = calloc(1, sizeof(*st) + 64);
+	EXPECT(luwdev_stats(fd, pid, st), 0);
+	if (st->nr_targets != 1) {
+		fprintf(stderr, "FAIL nr_targets %u, want 1\n", st->nr_targets);
+		failures++;
+	}
+	EXPECT(luwdev_stats(fd, 0x3ffffff0, st), -ESRCH);
+	memset(st, 0, sizeof(*st));
+	st->size = sizeof(*st);
+	st->flags = 2;
+	EXPECT(ioctl(fd, LUW_IOC_STATS, st), -EINVAL);
+	st->size = 16;
+	st->flags = 0;
+	EXPECT(ioctl(fd, LUW_IOC_STATS, st), -EINVAL);
+	/* Stats straddling the end of a mapping. */
+	{
+		char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		struct luw_stats *s2;
+
+		munmap(p + 4096, 4096);
+		s2 = (struct luw_stats *)(p + 4096 - 64);
+		s2->size = sizeof(*s2);
+		EXPECT(ioctl(fd, LUW_IOC_STATS, s2), -EFAULT);
+		munmap(p, 4096);
+	}
+
+	/* List. */
+	l = (struct luw_list){ .size = sizeof(l), .max = 4, .pids_ptr = 0 };
+	EXPECT(ioctl(fd, LUW_IOC_LIST, &l), -EINVAL);
+	l = (struct luw_list){ .size = sizeof(l), .max = 4,
+			       .pids_ptr = (uintptr_t)unmapped };
+	EXPECT(ioctl(fd, LUW_IOC_LIST, &l), -EFAULT);
+	l = (struct luw_list){ .size = sizeof(l), .max = 0 };
+	EXPECT(ioctl(fd, LUW_IOC_LIST, &l), 0);
+	if (l.count != 1) {
+		fprintf(stderr, "FAIL list count %u, want 1\n", l.count);
+		failures++;
+	}
+
+	/* Unwind tables. */
+	memset(&tab, 0, sizeof(tab));
+	tab.h.magic = LUW_UW_MAGIC;
+	tab.h.version = LUW_UW_VERSION;
+	tab.h.hdr_size = sizeof(tab.h);
+	tab.h.entry_size = sizeof(tab.e[0]);
+	tab.h.nentries = 1;
+	tab.h.text_lo = tab.h.text_hi = 0x1000;
+	tab.e[0].start = 0x1000;
+	tab.e[0].rule = LUW_UW_RULE(LUW_UW_CFA_NONE, LUW_UW_RBP_SAME);
+	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), 0);
+	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x402000, 0, &tab, sizeof(tab)), 0);
+	EXPECT(luwdev_upload_table(fd, 0x3ffffff0, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -ESRCH);
+	EXPECT(luwdev_upload_table(fd, pid, 0x400001, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	EXPECT(luwdev_upload_table(fd, pid, 0x401000, 0x400000, 0, &tab, sizeof(tab)), -EINVAL);
+	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab) - 1), -EINVAL);
+	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, unmapped, sizeof(tab)), -EFAULT);
+	tab.h.magic++;
+	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	tab.h.magic--;
+	tab.h.flags = 0x80;
+	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	tab.h.flags = 0;
+	memset(&u, 0, sizeof(u));
+	u.size = sizeof(u);
+	u.flags = 4;
+	u.pid = pid;
+	u.start = 0x400000;
+	u.end = 0x401000;
+	u.table_ptr = (uintptr_t)&tab;
+	u.table_size = sizeof(tab);
+	EXPECT(ioctl(fd, LUW_IOC_UNWIND_TABLE, &u), -EINVAL);
+
+	/* Detach. */
+	EXPECT(luwdev_detach(fd, pid), 0);
+	EXPECT(luwdev_detach(fd, pid), -ESRCH);
+	EXPECT(luwdev_detach(fd, 0), -EINVAL);
+	EXPECT(luwdev_stats(fd, 0, st), 0);
+	if (st->nr_targets != 0) {
+		fprintf(stderr, "FAIL nr_targets %u after detach\n", st->nr_targets);
+		failures++;
+	}
+
+	/* read() with a bad buffer must not lose the module's state. */
+	{
+		int nfd = luwdev_open(O_NONBLOCK);
+		char small[8];
+
+		while (read(nfd, big, sizeof(big)) > 0)
+			;
+		EXPECT(read(nfd, small, sizeof(small)), -EAGAIN);
+		close(nfd);
+	}
+	free(st);
+	close(fd);
+	if (failures) {
+		fprintf(stderr, "abi_errors: %d failures\n", failures);
+		return 1;
+	}
+	printf("abi_errors: all checks passed\n");
+	return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * Target with many threads: waits until the file argv[2] exists (so the
+ * tracer can attach first), then starts argv[1] threads that spin for
+ * argv[3] seconds, and exits.  With argv[4] = "leader-exit" the main
+ * thread leaves with pthread_exit() right after starting them.
+ *   spin_threads N GO_FILE SECONDS [leader-exit]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double seconds;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void *spin(void *arg)
+{
+	volatile unsigned long x = 0;
+	double end = now() + seconds;
+
+	(void)arg;
+	while (now() < end)
+		for (int i = 0; i < 100000; i++)
+			x++;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int n;
+	pthread_t *t;
+
+	if (argc < 4)
+		return 2;
+	n = atoi(argv[1]);
+	seconds = atof(argv[3]);
+	t = calloc((size_t)n, sizeof(*t));
+	while (access(argv[2], F_OK))
+		usleep(10000);
+	for (int i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, spin, NULL))
+			return 1;
+	if (argc > 4 && !strcmp(argv[4], "leader-exit"))
+		pthread_exit(NULL);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
