@@ -697,6 +697,20 @@ static inline int luw_lj_walk(const struct luw_lj_walk_in *in,
 	}
 
 	cf = luw_lj__walk_l(&st, l, base, pc, pc_exact, cframe, trace_f);
+	if (interp && out->nframes == 0 && vms < 0 &&
+	    (out->status == LUW_LJW_FAULT || out->status == LUW_LJW_BADFRAME)) {
+		__u64 lbase;
+
+		/*
+		 * Some VM paths use BASE's register for a C argument (rdx is
+		 * CARG3); the last base the VM stored is the next best thing.
+		 */
+		if (!luw_lj__u64(&st, l + ly->l_base, &lbase) && lbase != base) {
+			out->status = LUW_LJW_OK;
+			out->nsegs = 0;
+			cf = luw_lj__walk_l(&st, l, lbase, 0, 0, cframe, NULL);
+		}
+	}
 	if (out->vmstate == LUW_VMST_INTERP && out->nframes) {
 		/* Stock LuaJIT: tell Lua code from fast functions. */
 		__u8 k = out->frames[0].kind;

@@ -79,7 +79,7 @@ struct field {
 /* Every one of these, moved by a few bytes, must be caught. */
 static const struct field fields[] = {
 	F(gg_g2disp), F(gg_g2l), F(gg_ndisp), F(g_mainthref), F(g_strempty),
-	F(l_glref), F(l_stack), F(l_stacksize), F(l_maxstack), F(l_base),
+	F(l_glref), F(l_stack), F(l_stacksize), F(l_maxstack),
 	F(gc_gct), F(str_len), F(cframe_size),
 };
 
