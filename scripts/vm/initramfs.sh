@@ -10,9 +10,10 @@ rel=$1 out=$2
 here=$(cd "$(dirname "$0")" && pwd)
 mdir=/lib/modules/$rel
 [ -f "$mdir/modules.dep" ] || { echo "initramfs: $mdir/modules.dep missing (install linux-image-$rel)" >&2; exit 1; }
-bb=$(command -v busybox || true)
-[ -n "$bb" ] && file -L "$bb" 2>/dev/null | grep -q 'statically linked' || bb=/bin/busybox
-[ -x "$bb" ] || { echo "initramfs: busybox-static is not installed" >&2; exit 1; }
+# busybox-static's binary: the initramfs has no libc.
+bb=/bin/busybox
+dpkg-query -W -f='${db:Status-Status}' busybox-static 2>/dev/null | grep -qx installed ||
+	{ echo "initramfs: busybox-static is not installed (scripts/deps.sh kernel)" >&2; exit 1; }
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,0 +1,42 @@
+#!/bin/sh
+# A target that exits while being recorded is detached by the module
+# itself, its samples stay readable, and so does a process whose leader
+# leaves first (pthread_exit) while its threads run on.
+. tests/kernel/lib.sh
+load
+$K/spin 1.5 &
+pid=$!
+$CTL attach $pid --freq 999 || fail "attach"
+$CTL dump --duration 3 >"$W/dump" &
+dumper=$!
+wait $pid
+# The reaper looks every 100 ms.
+for i in $(seq 30); do
+	$CTL status | grep -q '^targets=0' && break
+	sleep 0.1
+done
+$CTL status >"$W/status"
+grep -q '^targets=0' "$W/status" || fail "target $pid still attached after it exited: $(cat "$W/status")"
+wait $dumper
+n=$(grep -c "^sample pid=$pid " "$W/dump")
+[ "$n" -ge 100 ] || fail "only $n samples of the exited target"
+s=$(field samples "$(sed -n 2p "$W/status")")
+[ "$s" -ge "$n" ] || fail "stats samples $s < $n read"
+
+# Leader exits at once; its 4 threads spin for 2 s more.
+touch "$W/go"
+$K/spin_threads 4 "$W/go" 2 leader-exit &
+pid=$!
+$CTL attach $pid --freq 999 || fail "attach threaded"
+sleep 1
+$CTL status | grep -q "pids=$pid" || fail "detached while its threads still run"
+$CTL dump --nonblock >"$W/dump2"
+grep "^sample pid=$pid " "$W/dump2" | grep -qv "tid=$pid " || fail "no samples from the threads"
+wait $pid
+for i in $(seq 40); do
+	$CTL status | grep -q '^targets=0' && break
+	sleep 0.1
+done
+$CTL status | grep -q '^targets=0' || fail "threaded target not detached after exit"
+unload
+pass "$n samples before exit"

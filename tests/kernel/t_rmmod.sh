@@ -1,0 +1,22 @@
+#!/bin/sh
+# rmmod while targets are attached and sampling: refused (in use) while a
+# reader holds the device open, clean once it is closed; the targets run
+# on, and the module loads and works again.
+. tests/kernel/lib.sh
+for round in 1 2 3; do
+	load
+	bg $K/spin; a=$last
+	bg $K/spin_threads 8 /nonexistent 1000; b=$last
+	$CTL attach $a --freq 4999 || fail "attach"
+	$CTL attach $b --freq 4999 || fail "attach 2"
+	$CTL dump --duration 30 >/dev/null &
+	reader=$!
+	sleep 1
+	rmmod luaunwind 2>/dev/null && fail "rmmod succeeded with the device open"
+	kill $reader; wait $reader
+	sleep 0.5
+	unload
+	kill -0 $a && kill -0 $b || fail "a target died with the module"
+	kill $a $b; wait $a $b 2>/dev/null
+done
+pass
