@@ -92,8 +92,8 @@ struct luw_lj_frame {
 	__u32 trace;		/* trace number (TRACE) */
 	__u64 func;		/* GCfunc (TRACE: GCtrace) */
 	__u64 proto;		/* GCproto (LUA, TRACE) */
-	__u64 pc;		/* LUA/TRACE: bytecode address, 0 unknown;
-				 * C: the lua_CFunction */
+	/* LUA/TRACE: bytecode address, 0 unknown; C: the lua_CFunction */
+	__u64 pc;
 };
 
 /* segment flags */
