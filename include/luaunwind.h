@@ -122,6 +122,7 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
+#include "luaunwind_layout.h"
 #include "luaunwind_unwind.h"
 
 #define LUW_DEVICE		"/dev/luaunwind"
@@ -137,21 +138,12 @@
 /* Unwind tables (mappings) per target. */
 #define LUW_MAX_MAPPINGS	256
 
-/* VM states, in LuaJIT's LJ_VMST_* order; TRACE when vmstate >= 0. */
-enum luw_vmstate {
-	LUW_VMST_INTERP,
-	LUW_VMST_LFUNC,
-	LUW_VMST_FFUNC,
-	LUW_VMST_CFUNC,
-	LUW_VMST_GC,
-	LUW_VMST_EXIT,
-	LUW_VMST_RECORD,
-	LUW_VMST_OPT,
-	LUW_VMST_ASM,
-	LUW_VMST_TRACE,
-	LUW_VMST_UNKNOWN,	/* no layout, or G could not be read */
-	LUW_VMST_COUNT
-};
+/*
+ * VM states (enum luw_vmstate, LUW_VMST_INTERP ... LUW_VMST_UNKNOWN) are
+ * defined with the layout descriptor; LUW_VMST_UNKNOWN means no layout, or
+ * G could not be read.
+ */
+#define LUW_VMST_COUNT		LUW_VMST__MAX
 
 /* ---- version ---------------------------------------------------------- */
 
@@ -191,8 +183,11 @@ struct luw_attach {
 	__u64 sample_rate;	/* Hz, or a period with LUW_ATTACH_PERIOD */
 	__u64 vm_start;		/* VM code range [vm_start, vm_end): the */
 	__u64 vm_end;		/* interpreter, 0/0 when not known */
-	__u64 layout_ptr;	/* LuaJIT layout descriptor; until the Lua */
-	__u32 layout_size;	/* walk lands both must be 0 (else EINVAL) */
+	/* struct luw_lj_layout (luaunwind_layout.h); until the Lua walk
+	 * lands in the module both must be 0, else EINVAL.
+	 */
+	__u64 layout_ptr;
+	__u32 layout_size;
 	__u16 max_host_frames;	/* 0: LUW_MAX_HOST_FRAMES */
 	__u16 max_lua_frames;	/* 0: LUW_MAX_LUA_FRAMES */
 };
