@@ -86,7 +86,8 @@
  * Frame pointers are the fallback for NONE and UNSUP (and for pcs in no
  * table at all, e == NULL): CFA = rbp + 16, return address at rbp + 8, the
  * caller's rbp at rbp; only when rbp is known and points into the stack at
- * or above sp.  LuaJIT's VM uses rbp as a general register, but its code is
+ * or above sp.  rbp == 0 there is the psABI's mark of the outermost frame
+ * (_start and thread entry clear it) and ends the walk as complete.  LuaJIT's VM uses rbp as a general register, but its code is
  * covered by one FDE (a fixed frame of CFRAME_SIZE), so the fallback is not
  * used there; JIT traces are anonymous memory with no table and no frame
  * pointer and need the trace's spadjust, which is not this header's job.
@@ -259,8 +260,12 @@ static inline int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd,
 {
 	__u64 cfa, ra, bp;
 
-	if ((r->flags & LUW_UW_R_NO_FP) || !(r->flags & LUW_UW_R_BP_VALID) ||
-	    r->bp < r->sp || r->bp > r->stack_end - 16)
+	if ((r->flags & LUW_UW_R_NO_FP) || !(r->flags & LUW_UW_R_BP_VALID))
+		return LUW_UW_ERR_NOINFO;
+	/* The psABI's end of the chain: _start and clone zero rbp. */
+	if (r->bp == 0)
+		return LUW_UW_END;
+	if (r->bp < r->sp || r->bp > r->stack_end - 16)
 		return LUW_UW_ERR_NOINFO;
 	cfa = r->bp + 16;
 	if (rd(ctx, r->bp + 8, &ra) || rd(ctx, r->bp, &bp))

@@ -157,7 +157,8 @@ struct collect {
 
 static int pool_add(struct collect *c, const char *s, size_t *off)
 {
-	size_t len = strlen(s) + 1;
+	/* "name@@VERSION" in a .symtab is the versioned alias of name. */
+	size_t len = strcspn(s, "@") + 1;
 
 	if (c->plen + len > c->pcap) {
 		size_t ncap = c->pcap ? c->pcap : 4096;
@@ -171,7 +172,8 @@ static int pool_add(struct collect *c, const char *s, size_t *off)
 		c->pool = np;
 		c->pcap = ncap;
 	}
-	memcpy(c->pool + c->plen, s, len);
+	memcpy(c->pool + c->plen, s, len - 1);
+	c->pool[c->plen + len - 1] = '\0';
 	*off = c->plen;
 	c->plen += len;
 	return 0;

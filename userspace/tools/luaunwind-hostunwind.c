@@ -205,14 +205,15 @@ static void print_frame(const struct view *v, int n, const struct luw_uw_regs *r
 		if (x->elf && !luw_elf_off2vaddr(x->elf, off, &vaddr))
 			s = luw_elf_sym_at(x->elf, vaddr);
 	}
+	/* Module+file offset is what tables key on; the symbol is for people. */
+	printf("#%-3d 0x%016" PRIx64 " %s+0x%" PRIx64 " ", n, (uint64_t)r->ip, mod,
+	       (uint64_t)(off + (r->ip - key)));
 	if (s)
-		printf("#%-3d 0x%016" PRIx64 " %s+0x%" PRIx64 " (%s) %s\n", n,
-		       (uint64_t)r->ip, s->name,
-		       (uint64_t)(vaddr - s->addr + (r->ip - key)), mod, how);
+		printf("%s+0x%" PRIx64, s->name,
+		       (uint64_t)(vaddr - s->addr + (r->ip - key)));
 	else
-		printf("#%-3d 0x%016" PRIx64 " %s+0x%" PRIx64 " (%s) %s\n", n,
-		       (uint64_t)r->ip, mod, (uint64_t)(off + (r->ip - key)), mod,
-		       how);
+		printf("?");
+	printf(" %s\n", how);
 }
 
 /* Unwind the stopped thread from regs; returns 1 if complete. */

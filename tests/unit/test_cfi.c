@@ -1,0 +1,396 @@
+/*
+ * The table builder against binutils: every CFI row that
+ * `readelf --debug-dump=frames-interp` prints for an ELF file must come
+ * out of the compact table with the same CFA rule, return address and
+ * saved-rbp location, at the first and the last byte the row covers;
+ * bytes between FDEs must be NONE.  Run on the test targets, on Debian's
+ * luajit and on the libc this test itself runs with.
+ *
+ * usage: test_cfi FIXTURES ELF...   (libc and /usr/bin/luajit added)
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cfi.h"
+#include "elfsym.h"
+#include "procmaps.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+
+struct ref_row {
+	uint64_t loc;
+	char cfa[32], ra[32], rbp[32];
+};
+
+struct ref_cie {
+	unsigned long off;
+	int signal;
+	struct ref_row init;	/* first row: what an FDE without rows uses */
+	int have_init;
+};
+
+struct ref_fde {
+	uint64_t lo, hi;
+	int signal;
+	struct ref_row *rows;
+	size_t nrows;
+};
+
+struct ref {
+	struct ref_cie *cies;
+	size_t ncies;
+	struct ref_fde *fdes;
+	size_t nfdes;
+};
+
+static void *grow(void *p, size_t n, size_t sz)
+{
+	/* Grow in powers of two: n is the count before the push. */
+	if (n && (n & (n - 1)))
+		return p;
+	p = realloc(p, (n ? 2 * n : 1) * sz);
+	if (!p) {
+		perror("realloc");
+		exit(2);
+	}
+	return p;
+}
+
+/* Split a row line into columns named by the preceding header. */
+static void parse_row(const char *line, char cols[][32], int ncols,
+		      struct ref_row *r)
+{
+	char buf[1024], *save = NULL, *tok;
+	int i = 0;
+
+	snprintf(buf, sizeof(buf), "%s", line);
+	memset(r, 0, sizeof(*r));
+	tok = strtok_r(buf, " \t\n", &save);
+	r->loc = strtoull(tok, NULL, 16);
+	while ((tok = strtok_r(NULL, " \t\n", &save)) && i < ncols) {
+		/* "r3 (rbx)": a register rule carries its name in a 2nd word. */
+		if (tok[0] == '(')
+			continue;
+		if (!strcmp(cols[i], "CFA"))
+			snprintf(r->cfa, sizeof(r->cfa), "%s", tok);
+		else if (!strcmp(cols[i], "ra"))
+			snprintf(r->ra, sizeof(r->ra), "%s", tok);
+		else if (!strcmp(cols[i], "rbp"))
+			snprintf(r->rbp, sizeof(r->rbp), "%s", tok);
+		i++;
+	}
+}
+
+static int read_ref(const char *path, struct ref *ref)
+{
+	char cmd[4200], line[1024], cols[64][32];
+	int ncols = 0, in_cie = 0;
+	struct ref_fde *fde = NULL;
+	struct ref_cie *cie = NULL;
+	FILE *p;
+
+	memset(ref, 0, sizeof(*ref));
+	snprintf(cmd, sizeof(cmd),
+		 "LC_ALL=C readelf -W --debug-dump=frames-interp '%s' 2>/dev/null",
+		 path);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p)) {
+		unsigned long off, cieoff;
+		unsigned long long lo, hi;
+		char aug[32];
+
+		if (sscanf(line, "%lx %*x %*x CIE \"%31[^\"]", &off, aug) >= 1 &&
+		    strstr(line, " CIE \"")) {
+			if (strstr(line, "CIE \"\""))
+				aug[0] = '\0';
+			ref->cies = grow(ref->cies, ref->ncies, sizeof(*ref->cies));
+			cie = &ref->cies[ref->ncies++];
+			memset(cie, 0, sizeof(*cie));
+			cie->off = off;
+			cie->signal = strchr(aug, 'S') != NULL;
+			in_cie = 1;
+			fde = NULL;
+			ncols = 0;
+			continue;
+		}
+		if (sscanf(line, "%*x %*x %*x FDE cie=%lx pc=%llx..%llx", &cieoff,
+			   &lo, &hi) == 3) {
+			ref->fdes = grow(ref->fdes, ref->nfdes, sizeof(*ref->fdes));
+			fde = &ref->fdes[ref->nfdes++];
+			memset(fde, 0, sizeof(*fde));
+			fde->lo = lo;
+			fde->hi = hi;
+			cie = NULL;
+			for (size_t i = 0; i < ref->ncies; i++)
+				if (ref->cies[i].off == cieoff)
+					cie = &ref->cies[i];
+			if (!cie) {
+				fprintf(stderr, "%s: FDE before its CIE %lx\n", path, cieoff);
+				pclose(p);
+				return -1;
+			}
+			fde->signal = cie->signal;
+			if (cie->have_init) {
+				fde->rows = malloc(sizeof(*fde->rows));
+				if (!fde->rows)
+					exit(2);
+				fde->rows[0] = cie->init;
+				fde->rows[0].loc = lo;
+				fde->nrows = 1;
+			}
+			in_cie = 0;
+			ncols = 0;
+			continue;
+		}
+		if (strncmp(line, "   LOC", 6) == 0) {
+			char *save = NULL, *tok = strtok_r(line, " \t\n", &save);
+
+			ncols = 0;
+			while ((tok = strtok_r(NULL, " \t\n", &save)) && ncols < 64)
+				snprintf(cols[ncols++], sizeof(cols[0]), "%s", tok);
+			continue;
+		}
+		if (ncols && strlen(line) > 17 && line[16] == ' ') {
+			struct ref_row r;
+
+			parse_row(line, cols, ncols, &r);
+			if (in_cie && cie && !cie->have_init) {
+				cie->init = r;
+				cie->have_init = 1;
+			} else if (fde) {
+				/* The rows printed replace the CIE's initial one. */
+				if (fde->nrows == 1 && fde->rows[0].loc == r.loc) {
+					fde->rows[0] = r;
+					continue;
+				}
+				fde->rows = realloc(fde->rows,
+						    (fde->nrows + 1) * sizeof(*fde->rows));
+				if (!fde->rows)
+					exit(2);
+				fde->rows[fde->nrows++] = r;
+			}
+		}
+	}
+	/* readelf's status is 1 for files whose debuglink it cannot follow. */
+	pclose(p);
+	return ref->nfdes ? 0 : -1;
+}
+
+static void free_ref(struct ref *ref)
+{
+	for (size_t i = 0; i < ref->nfdes; i++)
+		free(ref->fdes[i].rows);
+	free(ref->fdes);
+	free(ref->cies);
+}
+
+/* Does entry e say what readelf's row r says? */
+static int rule_matches(const struct luw_uw_entry *e, const struct ref_row *r,
+			int signal, char *why, size_t len)
+{
+	int k = LUW_UW_CFA_OF(e->rule), b = LUW_UW_RBP_OF(e->rule);
+	char reg[8];
+	long n;
+	int used;
+
+	if (!strcmp(r->ra, "u")) {
+		snprintf(why, len, "ra undefined: want end");
+		return k == LUW_UW_CFA_END;
+	}
+	if (signal) {
+		snprintf(why, len, "signal frame: want unsup");
+		return k == LUW_UW_CFA_UNSUP;
+	}
+	if (strcmp(r->ra, "c-8")) {
+		snprintf(why, len, "ra %s: want unsup", r->ra);
+		return k == LUW_UW_CFA_UNSUP || (sscanf(r->ra, "c%ld", &n) == 1 &&
+						 e->ra_off == n);
+	}
+	if (!strcmp(r->cfa, "exp")) {
+		snprintf(why, len, "cfa expression: want plt or unsup");
+		return k == LUW_UW_CFA_PLT || k == LUW_UW_CFA_UNSUP;
+	}
+	if (sscanf(r->cfa, "%7[a-z0-9]+%ld%n", reg, &n, &used) != 2 ||
+	    (strcmp(reg, "rsp") && strcmp(reg, "rbp"))) {
+		snprintf(why, len, "cfa %s: want unsup", r->cfa);
+		return k == LUW_UW_CFA_UNSUP;
+	}
+	snprintf(why, len, "cfa %s ra %s rbp %s", r->cfa, r->ra,
+		 r->rbp[0] ? r->rbp : "(none)");
+	if (k != (strcmp(reg, "rsp") ? LUW_UW_CFA_RBP : LUW_UW_CFA_RSP) ||
+	    e->cfa_off != n || e->ra_off != -8)
+		return 0;
+	if (!r->rbp[0] || !strcmp(r->rbp, "u"))
+		return b == LUW_UW_RBP_SAME || b == LUW_UW_RBP_UNDEF;
+	if (r->rbp[0] == 'c' && sscanf(r->rbp + 1, "%ld", &n) == 1)
+		return b == LUW_UW_RBP_CFA && e->aux == n;
+	return b == LUW_UW_RBP_UNDEF;
+}
+
+static void check_at(const char *path, const struct luw_cfi *t,
+		     const struct luw_elf *elf, uint64_t vaddr,
+		     const struct ref_row *r, int signal, size_t *checked)
+{
+	const struct luw_uw_entry *e;
+	char why[160], got[96];
+	uint64_t off;
+
+	if (luw_elf_vaddr2off(elf, vaddr, &off))
+		return;		/* not in a loaded segment */
+	e = luw_cfi_find(t, off);
+	CHECK(e != NULL, "%s: vaddr %#lx: no entry", path, (unsigned long)vaddr);
+	if (!e)
+		return;
+	(*checked)++;
+	if (!rule_matches(e, r, signal, why, sizeof(why))) {
+		luw_cfi_format(e, got, sizeof(got));
+		CHECK(0, "%s: vaddr %#lx (row at %#lx): readelf says %s; table says %s",
+		      path, (unsigned long)vaddr, (unsigned long)r->loc, why, got);
+	}
+}
+
+static int fde_cmp(const void *a, const void *b)
+{
+	const struct ref_fde *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void check_file(const char *path)
+{
+	char err[512];
+	struct luw_cfi *t = luw_cfi_build(path, err, sizeof(err));
+	struct luw_elf *elf = luw_elf_load(path, err, sizeof(err));
+	size_t checked = 0, gaps = 0;
+	struct ref ref;
+
+	CHECK(t && elf, "%s: %s", path, err);
+	if (!t || !elf)
+		goto out;
+	CHECK(luw_uw_check(t->hdr, t->size) == 0, "%s: table fails its own check",
+	      path);
+	CHECK(read_ref(path, &ref) == 0, "%s: readelf failed", path);
+	CHECK(ref.nfdes == t->st.fdes, "%s: readelf lists %zu FDEs, builder %zu",
+	      path, ref.nfdes, t->st.fdes);
+	CHECK(t->st.fdes_bad == 0, "%s: %zu FDEs not decoded", path,
+	      t->st.fdes_bad);
+	qsort(ref.fdes, ref.nfdes, sizeof(*ref.fdes), fde_cmp);
+	for (size_t i = 0; i < ref.nfdes && failures < 20; i++) {
+		const struct ref_fde *f = &ref.fdes[i];
+
+		for (size_t j = 0; j < f->nrows; j++) {
+			uint64_t end = j + 1 < f->nrows ? f->rows[j + 1].loc : f->hi;
+
+			if (end <= f->rows[j].loc)
+				continue;
+			check_at(path, t, elf, f->rows[j].loc, &f->rows[j],
+				 f->signal, &checked);
+			check_at(path, t, elf, end - 1, &f->rows[j], f->signal,
+				 &checked);
+		}
+		/* Bytes after this FDE that no FDE covers must be NONE. */
+		if (i + 1 < ref.nfdes && f->hi < ref.fdes[i + 1].lo) {
+			uint64_t off;
+
+			if (!luw_elf_vaddr2off(elf, f->hi, &off)) {
+				const struct luw_uw_entry *e = luw_cfi_find(t, off);
+
+				gaps++;
+				CHECK(e && LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_NONE,
+				      "%s: gap at %#lx not NONE", path,
+				      (unsigned long)f->hi);
+			}
+		}
+	}
+	CHECK(checked > 2 * ref.nfdes / 2, "%s: only %zu rows checked", path,
+	      checked);
+	printf("%s: %zu FDEs, %zu row ends and %zu gaps agree with readelf "
+	       "(%u entries, %zu unsup, %zu plt, %zu end rows)\n",
+	       path, ref.nfdes, checked, gaps, t->n, t->st.unsup, t->st.plt,
+	       t->st.end);
+	free_ref(&ref);
+out:
+	luw_cfi_free(t);
+	luw_elf_free(elf);
+}
+
+/* luw_uw_check() must refuse damaged tables, the kernel's upload guard. */
+static void check_validation(const char *path)
+{
+	char err[512];
+	struct luw_cfi *t = luw_cfi_build(path, err, sizeof(err));
+	struct luw_uw_hdr *h;
+	struct luw_uw_entry *e;
+
+	CHECK(t != NULL, "%s", err);
+	if (!t)
+		return;
+	h = malloc(t->size);
+	if (!h)
+		exit(2);
+	e = (struct luw_uw_entry *)(h + 1);
+#define DAMAGED(what, mutate, len)                                          \
+	do {                                                                \
+		memcpy(h, t->hdr, t->size);                                 \
+		mutate;                                                     \
+		CHECK(luw_uw_check(h, len) == -22, "accepted: %s", what);   \
+	} while (0)
+	DAMAGED("bad magic", h->magic ^= 1, t->size);
+	DAMAGED("future version", h->version++, t->size);
+	DAMAGED("unknown flag", h->flags |= 0x8000, t->size);
+	DAMAGED("short buffer", (void)0, t->size - 1);
+	DAMAGED("header only", (void)0, sizeof(*h));
+	DAMAGED("entry count too high", h->nentries++, t->size);
+	DAMAGED("unsorted", e[1].start = e[0].start, t->size);
+	DAMAGED("bad cfa rule", e[1].rule = 0x0e, t->size);
+	DAMAGED("bad rbp rule", e[1].rule = 0x31, t->size);
+	DAMAGED("no NONE terminator", e[t->n - 1].rule = 1, t->size);
+	DAMAGED("build-id too long", h->build_id_len = 21, t->size);
+#undef DAMAGED
+	CHECK(luw_uw_check(t->hdr, t->size) == 0, "intact table refused");
+	CHECK(luw_uw_find(t->ent, t->n, 0xffffffffffULL) == NULL,
+	      "pc beyond 4 GiB found an entry");
+	CHECK(luw_uw_find(t->ent, 0, 0) == NULL, "empty table found an entry");
+	free(h);
+	luw_cfi_free(t);
+}
+
+int main(int argc, char **argv)
+{
+	struct luw_maps maps;
+	const char *libc = NULL;
+
+	for (int i = 2; i < argc; i++)
+		check_file(argv[i]);
+	check_file("/usr/bin/luajit");
+	if (luw_maps_read(0, &maps) == 0) {
+		for (size_t i = 0; i < maps.n && !libc; i++)
+			if (strstr(maps.v[i].path, "/libc.so"))
+				libc = maps.v[i].path;
+		CHECK(libc != NULL, "libc not found in /proc/self/maps");
+		if (libc)
+			check_file(libc);
+		luw_maps_free(&maps);
+	}
+	check_validation("/usr/bin/luajit");
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Live C processes under luaunwind-hostunwind: deep recursion built
+# -O2 -fomit-frame-pointer and -fno-omit-frame-pointer (PIE), main thread
+# plus two threads.  Every probe of every thread must unwind completely:
+# main's stack down to main, __libc_start_main and _start, each thread's
+# down to thread_main, start_thread and clone3, with the recursion above.
+# The frame-pointer fallback is checked on the -fno-omit-frame-pointer
+# build with its table ignored, and, as a negative control, the same on
+# the -fomit-frame-pointer build must fail most of the time.
+#
+# usage: test_cfi_unwind_c.sh TOOL TARGET_OMITFP TARGET_FP
+set -euo pipefail
+tool=$1 omitfp=$2 fp=$3
+tmp=$(mktemp -d)
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail=0
+
+start() { # TARGET NAME -> sets $pid once the target is running its loops
+	"$1" 2 >"$tmp/$2.ready" &
+	pid=$!
+	pids+=("$pid")
+	for _ in $(seq 100); do
+		grep -q ready "$tmp/$2.ready" 2>/dev/null && return 0
+		sleep 0.05
+	done
+	echo "FAIL: $1 did not start"
+	exit 1
+}
+
+# Per sample: complete, the right roots in the right order, deep recursion.
+judge() { # OUTPUT -> prints "samples good deep"
+	awk '
+	function done_block() {
+		if (!inb) return
+		n++
+		ok = (end == "complete")
+		if (names[nf-1] == "_start")
+			ok = ok && names[nf-2] == "__libc_start_main" && seen["main"]
+		else
+			ok = ok && names[nf-1] ~ /^clone3?$/ && names[nf-2] == "start_thread" && seen["thread_main"]
+		if (ok) good++
+		else if (bad++ < 3) print "bad sample:\n" blk > "/dev/stderr"
+		bad += 0
+		if (seen["rec_a"] >= 20) deep++
+		inb = 0
+	}
+	/^probe / { done_block(); inb = 1; nf = 0; delete seen
+		    split($0, w, " end "); end = w[2]; blk = $0; next }
+	/^#/ && inb { nm = $4; sub(/\+0x[0-9a-f]+$/, "", nm); names[nf++] = nm; seen[nm]++
+		      if (nf <= 4 || /^#[0-9]+ .*(main|_start|start_thread|clone)/) blk = blk "\n" $0 }
+	END { done_block(); print n + 0, good + 0, deep + 0 }' "$1"
+}
+
+run() { # NAME TARGET MIN_GOOD_PERCENT EXPECT(pass|fail) TOOL_OPTS...
+	local name=$1 target=$2 min=$3 expect=$4
+	shift 4
+	start "$target" "$name"
+	"$tool" -n 50 -i 10 "$@" "$pid" >"$tmp/$name.out" 2>"$tmp/$name.err" || {
+		echo "FAIL $name: tool exited $?"; cat "$tmp/$name.err"; fail=1; return; }
+	kill "$pid"
+	read -r n good deep < <(judge "$tmp/$name.out" 2>"$tmp/$name.bad")
+	echo "$name: $n samples, $good complete with the right roots, $deep deep"
+	[ -s "$tmp/$name.err" ] && sed 's/^/  stderr: /' "$tmp/$name.err"
+	if [ "$expect" = pass ]; then
+		if [ "$n" -lt 150 ] || [ $((good * 100)) -lt $((n * min)) ] ||
+		   [ $((deep * 100)) -lt $((n * 50)) ]; then
+			echo "FAIL $name: want >= $min% complete and >= 50% deep (>= 20 rec_a frames) of >= 150"
+			cat "$tmp/$name.bad"
+			fail=1
+		fi
+	elif [ $((good * 2)) -ge "$n" ]; then
+		echo "FAIL $name: negative control unwound $good of $n without tables"
+		fail=1
+	fi
+}
+
+run omitfp "$omitfp" 100 pass
+run omitfp-no-fp "$omitfp" 100 pass --no-fp
+run fp "$fp" 100 pass
+run fp-fallback "$fp" 100 pass --fp-for "$(basename "$fp")"
+run omitfp-without-table "$omitfp" 0 fail --fp-for "$(basename "$omitfp")"
+exit $fail

@@ -1,0 +1,270 @@
+/*
+ * ELF symbolization and /proc/PID/maps parsing on real files: this test's
+ * own PIE (.symtab, ASLR bias from its maps), the libc it runs with
+ * (.dynsym, plus the libc6-dbg file found by build-id), Debian's stripped
+ * luajit (.dynsym only; _start named from the CFI; unnamed VM code stays
+ * unnamed), and a stripped copy of a test target whose symbols come back
+ * through .gnu_debuglink, refused when the CRC does not match.
+ *
+ * usage: test_elfsym FIXTURES TARGET_ELF
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cfi.h"
+#include "elfsym.h"
+#include "procmaps.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+			failures++;                                        \
+		}                                                          \
+	} while (0)
+
+__attribute__((noinline)) int luw_test_marker(int x)
+{
+	return x * 3 + 1;
+}
+
+__attribute__((noinline)) static int luw_test_local(int x)
+{
+	return x * 7 + 2;
+}
+
+static struct luw_maps maps;
+
+/* Symbolize a live address of this process the way the tools do. */
+static const char *name_of(const void *p, uint64_t *offp,
+			   const struct luw_elf **ep)
+{
+	uint64_t addr = (uint64_t)(uintptr_t)p, vaddr;
+	const struct luw_map *mp = luw_maps_find(&maps, addr);
+	const struct luw_sym *s;
+	struct luw_elf *e;
+	char err[512];
+
+	if (!mp || !luw_map_is_file(mp))
+		return NULL;
+	e = luw_elf_get(mp->path, err, sizeof(err));
+	if (!e) {
+		fprintf(stderr, "%s\n", err);
+		return NULL;
+	}
+	if (ep)
+		*ep = e;
+	if (luw_elf_off2vaddr(e, luw_map_fileoff(mp, addr), &vaddr))
+		return NULL;
+	s = luw_elf_sym_at(e, vaddr);
+	if (s && offp)
+		*offp = vaddr - s->addr;
+	return s ? s->name : NULL;
+}
+
+static void test_self(void)
+{
+	const struct luw_elf *e = NULL;
+	const char *n;
+	uint64_t off = ~0ULL;
+
+	n = name_of((const void *)(uintptr_t)luw_test_marker, &off, &e);
+	CHECK(n && !strcmp(n, "luw_test_marker") && off == 0,
+	      "own global function: %s+%llu", n ? n : "(null)",
+	      (unsigned long long)off);
+	n = name_of((const char *)(uintptr_t)luw_test_local + 3, &off, NULL);
+	CHECK(n && !strcmp(n, "luw_test_local") && off == 3,
+	      "own static function +3: %s+%llu", n ? n : "(null)",
+	      (unsigned long long)off);
+	CHECK(e && e->e_type == 3 /* ET_DYN: PIE, so a real bias */,
+	      "test is not PIE");
+	CHECK(luw_test_marker(1) + luw_test_local(1) == 13, "arith");
+}
+
+static void test_libc(void)
+{
+	const struct luw_elf *e = NULL;
+	const struct luw_sym *s;
+	const char *n;
+	uint64_t off;
+
+	n = name_of((const void *)(uintptr_t)getpid, &off, &e);
+	CHECK(n && (!strcmp(n, "getpid") || !strcmp(n, "__getpid")) && off == 0,
+	      "libc getpid: %s", n ? n : "(null)");
+	n = name_of((const char *)(uintptr_t)qsort + 1, &off, NULL);
+	CHECK(n && strstr(n, "qsort") && off == 1, "libc qsort+1: %s",
+	      n ? n : "(null)");
+	if (!e)
+		return;
+	/* libc6-dbg: the build-id debug file adds the static functions. */
+	CHECK(e->debug_path && strstr(e->debug_path, "/usr/lib/debug/.build-id/"),
+	      "libc debug file not found (is libc6-dbg installed?)");
+	s = luw_elf_sym_named(e, "__libc_start_call_main");
+	CHECK(s && luw_elf_sym_at(e, s->addr + 1) == s,
+	      "static __libc_start_call_main not resolved");
+	CHECK(e->build_id_len == 20, "libc build-id length %zu", e->build_id_len);
+	for (size_t i = 0; i < e->nsyms; i++)
+		if (strchr(e->syms[i].name, '@')) {
+			CHECK(0, "version suffix kept: %s", e->syms[i].name);
+			break;
+		}
+}
+
+static void test_stripped_luajit(void)
+{
+	char err[512];
+	struct luw_elf *e = luw_elf_load("/usr/bin/luajit", err, sizeof(err));
+	struct luw_cfi *t = luw_cfi_build("/usr/bin/luajit", err, sizeof(err));
+	const struct luw_sym *s;
+	uint64_t vaddr;
+
+	CHECK(e && t, "%s", err);
+	if (!e || !t)
+		goto out;
+	CHECK(!e->debug_path, "luajit: unexpected debug file %s", e->debug_path);
+	s = luw_elf_sym_named(e, "main");
+	CHECK(s && s->end > s->addr, "luajit main from .dynsym");
+	s = luw_elf_sym_named(e, "lua_pcall");
+	CHECK(s && luw_elf_sym_at(e, s->addr + 4) == s, "luajit lua_pcall");
+	s = luw_elf_sym_named(e, "_start");
+	CHECK(s && s->addr == e->entry && s->end - s->addr >= 0x20,
+	      "luajit _start from the entry's CFI");
+	/* The VM: one FDE with a fixed frame over many KiB, no symbol. */
+	for (uint32_t i = 0; i + 1 < t->n; i++)
+		if (LUW_UW_CFA_OF(t->ent[i].rule) == LUW_UW_CFA_RSP &&
+		    t->ent[i + 1].start - t->ent[i].start > 8192) {
+			uint64_t mid = (t->ent[i].start + t->ent[i + 1].start) / 2;
+
+			CHECK(!luw_elf_off2vaddr(e, mid, &vaddr), "VM offset");
+			s = luw_elf_sym_at(e, vaddr);
+			CHECK(!s, "VM code named after a neighbour: %s", s->name);
+			break;
+		}
+out:
+	luw_elf_free(e);
+	luw_cfi_free(t);
+}
+
+static int run(const char *cmd)
+{
+	int rc = system(cmd);
+
+	CHECK(rc == 0, "command failed (%d): %s", rc, cmd);
+	return rc;
+}
+
+static void test_debuglink(const char *target)
+{
+	char dir[] = "/tmp/luw-elfsym-XXXXXX", cmd[8192], path[4200], err[512];
+	struct luw_elf *e;
+
+	if (!mkdtemp(dir)) {
+		CHECK(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(cmd, sizeof(cmd),
+		 "cd %s && cp '%s' t && objcopy --only-keep-debug t t.debug && "
+		 "objcopy --strip-all --add-gnu-debuglink=t.debug t t.stripped",
+		 dir, target);
+	if (run(cmd))
+		goto out;
+	snprintf(path, sizeof(path), "%s/t.stripped", dir);
+	e = luw_elf_load(path, err, sizeof(err));
+	CHECK(e, "%s", err);
+	if (e) {
+		CHECK(e->debug_path && strstr(e->debug_path, "/t.debug"),
+		      "debuglink not followed: %s",
+		      e->debug_path ? e->debug_path : "(none)");
+		CHECK(luw_elf_sym_named(e, "rec_a") && luw_elf_sym_named(e, "leaf_spin"),
+		      "symbols of the debug file missing");
+		luw_elf_free(e);
+	}
+	/* A debug file of another build: CRC differs, must be refused. */
+	snprintf(cmd, sizeof(cmd), "cd %s && printf x >> t.debug", dir);
+	run(cmd);
+	e = luw_elf_load(path, err, sizeof(err));
+	CHECK(e && !e->debug_path && !luw_elf_sym_named(e, "rec_a"),
+	      "debug file with a wrong CRC used");
+	luw_elf_free(e);
+	/* Cache: a second path of the same build-id gives the same object. */
+	{
+		struct luw_elf *a, *b;
+
+		snprintf(path, sizeof(path), "%s/t", dir);
+		a = luw_elf_get(target, err, sizeof(err));
+		b = luw_elf_get(path, err, sizeof(err));
+		CHECK(a && a == b, "cache per build-id");
+		CHECK(b == luw_elf_get(path, err, sizeof(err)), "alias cache");
+	}
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	run(cmd);
+}
+
+static void test_maps_parse(void)
+{
+	static const char text[] =
+		"55d0c0a00000-55d0c0a02000 r--p 00000000 08:01 1234   /usr/bin/a b\n"
+		"55d0c0a02000-55d0c0a09000 r-xp 00002000 08:01 1234   /usr/bin/a b\n"
+		"7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
+		"7f0000001000-7f0000002000 r-xp 00001000 fd:00 99 /tmp/x.so (deleted)\n"
+		"7ffd00000000-7ffd00021000 rw-p 00000000 00:00 0      [stack]\n";
+	struct luw_maps m;
+	const struct luw_map *mp;
+
+	CHECK(luw_maps_parse(text, &m) == 0 && m.n == 5, "parse: %zu", m.n);
+	if (m.n != 5)
+		return;
+	CHECK(!strcmp(m.v[1].path, "/usr/bin/a b") && m.v[1].offset == 0x2000 &&
+	      m.v[1].prot == (LUW_MAP_R | LUW_MAP_X | LUW_MAP_P) &&
+	      m.v[1].inode == 1234, "exec line");
+	CHECK(!strcmp(m.v[2].path, "") && !luw_map_is_file(&m.v[2]), "anon");
+	CHECK(!strcmp(m.v[3].path, "/tmp/x.so") && m.v[3].deleted &&
+	      m.v[3].dev_major == 0xfd, "deleted");
+	CHECK(!strcmp(m.v[4].path, "[stack]") && !luw_map_is_file(&m.v[4]),
+	      "stack");
+	mp = luw_maps_find(&m, 0x55d0c0a02000ULL);
+	CHECK(mp == &m.v[1], "find at start");
+	CHECK(luw_maps_find(&m, 0x55d0c0a01fffULL) == &m.v[0], "find at end-1");
+	CHECK(luw_maps_find(&m, 0x55d0c0a09000ULL) == NULL, "find in a hole");
+	CHECK(mp && luw_map_fileoff(mp, 0x55d0c0a02010ULL) == 0x2010, "fileoff");
+	luw_maps_free(&m);
+	errno = 0;
+	CHECK(luw_maps_parse("55d0c0a00000-55d0c0a02000 r--p zz\n", &m) == -1 &&
+	      errno == EINVAL, "bad line accepted");
+	CHECK(luw_maps_parse("2000-1000 r--p 0 0:0 0\n", &m) == -1,
+	      "inverted range accepted");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_elfsym FIXTURES TARGET_ELF\n");
+		return 2;
+	}
+	if (luw_maps_read(0, &maps)) {
+		perror("/proc/self/maps");
+		return 1;
+	}
+	test_self();
+	test_libc();
+	test_stripped_luajit();
+	test_debuglink(argv[2]);
+	test_maps_parse();
+	luw_maps_free(&maps);
+	luw_elf_cache_clear();
+	if (failures) {
+		fprintf(stderr, "%d failures\n", failures);
+		return 1;
+	}
+	printf("ok\n");
+	return 0;
+}
