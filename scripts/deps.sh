@@ -8,7 +8,8 @@ set -euo pipefail
 
 build=(build-essential cmake pkg-config clang libclang-rt-14-dev
        libelf-dev libdw-dev zlib1g-dev)
-test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps)
+test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
+      libc6-dbg binutils)
 kernel=(qemu-system-x86 busybox-static cpio xz-utils kmod sparse util-linux
         linux-image-amd64 linux-headers-amd64
         linux-image-6.12-amd64 linux-headers-6.12-amd64)
