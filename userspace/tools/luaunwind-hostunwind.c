@@ -240,7 +240,7 @@ static int unwind(const struct view *v, const struct user_regs_struct *ur,
 
 	/* Frames are printed after the walk, with how each was left. */
 	struct luw_uw_regs *fr = calloc((size_t)o->max_frames, sizeof(*fr));
-	char (*hows)[64] = calloc((size_t)o->max_frames, sizeof(*hows));
+	char (*hows)[80] = calloc((size_t)o->max_frames, sizeof(*hows));
 
 	if (!fr || !hows) {
 		free(fr);
@@ -271,11 +271,8 @@ static int unwind(const struct view *v, const struct user_regs_struct *ur,
 			snprintf(how, sizeof(how), "no table");
 		}
 		rc = luw_uw_step(e, &r, mem_read, m);
-		if (rc == LUW_UW_OK_FP)
-			snprintf(buf, sizeof(buf), "[fp; %s]", how);
-		else
-			snprintf(buf, sizeof(buf), "[%s]", how);
-		snprintf(hows[n++], sizeof(*hows), "%s", buf);
+		snprintf(hows[n++], sizeof(*hows), "[%s%s]",
+			 rc == LUW_UW_OK_FP ? "fp; " : "", how);
 		if (rc == LUW_UW_END) {
 			end = "complete";
 			complete = 1;
