@@ -576,6 +576,29 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 	return e;
 }
 
+struct luw_elf *luw_elf_load_elf(Elf *elf, const char *name, char *err,
+				 size_t errlen)
+{
+	struct luw_elf *e;
+
+	if (elf_kind(elf) != ELF_K_ELF) {
+		seterr(err, errlen, "%s: not an ELF image", name);
+		return NULL;
+	}
+	e = calloc(1, sizeof(*e));
+	if (!e || !(e->path = strdup(name))) {
+		free(e);
+		seterr(err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	e->name = e->path;
+	if (load_from(e, elf, err, errlen)) {
+		luw_elf_free(e);
+		return NULL;
+	}
+	return e;
+}
+
 void luw_elf_free(struct luw_elf *e)
 {
 	if (!e)

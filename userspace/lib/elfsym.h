@@ -76,6 +76,9 @@ void luw_elf_cache_clear(void);
 /* Load without the cache; free with luw_elf_free(). */
 struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen);
 void luw_elf_free(struct luw_elf *e);
+/* Load from an open Elf, e.g. a [vdso] image read with elf_memory(). */
+struct luw_elf *luw_elf_load_elf(Elf *elf, const char *name, char *err,
+				 size_t errlen);
 
 /* The symbol covering vaddr, or NULL. */
 const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr);

@@ -122,6 +122,43 @@ static int map_file(pid_t pid, const struct luw_map *mp, char *buf, size_t len)
 	return access(buf, R_OK);
 }
 
+/*
+ * The [vdso] has no file but is a whole ELF image with its own .eh_frame
+ * and .dynsym: read it out of the target once, build from memory.
+ */
+static struct luw_cfi *vdso_cfi;
+static struct luw_elf *vdso_elf;
+
+static void load_vdso(pid_t pid, const struct luw_map *mp)
+{
+	size_t len = mp->end - mp->start;
+	char err[512];
+	void *img;
+	Elf *elf;
+
+	if (vdso_cfi || len > (64u << 20) || !(img = malloc(len)))
+		return;
+	{
+		struct iovec l = { img, len };
+		struct iovec r = { (void *)(uintptr_t)mp->start, len };
+
+		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
+			free(img);
+			return;
+		}
+	}
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, len);
+	if (elf) {
+		vdso_cfi = luw_cfi_build_elf(elf, "[vdso]", err, sizeof(err));
+		if (!vdso_cfi)
+			fprintf(stderr, "luaunwind-hostunwind: table: %s\n", err);
+		vdso_elf = luw_elf_load_elf(elf, "[vdso]", err, sizeof(err));
+		elf_end(elf);
+	}
+	free(img);
+}
+
 static void view_free(struct view *v)
 {
 	luw_maps_free(&v->maps);
@@ -147,6 +184,12 @@ static int view_load(struct view *v, pid_t pid, const struct opts *o)
 		const char *base;
 
 		v->x[i].map = mp;
+		if ((mp->prot & LUW_MAP_X) && !strcmp(mp->path, "[vdso]")) {
+			load_vdso(pid, mp);
+			v->x[i].cfi = vdso_cfi;
+			v->x[i].elf = vdso_elf;
+			continue;
+		}
 		if (!(mp->prot & LUW_MAP_X) || map_file(pid, mp, path, sizeof(path)))
 			continue;
 		base = strrchr(mp->path, '/');
@@ -497,5 +540,7 @@ int main(int argc, char **argv)
 	       complete);
 	luw_cfi_cache_clear();
 	luw_elf_cache_clear();
+	luw_cfi_free(vdso_cfi);
+	luw_elf_free(vdso_elf);
 	return samples ? 0 : 2;
 }
