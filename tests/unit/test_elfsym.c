@@ -203,6 +203,11 @@ static void test_debuglink(const char *target)
 		b = luw_elf_get(path, err, sizeof(err));
 		CHECK(a && a == b, "cache per build-id");
 		CHECK(b == luw_elf_get(path, err, sizeof(err)), "alias cache");
+		/* Tables too: one per build-id, whatever the path. */
+		CHECK(luw_cfi_get(target, err, sizeof(err)) ==
+		      luw_cfi_get(path, err, sizeof(err)), "table cache per build-id");
+		CHECK(luw_cfi_get(path, err, sizeof(err)) ==
+		      luw_cfi_get(target, err, sizeof(err)), "table alias cache");
 	}
 out:
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
@@ -261,6 +266,7 @@ int main(int argc, char **argv)
 	test_maps_parse();
 	luw_maps_free(&maps);
 	luw_elf_cache_clear();
+	luw_cfi_cache_clear();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

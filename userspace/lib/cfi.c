@@ -646,9 +646,55 @@ void luw_cfi_free(struct luw_cfi *t)
 
 static struct luw_cfi *cache;
 
+/* Further paths (copies, bind mounts, map_files links) of cached files. */
+struct alias {
+	uint64_t dev, ino, size;
+	int64_t mtime_ns;
+	struct luw_cfi *t;
+	struct alias *next;
+};
+static struct alias *aliases;
+
+static int same_stat(uint64_t dev, uint64_t ino, uint64_t size, int64_t mt,
+		     const struct stat *st)
+{
+	return dev == st->st_dev && ino == st->st_ino &&
+	       size == (uint64_t)st->st_size && mt == mtime_ns(st);
+}
+
+/* The cached table with this build-id, found before building anything. */
+static struct luw_cfi *by_build_id(const char *path)
+{
+	uint8_t id[LUW_BUILD_ID_MAX];
+	struct luw_cfi *t = NULL;
+	size_t len = 0;
+	Elf *elf;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF)
+		len = luw_elf_read_build_id(elf, id, sizeof(id));
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!len || len > LUW_UW_BUILD_ID_MAX)
+		return NULL;
+	for (t = cache; t; t = t->next)
+		if ((t->hdr->flags & LUW_UW_F_BUILD_ID) &&
+		    t->hdr->build_id_len == len &&
+		    !memcmp(t->hdr->build_id, id, len))
+			return t;
+	return NULL;
+}
+
 struct luw_cfi *luw_cfi_get(const char *path, char *err, size_t errlen)
 {
 	struct luw_cfi *t;
+	struct alias *a;
 	struct stat st;
 
 	if (stat(path, &st)) {
@@ -656,18 +702,24 @@ struct luw_cfi *luw_cfi_get(const char *path, char *err, size_t errlen)
 		return NULL;
 	}
 	for (t = cache; t; t = t->next)
-		if (t->st_dev == st.st_dev && t->st_ino == st.st_ino &&
-		    t->st_size == (uint64_t)st.st_size &&
-		    t->st_mtime_ns == mtime_ns(&st))
+		if (same_stat(t->st_dev, t->st_ino, t->st_size, t->st_mtime_ns, &st))
 			return t;
+	for (a = aliases; a; a = a->next)
+		if (same_stat(a->dev, a->ino, a->size, a->mtime_ns, &st))
+			return a->t;
+	t = by_build_id(path);
+	if (t) {
+		a = malloc(sizeof(*a));
+		if (a) {
+			*a = (struct alias){ st.st_dev, st.st_ino, (uint64_t)st.st_size,
+					     mtime_ns(&st), t, aliases };
+			aliases = a;
+		}
+		return t;
+	}
 	t = luw_cfi_build(path, err, errlen);
 	if (!t)
 		return NULL;
-	/*
-	 * Same build-id under another path: keep the new entry (its stat key
-	 * makes the next lookup cheap) but share nothing else; tables are
-	 * small next to the cost of rebuilding per lookup.
-	 */
 	t->next = cache;
 	cache = t;
 	return t;
@@ -675,6 +727,12 @@ struct luw_cfi *luw_cfi_get(const char *path, char *err, size_t errlen)
 
 void luw_cfi_cache_clear(void)
 {
+	while (aliases) {
+		struct alias *n = aliases->next;
+
+		free(aliases);
+		aliases = n;
+	}
 	while (cache) {
 		struct luw_cfi *n = cache->next;
 
