@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cfi.h"
 #include "elfsym.h"
@@ -369,6 +370,53 @@ static void check_validation(const char *path)
 	luw_cfi_free(t);
 }
 
+/* Files that are not whole ELF files: a clear error or a table, no crash. */
+static void check_bad_input(void)
+{
+	static const long cuts[] = { 0, 16, 64, 4096, 65536, 300000, 500000 };
+	char path[] = "/tmp/luw-cfi-XXXXXX", err[512];
+	struct luw_cfi *t;
+	FILE *in, *out;
+	char *buf;
+	long len;
+	int fd;
+
+	err[0] = '\0';
+	t = luw_cfi_build("/etc/passwd", err, sizeof(err));
+	CHECK(!t && strstr(err, "/etc/passwd"), "text file: %s", err);
+	luw_cfi_free(t);
+	t = luw_cfi_build("/nonexistent/x", err, sizeof(err));
+	CHECK(!t && strstr(err, "No such file"), "missing file: %s", err);
+	luw_cfi_free(t);
+
+	in = fopen("/usr/bin/luajit", "rb");
+	buf = malloc(1 << 20);
+	if (!in || !buf)
+		exit(2);
+	len = (long)fread(buf, 1, 1 << 20, in);
+	fclose(in);
+	fd = mkstemp(path);
+	if (fd < 0)
+		exit(2);
+	close(fd);
+	for (size_t i = 0; i < sizeof(cuts) / sizeof(cuts[0]); i++) {
+		long n = cuts[i] < len ? cuts[i] : len;
+
+		out = fopen(path, "wb");
+		if (!out || fwrite(buf, 1, (size_t)n, out) != (size_t)n)
+			exit(2);
+		fclose(out);
+		err[0] = '\0';
+		t = luw_cfi_build(path, err, sizeof(err));
+		/* Every cut loses code: refused, with a message. */
+		CHECK(!t && strstr(err, path), "luajit cut at %ld: %s", n,
+		      t ? "table built" : "no message");
+		luw_cfi_free(t);
+	}
+	unlink(path);
+	free(buf);
+}
+
 int main(int argc, char **argv)
 {
 	struct luw_maps maps;
@@ -387,6 +435,7 @@ int main(int argc, char **argv)
 		luw_maps_free(&maps);
 	}
 	check_validation("/usr/bin/luajit");
+	check_bad_input();
 	if (failures) {
 		fprintf(stderr, "%d failures\n", failures);
 		return 1;

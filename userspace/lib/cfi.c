@@ -484,7 +484,8 @@ static struct luw_uw_hdr *compact(struct rows *rs, size_t *nout)
 	uint64_t prev_end = 0;
 	size_t k = 0;
 
-	qsort(rs->v, rs->n, sizeof(*rs->v), row_cmp);
+	if (rs->n)
+		qsort(rs->v, rs->n, sizeof(*rs->v), row_cmp);
 	/* Worst case every row plus a gap before each, plus the end. */
 	h = calloc(1, sizeof(*h) + (2 * rs->n + 1) * sizeof(*e));
 	if (!h)
@@ -532,7 +533,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 		return NULL;
 	}
 	if (luw_elf_read_segs(elf, &segs, &nsegs)) {
-		seterr(err, errlen, "%s: bad program headers", name);
+		seterr(err, errlen, "%s: truncated, or bad program headers", name);
 		return NULL;
 	}
 	for (size_t i = 0; i < nsegs; i++)

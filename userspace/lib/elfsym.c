@@ -90,11 +90,11 @@ size_t luw_elf_read_build_id(Elf *elf, uint8_t *out, size_t cap)
 
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
 {
-	size_t n, k = 0;
+	size_t n, k = 0, fsize = 0;
 
 	*segs = NULL;
 	*nsegs = 0;
-	if (elf_getphdrnum(elf, &n))
+	if (elf_getphdrnum(elf, &n) || !elf_rawfile(elf, &fsize))
 		return -1;
 	*segs = calloc(n ? n : 1, sizeof(**segs));
 	if (!*segs)
@@ -104,6 +104,12 @@ int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
+		/* A cut-off file: better no answer than a wrong one. */
+		if (ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset) {
+			free(*segs);
+			*segs = NULL;
+			return -1;
+		}
 		(*segs)[k].vaddr = ph.p_vaddr;
 		(*segs)[k].offset = ph.p_offset;
 		(*segs)[k].filesz = ph.p_filesz;
@@ -446,7 +452,8 @@ static int finish_syms(struct luw_elf *e, struct collect *c)
 {
 	size_t k = 0;
 
-	qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cand_cmp);
 	for (size_t i = 0; i < c->n; i++) {
 		if (k && c->v[k - 1].addr == c->v[i].addr) {
 			if (c->v[i].size > c->v[k - 1].size)
@@ -496,7 +503,8 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	e->build_id_len = luw_elf_read_build_id(elf, e->build_id,
 						sizeof(e->build_id));
 	if (luw_elf_read_segs(elf, &e->segs, &e->nsegs)) {
-		seterr(err, errlen, "%s: bad program headers", e->path);
+		seterr(err, errlen, "%s: truncated, or bad program headers",
+		       e->path);
 		return -1;
 	}
 	if (collect_type(elf, SHT_SYMTAB, &c, &nsymtab))
