@@ -8,8 +8,10 @@
  * from virtual addresses to file offsets through the executable PT_LOAD
  * segments, and adjacent rows with identical rules are merged.  Rows whose
  * rules the table cannot express become UNSUP; the only DWARF expression
- * recognised is the one every .plt section uses for its CFA, because
- * recursive calls in -fPIC code go through the PLT and land there often.
+ * recognised is the one every .plt section uses for its CFA (a sample can
+ * land in any call into another library, e.g. luajit calling libm or
+ * memcpy); none of the live tests' samples needed it, the step test
+ * covers it.
  *
  * Tables are cached per build-id (and per device/inode/mtime before the
  * build-id is known); not thread-safe.
