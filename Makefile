@@ -15,7 +15,7 @@ CMAKE_TYPE ?= RelWithDebInfo
 KVER      ?= $(shell scripts/kver.sh 2>/dev/null)
 
 .PHONY: all deps userspace userspace-san kmod check check-userspace \
-	check-kernel bench demo clean
+	check-kernel check-fuzz bench demo clean
 
 all: userspace kmod
 
@@ -47,7 +47,14 @@ check-userspace: userspace userspace-san
 
 check: deps
 	$(MAKE) check-userspace
+	$(MAKE) check-fuzz
 	$(MAKE) check-kernel
+
+# libFuzzer targets (clang, ASan+UBSan) for FUZZ_SECONDS each, seeded with
+# a copy of tests/fuzz/corpus, the fixtures and the kept regressions.
+FUZZ_SECONDS ?= 60
+check-fuzz: deps
+	JOBS=$(JOBS) tests/fuzz/run.sh $(BUILD)/fuzz $(FUZZ_SECONDS)
 
 # Lint the module (W=1, sparse, checkpatch), then every tests/kernel/t_*.sh
 # in a QEMU guest on Debian's 6.1 and 6.12 kernels (tests/kernel/run.sh).
