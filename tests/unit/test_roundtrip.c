@@ -7,7 +7,11 @@
  *  2. streams synthesised from each fixture (tests/encoder/gen.h) decode
  *     to exactly the items the synthesiser wrote, in order, and re-encode
  *     to the same bytes; they keep the fixture's symbols (no new
- *     generations) and reach the requested size.
+ *     generations) and reach the requested size;
+ *  3. hand-built streams with what the fixtures lack (every vmstate, event
+ *     kind and source, extreme values, non-zero reserved bytes and unused
+ *     header bits) decode to the items written and re-encode identically
+ *     (`test_roundtrip FIXTURES DIR` also saves them in DIR: fuzz seeds).
  *
  * Items are compared as logs: every field of every item (offsets aside)
  * serialised in a fixed order, independently of the stream encoding.
@@ -350,6 +354,170 @@ static void synth_seeds(const char *path)
 	free(data);
 }
 
+/* --- 3. Corners the fixtures do not have ------------------------------- */
+
+/*
+ * Every item kind with extreme field values, odd reserved bytes and unused
+ * header bits (the fixtures have zeros there), written through the
+ * encoder with the log kept alongside: it must decode to the same items
+ * and re-encode to the same bytes.
+ */
+static void edge_stream(int memprof, const char *save_dir)
+{
+	static const char chunk[] = "@chunk\nwith a newline;and;semicolons";
+	const struct luw_prologue ljs = { { 'l', 'j', 's' }, 3, { 1, 0x7f, 0xff }, 0 };
+	const struct luw_prologue ljp = { { 'l', 'j', 'p' }, 2, { 0xff, 2, 0 }, 0 };
+	const struct luw_prologue ljm = { { 'l', 'j', 'm' }, 3, { 0, 0, 0x80 }, 0 };
+	const struct luw_sym lead[] = {
+		/* Unused header bits set: kept raw. */
+		{ .header = 0x7c, .type = LUW_SYM_LFUNC, .addr = UINT64_MAX,
+		  .line = UINT64_MAX, .name = chunk, .name_len = sizeof(chunk) - 1 },
+		{ .header = 0x01, .type = LUW_SYM_CFUNC, .addr = 0,
+		  .name = "", .name_len = 0 },
+		{ .header = 0x42, .type = LUW_SYM_TRACE, .traceno = UINT64_MAX,
+		  .addr = 1ull << 63, .line = 0 },
+		{ .header = 0x81, .final = 1 },	/* final marker, odd bits */
+	};
+	const struct luw_sp_frame frames[] = {
+		{ LUW_FRAME_LFUNC, UINT64_MAX, UINT64_MAX },
+		{ LUW_FRAME_CFUNC, 0x7fffffffffffull, 0 },
+		{ LUW_FRAME_FFUNC, 0, 0 },
+		{ LUW_FRAME_FFUNC, 1ull << 35, 0 },
+	};
+	const uint64_t host[] = { 1, UINT64_MAX, 0x80, 0x3fff, 0x4000 };
+	struct log wrote = { 0 }, got = { 0 };
+	struct luw_enc e, again;
+	char err[256];
+	size_t i;
+	int rc, kind;
+
+	luw_enc_init_mem(&e);
+	luw_enc_init_mem(&again);
+	luw_enc_init_mem(&wrote.b);
+	luw_enc_init_mem(&got.b);
+#define EMIT_PRO(p) (luw_enc_prologue(&e, p), lg_prologue(&wrote, p))
+#define EMIT_SYM(sy) (luw_enc_sym(&e, sy), lg_sym(&wrote, sy))
+	EMIT_PRO(&ljs);
+	for (i = 0; i < sizeof(lead) / sizeof(lead[0]); i++)
+		EMIT_SYM(&lead[i]);
+	if (!memprof) {
+		struct luw_sp_sample sm = { 0 };
+		unsigned int vm;
+
+		EMIT_PRO(&ljp);
+		for (vm = 0; vm < LUW_VMST__MAX; vm++) {
+			memset(&sm, 0, sizeof(sm));
+			sm.vmstate = (uint8_t)vm;
+			if (vm == LUW_VMST_TRACE) {
+				sm.traceno = UINT64_MAX;
+				sm.trace_addr = 0;
+				sm.trace_line = 1ull << 42;
+			} else {
+				if (vm >= LUW_VMST_LFUNC && vm <= LUW_VMST_CFUNC) {
+					sm.lua = frames;
+					/* LFUNC: no Lua frame at all. */
+					sm.nlua = vm == LUW_VMST_LFUNC ? 0 : 4;
+				}
+				sm.host = host;
+				sm.nhost = vm % 2 ? 5 : 0;
+			}
+			luw_enc_sp_sample(&e, &sm);
+			lg_sample(&wrote, &sm);
+		}
+		for (i = 0; i < 3; i++) {
+			struct luw_sym u = lead[i];
+
+			u.header = (uint8_t)(LUW_LJP_SYM_LFUNC + u.type);
+			EMIT_SYM(&u);
+		}
+	} else {
+		static const uint8_t hdr[] = {
+			0x05, 0x06, 0x07,	/* internal: alloc free realloc */
+			0x09, 0x0a, 0x0b,	/* Lua function */
+			0x0d, 0x0e, 0x0f,	/* C function */
+			0x11, 0x12, 0x13,	/* trace */
+			0x08, 0x0c, 0x10,	/* symtab: Lua, C, trace */
+		};
+
+		EMIT_PRO(&ljm);
+		for (i = 0; i < sizeof(hdr); i++) {
+			struct luw_mp_event ev = { 0 };
+
+			ev.header = hdr[i];
+			ev.aevent = hdr[i] & 3;
+			ev.asource = (hdr[i] >> 2) & 7;
+			if (ev.aevent == LUW_AEVENT_SYMTAB) {
+				ev.sym = lead[ev.asource - LUW_ASOURCE_LFUNC];
+				ev.sym.header = 0;
+			} else {
+				if (ev.asource == LUW_ASOURCE_LFUNC) {
+					ev.addr = UINT64_MAX;
+					ev.line = 1;
+				} else if (ev.asource == LUW_ASOURCE_CFUNC) {
+					ev.addr = 0x7f0000001234ull;
+				} else if (ev.asource == LUW_ASOURCE_TRACE) {
+					ev.traceno = 0;
+				}
+				if (ev.aevent & LUW_AEVENT_FREE) {
+					ev.oaddr = UINT64_MAX;
+					ev.osize = 0;
+				}
+				if (ev.aevent & LUW_AEVENT_ALLOC) {
+					ev.naddr = 0;
+					ev.nsize = UINT64_MAX;
+				}
+			}
+			luw_enc_mp_event(&e, &ev);
+			lg_event(&wrote, &ev);
+		}
+	}
+	luw_enc_epilogue(&e);
+	lg_epilogue(&wrote, 0);
+#undef EMIT_PRO
+#undef EMIT_SYM
+	CHECK(luw_enc_finish(&e) == 0, "edge %s: encoder failed",
+	      memprof ? "memprof" : "sysprof");
+
+	rc = decode_any(e.buf, e.len, &log_sops, &log_mops, &got, &kind, err,
+			sizeof(err));
+	CHECK(rc == 0 && kind == (memprof ? 'm' : 's'),
+	      "edge %s: does not decode: rc %d %s",
+	      memprof ? "memprof" : "sysprof", rc, err);
+	CHECK(got.b.len == wrote.b.len &&
+		      !memcmp(got.b.buf, wrote.b.buf, got.b.len),
+	      "edge %s: decoded items differ from the written ones (first "
+	      "difference at %zu of %zu)",
+	      memprof ? "memprof" : "sysprof",
+	      first_diff(got.b.buf, got.b.len, wrote.b.buf, wrote.b.len),
+	      wrote.b.len);
+	rc = decode_any(e.buf, e.len, &luw_enc_sysprof_ops,
+			&luw_enc_memprof_ops, &again, &kind, err, sizeof(err));
+	CHECK(rc == 0 && again.len == e.len &&
+		      !memcmp(again.buf, e.buf, e.len),
+	      "edge %s: does not re-encode identically (first difference at "
+	      "%zu)",
+	      memprof ? "memprof" : "sysprof",
+	      first_diff(again.buf, again.len, e.buf, e.len));
+	if (save_dir) {
+		char path[4096];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/edge-%s", save_dir,
+			 memprof ? "memprof" : "sysprof");
+		f = fopen(path, "wb");
+		CHECK(f && fwrite(e.buf, 1, e.len, f) == e.len && !fclose(f),
+		      "cannot write %s", path);
+	}
+	printf("ok edge cases (%s): %zu bytes, %zu samples, %zu events, %zu "
+	       "symbols round-trip\n",
+	       memprof ? "memprof" : "sysprof", e.len, got.nsample, got.nevent,
+	       got.nsym);
+	luw_enc_free(&e);
+	luw_enc_free(&again);
+	luw_enc_free(&wrote.b);
+	luw_enc_free(&got.b);
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -391,6 +559,8 @@ int main(int argc, char **argv)
 		free(ents[i]);
 	}
 	free(ents);
+	edge_stream(0, argc > 2 ? argv[2] : NULL);
+	edge_stream(1, argc > 2 ? argv[2] : NULL);
 	CHECK(nsys >= 3 && nmem >= 2,
 	      "expected >= 3 sysprof and >= 2 memprof fixtures in %s, found "
 	      "%d and %d",
