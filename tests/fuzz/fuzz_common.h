@@ -6,7 +6,8 @@
  * Encoder oracle: whatever the decoder delivers, re-encoded (tests/encoder),
  *  - for a clean stream: decodes cleanly again, to bytes that re-encode
  *    identically (the encoding is a fixed point), never longer than the
- *    input (the encoder writes minimal ULEB128s; the input may not);
+ *    input (the encoder writes minimal ULEB128s; the input may not), and
+ *    equal to the input when no shorter;
  *  - for a bad stream: is no longer than the offset of the error (every
  *    item delivered lies before the failure point), and the error offset
  *    lies inside the input.
@@ -93,6 +94,15 @@ static int fuzz_reencode(const uint8_t *data, size_t size, const char *magic,
 	return rc;
 }
 
+static size_t fuzz_diff(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n && a[i] == b[i]; i++)
+		;
+	return i;
+}
+
 static void fuzz_check_encoding(const uint8_t *data, size_t size,
 				const char *magic)
 {
@@ -107,6 +117,14 @@ static void fuzz_check_encoding(const uint8_t *data, size_t size,
 	if (rc == 0) {
 		FUZZ_ASSERT(e.len <= size, "re-encoding grew: %zu > %zu",
 			    e.len, size);
+		/*
+		 * Only a non-minimal ULEB128 may shrink; nothing grows.  Same
+		 * length, then, means every byte must come back: a reserved
+		 * byte or a header bit the decoder dropped shows up here.
+		 */
+		FUZZ_ASSERT(e.len < size || !memcmp(e.buf, data, size),
+			    "same length, different bytes at offset %zu",
+			    fuzz_diff(e.buf, data, size));
 		rc2 = fuzz_reencode(e.buf, e.len, magic, &again, &off2);
 		FUZZ_ASSERT(rc2 == 0, "re-encoded stream does not decode");
 		FUZZ_ASSERT(again.len == e.len &&
