@@ -59,7 +59,7 @@ measure() {
 }
 
 rows=()
-printf '%-14s %-12s %10s %8s %9s %9s %10s\n' stream mode MB wall_s MB/s cpu_MB/s peak_RSS
+printf '%-14s %-12s %5s %7s %6s %8s %9s  %s\n' stream mode MB wall_s MB/s cpu_MB/s peak_RSS target
 for s in "${streams[@]}"; do
 	read -r name fix bytes <<<"$s"
 	case $name in
@@ -72,11 +72,18 @@ for s in "${streams[@]}"; do
 		row=$(awk -v n="$name" -v m="${mode:-(default)}" -v b="$size" \
 			-v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
 			mb = b / 1e6; cpu = u + s
-			printf "%s|%s|%.0f|%.2f|%.0f|%.0f|%.1f MiB", n, m, mb, w,
-				(w > 0 ? mb / w : 0), (cpu > 0 ? mb / cpu : 0), r / 1024 }')
+			rate = w > 0 ? mb / w : 0
+			if (n ~ /^memprof/)
+				t = (rate >= 300 && r < 65536) ? "met" : "missed"
+			else
+				t = rate >= 200 ? "met" : "missed"
+			if (mb < 100)
+				t = "(too short to time)"
+			printf "%s|%s|%.0f|%.2f|%.0f|%.0f|%.1f MiB|%s", n, m, mb, w,
+				rate, (cpu > 0 ? mb / cpu : 0), r / 1024, t }')
 		rows+=("$row")
-		IFS='|' read -r a b c d e f g <<<"$row"
-		printf '%-14s %-12s %10s %8s %9s %9s %10s\n' "$a" "$b" "$c" "$d" "$e" "$f" "$g"
+		IFS='|' read -r a b c d e f g h <<<"$row"
+		printf '%-14s %-12s %5s %7s %6s %8s %9s  %s\n' "$a" "$b" "$c" "$d" "$e" "$f" "$g" "$h"
 	done
 done
 [ "${LUW_BENCH_KEEP:-0}" = 1 ] || rm -f "$work"/*.bin "$work/time.out"
@@ -93,8 +100,8 @@ section=$(
 	echo "MB = 10^6 bytes; MB/s by wall time, CPU MB/s by user+system time."
 	echo "Targets: memprof >= 300 MB/s with peak RSS < 64 MB; sysprof >= 200 MB/s."
 	echo
-	echo "| stream | mode | MB | wall s | MB/s | CPU MB/s | peak RSS |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: |"
+	echo "| stream | mode | MB | wall s | MB/s | CPU MB/s | peak RSS | target |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
 	for r in "${rows[@]}"; do echo "| ${r//|/ | } |"; done
 	echo "$end"
 )
