@@ -11,7 +11,13 @@
  *  3. hand-built streams with what the fixtures lack (every vmstate, event
  *     kind and source, extreme values, non-zero reserved bytes and unused
  *     header bits) decode to the items written and re-encode identically
- *     (`test_roundtrip FIXTURES DIR` also saves them in DIR: fuzz seeds).
+ *     (`test_roundtrip FIXTURES DIR` also saves them in DIR: fuzz seeds);
+ *  4. synthesised streams of several reader windows decode the same
+ *     through a pipe written in odd-sized pieces;
+ *  `test_roundtrip --long-strings` (its own CTest test): streams with long
+ *     C symbol names and Lua chunk names of 1000 B, 900 KiB and 3 MiB
+ *     decode through a pipe (load(string) names a chunk after the whole
+ *     source string, so such names occur in real streams).
  *
  * Items are compared as logs: every field of every item (offsets aside)
  * serialised in a fixed order, independently of the stream encoding.
@@ -20,6 +26,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "encoder.h"
 #include "gen.h"
@@ -170,34 +178,98 @@ static const struct luw_memprof_ops log_mops = {
 /* --- Decoding with a given set of callbacks ----------------------------- */
 
 /*
- * Decode a whole stream of either kind.  Returns the decoder's value; *kind
- * gets 's' or 'm' (0 if the symtab did not decode).
+ * Decode a whole stream of either kind from r.  Returns the decoder's
+ * value; *kind gets 's' or 'm' (0 if the symtab did not decode).
  */
+static int decode_rd(struct luw_rd *r, const struct luw_sysprof_ops *sops,
+		     const struct luw_memprof_ops *mops, void *ctx, int *kind,
+		     char *err, size_t errsize)
+{
+	int rc;
+
+	*kind = 0;
+	err[0] = 0;
+	/* Both ops share the symtab callbacks' types: use the sysprof ones. */
+	rc = luw_symtab_decode(r, sops->prologue, sops->sym, ctx);
+	if (!rc && (r->end - r->p >= 3 || luw_rd_fill(r, 3)) &&
+	    !memcmp(r->p, "ljp", 3)) {
+		*kind = 's';
+		rc = luw_sysprof_decode_body(r, sops, ctx);
+	} else if (!rc && r->end - r->p >= 3 && !memcmp(r->p, "ljm", 3)) {
+		*kind = 'm';
+		rc = luw_memprof_decode_body(r, mops, ctx);
+	} else if (!rc) {
+		snprintf(err, errsize, "neither 'ljp' nor 'ljm' after the symtab");
+		return -1;
+	}
+	if (rc && luw_rd_failed(r))
+		luw_rd_strerror(r, err, errsize);
+	return rc;
+}
+
 static int decode_any(const uint8_t *data, size_t len,
 		      const struct luw_sysprof_ops *sops,
 		      const struct luw_memprof_ops *mops, void *ctx, int *kind,
 		      char *err, size_t errsize)
 {
 	struct luw_rd r;
-	int rc;
 
-	*kind = 0;
-	err[0] = 0;
 	luw_rd_open_mem(&r, data, len);
-	/* Both ops share the symtab callbacks' types: use the sysprof ones. */
-	rc = luw_symtab_decode(&r, sops->prologue, sops->sym, ctx);
-	if (!rc && r.end - r.p >= 3 && !memcmp(r.p, "ljp", 3)) {
-		*kind = 's';
-		rc = luw_sysprof_decode_body(&r, sops, ctx);
-	} else if (!rc && r.end - r.p >= 3 && !memcmp(r.p, "ljm", 3)) {
-		*kind = 'm';
-		rc = luw_memprof_decode_body(&r, mops, ctx);
-	} else if (!rc) {
-		snprintf(err, errsize, "neither 'ljp' nor 'ljm' after the symtab");
-		return -1;
+	return decode_rd(&r, sops, mops, ctx, kind, err, errsize);
+}
+
+/*
+ * The same through a pipe, written by a child in odd-sized pieces: the
+ * reader's window (1 MiB) slides and refills mid-item, as on a real pipe.
+ */
+static int decode_pipe(const uint8_t *data, size_t len,
+		       const struct luw_sysprof_ops *sops,
+		       const struct luw_memprof_ops *mops, void *ctx, int *kind,
+		       char *err, size_t errsize)
+{
+	struct luw_rd r;
+	int fds[2], rc, st;
+	pid_t pid;
+
+	if (pipe(fds)) {
+		perror("pipe");
+		exit(1);
 	}
-	if (rc && luw_rd_failed(&r))
-		luw_rd_strerror(&r, err, errsize);
+	pid = fork();
+	if (pid < 0) {
+		perror("fork");
+		exit(1);
+	}
+	if (!pid) {
+		size_t off = 0, piece = 1;
+
+		close(fds[0]);
+		while (off < len) {
+			size_t n = piece < len - off ? piece : len - off;
+			ssize_t w = write(fds[1], data + off, n);
+
+			if (w <= 0)
+				_exit(1);
+			off += (size_t)w;
+			/* 1, 4094, 8187, ... bytes: never aligned to anything. */
+			piece = (piece + 4093) % 65521;
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	if (luw_rd_open_fd(&r, fds[0])) {
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
+	rc = decode_rd(&r, sops, mops, ctx, kind, err, errsize);
+	luw_rd_close(&r);
+	close(fds[0]);
+	/* A decoder that stopped early leaves the writer to die of SIGPIPE. */
+	if (waitpid(pid, &st, 0) != pid ||
+	    (rc == 0 && (!WIFEXITED(st) || WEXITSTATUS(st)))) {
+		fprintf(stderr, "pipe writer failed\n");
+		exit(1);
+	}
 	return rc;
 }
 
@@ -518,6 +590,133 @@ static void edge_stream(int memprof, const char *save_dir)
 	luw_enc_free(&got.b);
 }
 
+/* --- 4. Streams read through a pipe ------------------------------------ */
+
+/* A synthesised stream of several windows decodes the same from a pipe. */
+static void pipe_check(const char *path, uint64_t size)
+{
+	struct log wrote = { 0 }, got = { 0 };
+	struct luw_gen *g;
+	struct luw_enc e;
+	char err[256];
+	size_t len;
+	uint8_t *data = load(path, &len);
+	int rc, kind;
+
+	luw_enc_init_mem(&e);
+	luw_enc_init_mem(&wrote.b);
+	luw_enc_init_mem(&got.b);
+	g = luw_gen_load(data, len, err, sizeof(err));
+	CHECK(g, "%s: %s", path, err);
+	if (g && !luw_gen_write(g, &e, size, 9, 0, &log_sops, &log_mops,
+				&wrote)) {
+		rc = decode_pipe(e.buf, e.len, &log_sops, &log_mops, &got,
+				 &kind, err, sizeof(err));
+		CHECK(rc == 0, "%s: %zu bytes through a pipe: %s", path, e.len,
+		      err);
+		CHECK(got.b.len == wrote.b.len &&
+			      !memcmp(got.b.buf, wrote.b.buf, got.b.len),
+		      "%s: %zu bytes through a pipe decode differently (first "
+		      "difference at %zu of %zu)",
+		      path, e.len,
+		      first_diff(got.b.buf, got.b.len, wrote.b.buf,
+				 wrote.b.len),
+		      wrote.b.len);
+		printf("ok %s: %zu synthesised bytes decode the same through a "
+		       "pipe\n",
+		       path, e.len);
+	}
+	luw_gen_free(g);
+	luw_enc_free(&e);
+	luw_enc_free(&wrote.b);
+	luw_enc_free(&got.b);
+	free(data);
+}
+
+/*
+ * Long strings: a symtab of many long C symbol names (strings straddle the
+ * reader's window edges), then a Lua chunk name of name_len bytes (LuaJIT
+ * names a chunk made by load(string) after the whole string, so chunk
+ * names of megabytes are real), then a memprof body that uses them.
+ */
+static void long_strings(size_t name_len)
+{
+	const struct luw_prologue ljs = { { 'l', 'j', 's' }, 3, { 0 }, 0 };
+	const struct luw_prologue ljm = { { 'l', 'j', 'm' }, 3, { 0 }, 0 };
+	struct log wrote = { 0 }, got = { 0 };
+	struct luw_sym sym = { 0 };
+	struct luw_mp_event ev = { 0 };
+	struct luw_enc e;
+	char *name = malloc(name_len), err[256];
+	int i, rc, kind;
+
+	if (!name) {
+		fprintf(stderr, "out of memory\n");
+		exit(1);
+	}
+	for (i = 0; (size_t)i < name_len; i++)
+		name[i] = (char)('a' + i % 26);
+	luw_enc_init_mem(&e);
+	luw_enc_init_mem(&wrote.b);
+	luw_enc_init_mem(&got.b);
+	luw_enc_prologue(&e, &ljs);
+	lg_prologue(&wrote, &ljs);
+	for (i = 0; i < 2000; i++) {
+		sym.header = LUW_SYM_CFUNC;
+		sym.type = LUW_SYM_CFUNC;
+		sym.addr = 0x400000 + 0x1000 * (uint64_t)i;
+		sym.name = name;
+		sym.name_len = 700 + (size_t)(i % 97);
+		luw_enc_sym(&e, &sym);
+		lg_sym(&wrote, &sym);
+	}
+	sym.header = LUW_SYM_LFUNC;
+	sym.type = LUW_SYM_LFUNC;
+	sym.addr = 0x41410000;
+	sym.line = 1;
+	sym.name = name;
+	sym.name_len = name_len;
+	luw_enc_sym(&e, &sym);
+	lg_sym(&wrote, &sym);
+	memset(&sym, 0, sizeof(sym));
+	sym.header = 0x80;
+	sym.final = 1;
+	luw_enc_sym(&e, &sym);
+	lg_sym(&wrote, &sym);
+	luw_enc_prologue(&e, &ljm);
+	lg_prologue(&wrote, &ljm);
+	for (i = 0; i < 1000; i++) {
+		ev.header = 0x09;	/* alloc from a Lua function */
+		ev.aevent = LUW_AEVENT_ALLOC;
+		ev.asource = LUW_ASOURCE_LFUNC;
+		ev.addr = 0x41410000;
+		ev.line = 1 + (uint64_t)i % 7;
+		ev.naddr = 0x10000 + 16 * (uint64_t)i;
+		ev.nsize = 24;
+		luw_enc_mp_event(&e, &ev);
+		lg_event(&wrote, &ev);
+	}
+	luw_enc_epilogue(&e);
+	lg_epilogue(&wrote, 0);
+	CHECK(luw_enc_finish(&e) == 0, "long strings: encoder failed");
+
+	rc = decode_pipe(e.buf, e.len, &log_sops, &log_mops, &got, &kind, err,
+			 sizeof(err));
+	CHECK(rc == 0 && got.b.len == wrote.b.len &&
+		      !memcmp(got.b.buf, wrote.b.buf, got.b.len),
+	      "stream of %zu bytes with a %zu-byte chunk name does not decode "
+	      "through a pipe: rc %d %s",
+	      e.len, name_len, rc, err);
+	if (rc == 0)
+		printf("ok a %zu-byte stream with a %zu-byte chunk name decodes "
+		       "through a pipe\n",
+		       e.len, name_len);
+	luw_enc_free(&e);
+	luw_enc_free(&wrote.b);
+	luw_enc_free(&got.b);
+	free(name);
+}
+
 static int ends_with(const char *s, const char *suffix)
 {
 	size_t n = strlen(s), m = strlen(suffix);
@@ -531,6 +730,12 @@ int main(int argc, char **argv)
 	struct dirent **ents;
 	int i, n, nsys = 0, nmem = 0;
 
+	if (!strcmp(dir, "--long-strings")) {
+		long_strings(1000);
+		long_strings(900u << 10);
+		long_strings(3u << 20);
+		return failures ? 1 : 0;
+	}
 	n = scandir(dir, &ents, NULL, alphasort);
 	if (n < 0) {
 		perror(dir);
@@ -555,6 +760,7 @@ int main(int argc, char **argv)
 			synth_check(path, 3 * (uint64_t)len, 5,
 				    LUW_GEN_COMPACT);
 			synth_seeds(path);
+			pipe_check(path, 3u << 20);
 		}
 		free(ents[i]);
 	}
