@@ -242,7 +242,7 @@ luw_uw_find(const struct luw_uw_entry *ent, __u32 n, __u64 rel)
 	__u32 lo = 0, hi = n;
 
 	if (n == 0 || rel > 0xffffffffULL || rel < ent[0].start)
-		return 0;
+		return (const struct luw_uw_entry *)0;
 	/* Invariant: ent[lo].start <= rel, and rel < ent[hi].start if hi < n. */
 	while (hi - lo > 1) {
 		__u32 mid = lo + (hi - lo) / 2;

@@ -16,6 +16,7 @@ echo "decoded $in:"
 sed 's/^/  /' out/vmstates.txt | paste -sd' ' | sed 's/\t/=/g'
 echo
 echo "heaviest merged stacks (root first, count last):"
-sort -t' ' -k2 -nr out/profile.folded | head -10 | sed 's/^/  /'
+awk '{ print $NF "\t" $0 }' out/profile.folded | sort -t"$(printf '\t')" -k1,1nr |
+	head -10 | cut -f2- | sed 's/^/  /'
 echo
 echo "wrote out/profile.folded and out/flame.svg (open it in a browser)"

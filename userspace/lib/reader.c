@@ -6,8 +6,41 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Window size: also the longest string returned contiguously. */
+/*
+ * Initial window size.  The window grows on demand to hold one string
+ * contiguously (chunk names of generated code can be megabytes long), but
+ * never beyond LUW_RD_WINDOW_MAX, so a corrupt length cannot make the
+ * reader allocate without bound.
+ */
 #define LUW_RD_WINDOW (1u << 20)
+#define LUW_RD_WINDOW_MAX (64u << 20)
+
+/* Make room for n contiguous bytes from r->p; 0 when n is beyond the cap. */
+static int luw_rd_grow(struct luw_rd *r, size_t n)
+{
+	size_t have = (size_t)(r->end - r->p), cap = r->cap;
+	uint8_t *buf;
+
+	if (n > LUW_RD_WINDOW_MAX)
+		return 0;
+	while (cap < n)
+		cap *= 2;
+	if (cap > LUW_RD_WINDOW_MAX)
+		cap = LUW_RD_WINDOW_MAX;
+	memmove(r->buf, r->p, have);
+	r->base += (uint64_t)(r->p - r->win);
+	buf = realloc(r->buf, cap);
+	if (!buf) {
+		r->win = r->p = r->buf;
+		r->end = r->buf + have;
+		return 0;
+	}
+	r->buf = buf;
+	r->cap = cap;
+	r->win = r->p = buf;
+	r->end = buf + have;
+	return 1;
+}
 
 int luw_rd_open_fd(struct luw_rd *r, int fd)
 {
@@ -46,7 +79,7 @@ int luw_rd_fill(struct luw_rd *r, size_t n)
 
 		if (r->eof || r->failed)
 			return 0;
-		if (n > r->cap)
+		if (n > r->cap && !luw_rd_grow(r, n))
 			return 0;
 		if ((size_t)(r->p - r->buf) + n > r->cap) {
 			/* Slide the unread tail to the front of the window. */
@@ -127,9 +160,11 @@ const char *luw_rd_string(struct luw_rd *r, size_t *len, const char *what)
 	if (r->failed)
 		return NULL;
 	if (n > (uint64_t)(r->end - r->p) && !luw_rd_fill(r, (size_t)n)) {
-		/* Too long for the window, or the stream ends inside it. */
+		/* Beyond the window's cap, or the stream ends inside it. */
 		if (r->fd >= 0 && n > r->cap)
-			luw_rd_fail(r, off, what, 0);
+			luw_rd_failf(r, off, "%s (%llu bytes long, limit %u)",
+				     what, (unsigned long long)n,
+				     LUW_RD_WINDOW_MAX);
 		else
 			luw_rd_fail(r, off, what, !r->io_errno);
 		return NULL;

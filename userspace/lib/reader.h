@@ -104,7 +104,7 @@ static inline uint64_t luw_rd_uleb(struct luw_rd *r, const char *what)
 
 /*
  * string := string-len string-payload.  Makes the payload available
- * contiguously (for strings up to the window size) and returns a pointer
+ * contiguously (the window grows for it, up to 64 MiB) and returns a pointer
  * into the window, valid until the next read, with its length in *len.
  * Returns NULL on failure.
  */
