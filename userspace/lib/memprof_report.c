@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "heapmap.h"
 #include "kvmap.h"
 #include "strbuf.h"
 
@@ -54,7 +55,15 @@ struct luw_mpr {
 	struct luw_kvmap locmap;	/* (addr, line) -> w: first loc + 1 */
 	struct luw_kvmap namemap;	/* (hash, probe) -> w: name id */
 	struct luw_kvmap primmap;	/* (kind << 32 | rec, loc) -> w: prim */
-	struct luw_kvmap heap;		/* (addr, 0) -> v: size, w: loc */
+	struct luw_heapmap heap;	/* live chunks: size and loc */
+	/*
+	 * Recent primmap hits, direct-mapped: a workload frees and reallocs
+	 * chunks of a few sites from a few places, so most lookups hit here.
+	 */
+	struct {
+		uint64_t key;	/* kind << 32 | rec; 0: empty (kind 0 is alloc) */
+		uint32_t loc, prim;
+	} pcache[64];
 
 	/* The last location looked up, for runs of events from one place. */
 	uint64_t last_addr, last_line, last_trace, last_epoch;
@@ -92,7 +101,7 @@ struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 	luw_kvmap_init(&rep->locmap);
 	luw_kvmap_init(&rep->namemap);
 	luw_kvmap_init(&rep->primmap);
-	luw_kvmap_init(&rep->heap);
+	luw_heapmap_init(&rep->heap);
 	rep->last_loc = NONE;
 	return rep;
 }
@@ -113,7 +122,7 @@ void luw_mpr_free(struct luw_mpr *rep)
 	luw_kvmap_free(&rep->locmap);
 	luw_kvmap_free(&rep->namemap);
 	luw_kvmap_free(&rep->primmap);
-	luw_kvmap_free(&rep->heap);
+	luw_heapmap_free(&rep->heap);
 	free(rep);
 }
 
@@ -246,28 +255,36 @@ static struct rec *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
 	return r;
 }
 
-/* The reference's link_to_previous(): credit the chunk's allocator. */
+/*
+ * The reference's link_to_previous(): credit the allocator (loc) of a chunk
+ * of osize bytes.
+ */
 static int link_prev(struct luw_mpr *rep, int kind, uint32_t ri,
-		     const struct luw_kv *chunk, uint64_t nsize)
+		     uint32_t loc, uint64_t osize, uint64_t nsize)
 {
+	uint64_t key = (uint64_t)kind << 32 | ri;
+	unsigned int ci = (unsigned int)((key * 31 + loc) *
+					 0x9e3779b97f4a7c15ULL >> 58);
 	struct luw_kv *e;
 	struct prim *p;
 	struct rec *r;
 	int isnew;
 
-	e = luw_kvmap_put(&rep->primmap, (uint64_t)kind << 32 | ri, chunk->w,
-			  &isnew);
+	if (rep->pcache[ci].key == key && rep->pcache[ci].loc == loc) {
+		p = AT(rep->prims, struct prim, rep->pcache[ci].prim);
+		goto credit;
+	}
+	e = luw_kvmap_put(&rep->primmap, key, loc, &isnew);
 	if (!e)
 		return -1;
 	if (isnew) {
 		p = vec_push(&rep->prims, sizeof(*p));
 		if (!p) {
-			luw_kvmap_del(&rep->primmap, (uint64_t)kind << 32 | ri,
-				      chunk->w, NULL);
+			luw_kvmap_del(&rep->primmap, key, loc, NULL);
 			return -1;
 		}
 		memset(p, 0, sizeof(*p));
-		p->loc = chunk->w;
+		p->loc = loc;
 		p->next = NONE;
 		e->w = (uint32_t)(rep->prims.n - 1);
 		r = AT(rep->recs[kind], struct rec, ri);
@@ -277,19 +294,23 @@ static int link_prev(struct luw_mpr *rep, int kind, uint32_t ri,
 			AT(rep->prims, struct prim, r->prim_tail)->next = e->w;
 		r->prim_tail = e->w;
 	}
+	rep->pcache[ci].key = key;
+	rep->pcache[ci].loc = loc;
+	rep->pcache[ci].prim = e->w;
 	p = AT(rep->prims, struct prim, e->w);
+credit:
 	p->allocated += nsize;
-	p->freed += chunk->v;
+	p->freed += osize;
 	p->count++;
 	return 0;
 }
 
 static int on_event(struct luw_mpr *rep, const struct luw_mp_event *ev)
 {
-	struct luw_kv old, *e;
 	struct rec *r;
-	uint32_t li, ri;
-	int kind, isnew, had;
+	uint64_t osize;
+	uint32_t li, ri, oloc;
+	int kind;
 
 	if (ev->aevent == LUW_AEVENT_SYMTAB)
 		return luw_symtab_add(rep->st, &ev->sym);
@@ -305,19 +326,14 @@ static int on_event(struct luw_mpr *rep, const struct luw_mp_event *ev)
 	r->num++;
 	r->alloc += ev->nsize;
 	r->free += ev->osize;
-	if (kind != R_ALLOC) {
-		had = luw_kvmap_del(&rep->heap, ev->oaddr, 0, &old);
-		if (had && link_prev(rep, kind, ri, &old,
-				     kind == R_REALLOC ? ev->nsize : 0))
-			return -1;
-	}
-	if (kind != R_FREE) {
-		e = luw_kvmap_put(&rep->heap, ev->naddr, 0, &isnew);
-		if (!e)
-			return -1;
-		e->v = ev->nsize;
-		e->w = li;
-	}
+	if (kind != R_ALLOC &&
+	    luw_heapmap_take(&rep->heap, ev->oaddr, &osize, &oloc) &&
+	    link_prev(rep, kind, ri, oloc, osize,
+		      kind == R_REALLOC ? ev->nsize : 0))
+		return -1;
+	if (kind != R_FREE && luw_heapmap_put(&rep->heap, ev->naddr,
+					      ev->nsize, li))
+		return -1;
 	return 0;
 }
 

@@ -7,11 +7,22 @@
 #include "kvmap.h"
 #include "strbuf.h"
 
+/* A frame's name: ext, or text at off in the name cache's pool. */
 struct span {
+	const char *ext;	/* a static name (fast functions) */
 	size_t off, len;
 	uint8_t type;		/* Lua frame type; 0 for host frames */
 	uint8_t nil;		/* the reference has no name for it */
 };
+
+/*
+ * Compat names by (addr, line), valid while the symtab epoch stays: the
+ * reference renames every frame of every sample, and its name depends only
+ * on those two and the symbols seen so far.  Bounded: a stream of ever new
+ * addresses empties the cache instead of growing it.
+ */
+#define NCACHE_MAX_POOL ((size_t)8 << 20)
+#define NCACHE_MAX_ENTRIES ((size_t)1 << 16)
 
 struct luw_spr {
 	enum luw_spr_mode mode;
@@ -25,6 +36,9 @@ struct luw_spr {
 	struct span *ent;
 	size_t nent, capent;
 	struct luw_sb pool;
+	struct luw_kvmap ncache;	/* (addr, line) -> v: off, w: len */
+	struct luw_sb npool;
+	uint64_t nepoch;
 
 	/* Per-sample scratch. */
 	struct luw_sb names, chain, tmp;
@@ -52,11 +66,13 @@ struct luw_spr *luw_spr_new(enum luw_spr_mode mode, struct luw_symtab *st,
 	rep->stacks = out_stacks;
 	luw_kvmap_init(&rep->agg);
 	luw_kvmap_init(&rep->cache);
+	luw_kvmap_init(&rep->ncache);
 	luw_sb_init(&rep->pool);
+	luw_sb_init(&rep->npool);
 	luw_sb_init(&rep->names);
 	luw_sb_init(&rep->chain);
 	luw_sb_init(&rep->tmp);
-	rep->epoch = luw_symtab_epoch(st);
+	rep->epoch = rep->nepoch = luw_symtab_epoch(st);
 	return rep;
 }
 
@@ -66,7 +82,9 @@ void luw_spr_free(struct luw_spr *rep)
 		return;
 	luw_kvmap_free(&rep->agg);
 	luw_kvmap_free(&rep->cache);
+	luw_kvmap_free(&rep->ncache);
 	luw_sb_free(&rep->pool);
+	luw_sb_free(&rep->npool);
 	luw_sb_free(&rep->names);
 	luw_sb_free(&rep->chain);
 	luw_sb_free(&rep->tmp);
@@ -121,24 +139,58 @@ static uint64_t hash_bytes(const char *s, size_t n)
 
 /* --- Compat ------------------------------------------------------------- */
 
-/* Append the reference name of loc to names; record it in *sp. */
+/* Start a sample: drop cached names that may be stale or too many. */
+static void ncache_check(struct luw_spr *rep)
+{
+	uint64_t epoch = luw_symtab_epoch(rep->st);
+
+	if (epoch == rep->nepoch && rep->npool.len <= NCACHE_MAX_POOL &&
+	    rep->ncache.n <= NCACHE_MAX_ENTRIES)
+		return;
+	luw_kvmap_clear(&rep->ncache);
+	luw_sb_reset(&rep->npool);
+	rep->nepoch = epoch;
+}
+
+/* The reference name of (addr, line), from the cache or made into it. */
 static int ref_name(struct luw_spr *rep, uint64_t addr, uint64_t line,
 		    struct span *sp)
 {
 	struct luw_loc loc = { .addr = addr, .line = line };
+	struct luw_kv *e;
+	int isnew;
 
-	luw_symtab_loc(rep->st, &loc);
-	sp->off = rep->names.len;
-	if (luw_symtab_demangle(rep->st, &loc, &rep->names))
-		return -1;
-	sp->len = rep->names.len - sp->off;
+	sp->ext = NULL;
 	sp->nil = 0;
+	e = luw_kvmap_put(&rep->ncache, addr, line, &isnew);
+	if (!e)
+		return -1;
+	if (!isnew) {
+		sp->off = e->v;
+		sp->len = e->w;
+		return 0;
+	}
+	luw_symtab_loc(rep->st, &loc);
+	sp->off = rep->npool.len;
+	if (luw_symtab_demangle(rep->st, &loc, &rep->npool) ||
+	    rep->npool.len - sp->off >= UINT32_MAX) {
+		luw_kvmap_del(&rep->ncache, addr, line, NULL);
+		return -1;
+	}
+	sp->len = rep->npool.len - sp->off;
+	e->v = sp->off;
+	e->w = (uint32_t)sp->len;
 	return 0;
+}
+
+static const char *span_text(const struct luw_spr *rep, const struct span *sp)
+{
+	return sp->ext ? sp->ext : rep->npool.p + sp->off;
 }
 
 static void chain_add(struct luw_spr *rep, const struct span *sp)
 {
-	luw_sb_putn(&rep->chain, rep->names.p + sp->off, sp->len);
+	luw_sb_putn(&rep->chain, span_text(rep, sp), sp->len);
 	luw_sb_putc(&rep->chain, ';');
 }
 
@@ -147,7 +199,7 @@ static int has_prefix(const struct luw_spr *rep, const struct span *sp,
 {
 	size_t n = strlen(pfx);
 
-	return sp->len >= n && !memcmp(rep->names.p + sp->off, pfx, n);
+	return sp->len >= n && !memcmp(span_text(rep, sp), pfx, n);
 }
 
 static int compat_count(struct luw_spr *rep)
@@ -192,7 +244,7 @@ static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 {
 	size_t i, nlua = s->nlua;
 
-	luw_sb_reset(&rep->names);
+	ncache_check(rep);
 	luw_sb_reset(&rep->chain);
 	if (reserve((void **)&rep->host, &rep->caphost, s->nhost,
 		    sizeof(*rep->host)) ||
@@ -211,11 +263,10 @@ static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 		if (f->type == LUW_FRAME_FFUNC) {
 			const char *n = luw_ffname(f->addr);
 
-			sp->off = rep->names.len;
+			sp->ext = n ? n : "";
+			sp->off = 0;
 			sp->nil = !n;
-			if (n)
-				luw_sb_puts(&rep->names, n);
-			sp->len = rep->names.len - sp->off;
+			sp->len = strlen(sp->ext);
 		} else if (ref_name(rep, f->addr,
 				    f->type == LUW_FRAME_LFUNC ? f->line : 0,
 				    sp)) {
@@ -250,7 +301,7 @@ static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 	}
 	if (!rep->chain.len)
 		luw_sb_putc(&rep->chain, ';');
-	if (luw_sb_failed(&rep->names) || luw_sb_failed(&rep->chain))
+	if (luw_sb_failed(&rep->npool) || luw_sb_failed(&rep->chain))
 		return -1;
 	return compat_count(rep);
 }
