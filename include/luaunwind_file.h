@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * luaunwind: the .luw record file written by `luaunwind-ctl record` and
+ * read by `luaunwind-report`.
+ *
+ * A .luw file holds the raw sample records exactly as /dev/luaunwind
+ * returned them (grammar in luaunwind.h) together with everything needed
+ * to name their frames after the process is gone: its mappings, the
+ * symbol of every sampled host pc, the Lua prototypes, C functions and
+ * traces the samples refer to, and the fast-function names of its VM.
+ *
+ * The recorder resolves names while the process lives and appends them as
+ * it goes, so sections come in any order and a symbol section may follow
+ * the samples that use it; a reader takes in the whole file before
+ * naming anything.  Only the end section makes a file complete: a file
+ * without one was cut short (the recorder was killed, the disk filled)
+ * and a reader says so, with the offset where it stopped, after
+ * reporting what it could decode.
+ *
+ * Everything is little-endian.  The header is 16 bytes, every section
+ * starts on an 8-byte boundary and its payload is padded with zero bytes
+ * to a multiple of 8, so the records of a samples section keep the
+ * alignment the record grammar promises.
+ *
+ * file           := header section* end
+ * header         := magic version flags reserved
+ * magic          := 'L' 'U' 'W' 'F'
+ * version        := <U32: LUWF_VERSION>
+ * flags          := <U32: 0; a reader refuses unknown bits>
+ * reserved       := <U32: 0>
+ *
+ * section        := type size payload pad
+ * type           := <U32: LUWF_SEC_*; a reader skips unknown types>
+ * size           := <U32: bytes of payload, pad not included>
+ * pad            := <U8: 0>{0..7}, up to a multiple of 8
+ *
+ * string         := len <U8>{len}       bytes, no terminating NUL
+ * len            := <U32>
+ *
+ * process        := pid flags vm_start vm_end start_ns freq comm exe
+ *                   ljkind
+ *   (LUWF_SEC_PROCESS, one per recorded process)
+ * pid            := <U32: as the samples carry it>
+ * flags          := <U32: LUWF_PF_* bits>
+ * vm_start       := <U64: first byte of the VM's code, 0 when unknown>
+ * vm_end         := <U64: end of the VM's code (exclusive)>
+ * start_ns       := <U64: CLOCK_REALTIME at the start of the recording>
+ * freq           := <U32: sampling frequency in Hz, 0 when unknown>
+ * comm, exe      := string              /proc/PID/comm, /proc/PID/exe
+ * ljkind         := string              "luajit", "tarantool", ... or ""
+ *
+ * samples        := record*
+ *   (LUWF_SEC_SAMPLES) whole records of the module's record stream, as
+ *   read() returned them; a section holds one or more read() buffers.
+ *
+ * mapping        := pid prot start end offset build_id path
+ *   (LUWF_SEC_MAPPING) one executable mapping a sampled pc fell in
+ * prot           := <U32: LUWF_MAP_* bits>
+ * start, end     := <U64: the mapping's range>
+ * offset         := <U64: file offset mapped at start>
+ * build_id       := string              raw bytes, empty when none
+ * path           := string              as /proc/PID/maps names it
+ *
+ * host           := pid mapno flags pc symoff name
+ *   (LUWF_SEC_HOST) the name of one sampled host pc
+ * mapno          := <U32: index among this pid's mapping sections, in
+ *                    file order; LUWF_NO_MAP when the pc is in none>
+ * flags          := <U32: LUWF_HF_* bits>
+ * pc             := <U64>
+ * symoff         := <U64: pc - start of the symbol; 0 without one>
+ * name           := string              the symbol, empty when none
+ *                                       (then module+0xFILEOFFSET)
+ *
+ * proto          := pid firstline numline addr chunk
+ *   (LUWF_SEC_PROTO) a Lua function prototype (GCproto)
+ * firstline      := <I32: line of `function`; -1 unknown>
+ * numline        := <I32: lines it spans>
+ * addr           := <U64: the GCproto in the target>
+ * chunk          := string              "file.lua" for "@file.lua", the
+ *                                       source as LuaJIT shows it otherwise
+ *
+ * pcline         := pid pc addr line
+ *   (LUWF_SEC_PCLINE) the source line of a sampled bytecode position
+ * pc             := <U32: bytecode index as the lua-frame carries it>
+ * addr           := <U64: the GCproto>
+ * line           := <I32: -1 when the proto's lineinfo is unreadable>
+ *
+ * fname          := pid reserved addr name
+ *   (LUWF_SEC_FNAME) a name for a prototype, found in the bytecode of a
+ *   caller (the global, field or method it was called through)
+ * reserved       := <U32: 0>
+ *
+ * cfunc          := pid reserved addr fn
+ *   (LUWF_SEC_CFUNC) a C function frame of the Lua stack: its GCfunc and
+ *   the lua_CFunction it runs, named through the host sections' pc
+ * addr           := <U64: the GCfunc>
+ * fn             := <U64: the lua_CFunction, 0 when unreadable>
+ *
+ * trace          := pid traceno addr line
+ *   (LUWF_SEC_TRACE) where a JIT trace starts
+ * traceno        := <U32>
+ * addr           := <U64: GCproto of its first instruction, 0 unknown>
+ * line           := <I32: its line; -1 unknown>
+ *
+ * ffnames        := pid count string{count}
+ *   (LUWF_SEC_FFNAMES) names of the fast functions of this VM by ffid;
+ *   entry i names ffid i, "" where none
+ * count          := <U32>
+ *
+ * stats          := pid reserved duration_ns records samples lost drops
+ *                   faults truncated vmstate{16}
+ *   (LUWF_SEC_STATS, last before end) pid 0: the whole recording
+ * duration_ns    := <U64: wall-clock length of the recording>
+ * records        := <U64: sample records written to the file>
+ * samples, drops, faults, truncated
+ *                := <U64: the module's counters for the recording
+ *                    (struct luw_stats), differences end - start>
+ * lost           := <U64: samples reported lost by LOST records>
+ * vmstate        := <U64: samples per LUW_VMST_*, module counters>
+ *
+ * end            := LUWF_SEC_END 0      the last section, empty
+ */
+#ifndef _LUAUNWIND_FILE_H
+#define _LUAUNWIND_FILE_H
+
+#define LUWF_MAGIC		"LUWF"
+#define LUWF_VERSION		1
+#define LUWF_HEADER_SIZE	16
+#define LUWF_SECTION_MAX	(1U << 30)	/* largest payload accepted */
+
+#define LUWF_SEC_PROCESS	1
+#define LUWF_SEC_SAMPLES	2
+#define LUWF_SEC_MAPPING	3
+#define LUWF_SEC_HOST		4
+#define LUWF_SEC_PROTO		5
+#define LUWF_SEC_PCLINE		6
+#define LUWF_SEC_FNAME		7
+#define LUWF_SEC_CFUNC		8
+#define LUWF_SEC_TRACE		9
+#define LUWF_SEC_FFNAMES	10
+#define LUWF_SEC_STATS		11
+#define LUWF_SEC_END		0xffffffffU
+
+/* process flags */
+#define LUWF_PF_GC64		(1U << 0)	/* the VM uses 64-bit GC refs */
+#define LUWF_PF_EXITED		(1U << 1)	/* exited during the recording */
+
+/* mapping prot */
+#define LUWF_MAP_R		(1U << 0)
+#define LUWF_MAP_W		(1U << 1)
+#define LUWF_MAP_X		(1U << 2)
+
+/* host flags */
+#define LUWF_HF_VM		(1U << 0)	/* in the VM's own code */
+
+#define LUWF_NO_MAP		0xffffffffU
+
+#endif /* _LUAUNWIND_FILE_H */

@@ -1,0 +1,255 @@
+/*
+ * ljname: callee names from the caller's bytecode.  See ljname.h.
+ *
+ * The search follows lj_debug_slotname(): the slot the call instruction
+ * calls is named by the local variable live in it at that point, else by
+ * the instruction that last wrote the slot (MOV follows the copy, GGET is
+ * a global, TGETS a field or method, UGET an upvalue); anything else that
+ * writes it, or a base-mode instruction that clobbers slots from A up,
+ * leaves it unnamed.
+ */
+#include "ljname.h"
+
+#include <string.h>
+
+#include "ljlayout.h"
+
+enum {
+	BC_ISTC = 12, BC_ISFC = 13, BC_MOV = 18, BC_KPRI = 43, BC_KNIL = 44,
+	BC_UGET = 45, BC_FNEW = 51, BC_TNEW = 52, BC_TDUP = 53, BC_GGET = 54,
+	BC_TGETV = 56, BC_TGETS = 57, BC_TGETR = 59, BC_TSETM = 63,
+	BC_CALLM = 65, BC_CALL = 66, BC_CALLMT = 67, BC_CALLT = 68,
+	BC_ISNEXT = 72, BC_FORI = 77, BC_JITERL = 84,
+};
+
+#define VARNAME__MAX 7		/* internal names of for-loop slots */
+#define MAX_SCAN 4096		/* instructions searched backwards */
+
+struct pt {
+	pid_t pid;
+	const struct luw_lj_layout *ly;
+	uint64_t addr, bc, k, lineinfo;
+	uint32_t sizebc;
+	unsigned int ref;	/* bytes of a GCRef/MRef */
+};
+
+static int rd(const struct pt *p, uint64_t a, void *d, uint32_t n)
+{
+	pid_t pid = p->pid;
+
+	return ljl_read_mem(&pid, a, d, n);
+}
+
+static int rd_ref(const struct pt *p, uint64_t a, uint64_t *v)
+{
+	uint32_t v32;
+
+	if (p->ref == 8)
+		return rd(p, a, v, 8);
+	if (rd(p, a, &v32, 4))
+		return -1;
+	*v = v32;
+	return 0;
+}
+
+static int is_dst(unsigned int op)
+{
+	return op == BC_ISTC || op == BC_ISFC ||
+	       (op >= BC_MOV && op <= BC_KPRI) || op == BC_UGET ||
+	       (op >= BC_FNEW && op <= BC_GGET) ||
+	       (op >= BC_TGETV && op <= BC_TGETR);
+}
+
+static int is_base(unsigned int op)
+{
+	return op == BC_KNIL || op == BC_TSETM ||
+	       (op >= BC_CALLM && op <= BC_ISNEXT) ||
+	       (op >= BC_FORI && op <= BC_JITERL);
+}
+
+/* A GCstr's characters into out. */
+static int str_at(const struct pt *p, uint64_t s, char *out, size_t n)
+{
+	uint32_t len;
+	uint8_t gct;
+
+	if (!s || rd(p, s + p->ly->gc_gct, &gct, 1) || gct != p->ly->gct_str ||
+	    rd(p, s + p->ly->str_len, &len, 4))
+		return -1;
+	if (len >= n)
+		len = (uint32_t)n - 1;
+	if (len && rd(p, s + p->ly->str_size, out, len))
+		return -1;
+	out[len] = 0;
+	return 1;
+}
+
+static int kgc_str(const struct pt *p, uint32_t idx, char *out, size_t n)
+{
+	uint64_t s;
+
+	/* proto_kgc(pt, ~idx): GC constants are stored below k. */
+	if (rd_ref(p, p->k - (uint64_t)(idx + 1) * p->ref, &s))
+		return -1;
+	return str_at(p, s, out, n);
+}
+
+/* The idx-th NUL-terminated name of a list (uvinfo). */
+static int nth_name(const struct pt *p, uint64_t list, uint32_t idx, char *out,
+		    size_t n)
+{
+	char c;
+	size_t o = 0;
+
+	if (!list)
+		return 0;
+	for (uint32_t guard = 0; guard < 65536; guard++, list++) {
+		if (rd(p, list, &c, 1))
+			return -1;
+		if (idx == 0) {
+			if (o + 1 < n)
+				out[o++] = c;
+			if (!c) {
+				out[o < n ? o : n - 1] = 0;
+				return o > 1;
+			}
+		} else if (!c) {
+			idx--;
+		}
+	}
+	return 0;
+}
+
+/* ULEB128 from the target, advancing *a. */
+static int uleb(const struct pt *p, uint64_t *a, uint32_t *v)
+{
+	uint32_t r = 0;
+	unsigned int sh = 0;
+	uint8_t b;
+
+	do {
+		if (sh > 28 || rd(p, (*a)++, &b, 1))
+			return -1;
+		r |= (uint32_t)(b & 0x7f) << sh;
+		sh += 7;
+	} while (b & 0x80);
+	*v = r;
+	return 0;
+}
+
+/* debug_varname(): the local in `slot` at bytecode position pc. */
+static int varname(const struct pt *p, uint32_t pc, uint32_t slot, char *out,
+		   size_t n)
+{
+	uint64_t v;
+	uint32_t lastpc = 0;
+
+	if (rd_ref(p, p->lineinfo + 2 * p->ref, &v) || !v)
+		return 0;
+	for (int guard = 0; guard < 4096; guard++) {
+		uint8_t c;
+		size_t o = 0;
+		uint32_t d1, d2, startpc, endpc;
+
+		if (rd(p, v, &c, 1))
+			return -1;
+		if (c == 0)
+			return 0;
+		if (c < VARNAME__MAX) {
+			v++;
+			out[0] = 0;
+		} else {
+			for (;; v++) {
+				if (rd(p, v, &c, 1))
+					return -1;
+				if (o + 1 < n)
+					out[o++] = (char)c;
+				if (!c)
+					break;
+			}
+			v++;
+			out[o < n ? o : n - 1] = 0;
+		}
+		if (uleb(p, &v, &d1))
+			return -1;
+		startpc = lastpc = lastpc + d1;
+		if (startpc > pc)
+			return 0;
+		if (uleb(p, &v, &d2))
+			return -1;
+		endpc = startpc + d2;
+		if (pc < endpc && slot-- == 0)
+			return out[0] ? 1 : 0;
+	}
+	return 0;
+}
+
+int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
+		    uint32_t pc, char *out, size_t outlen)
+{
+	struct pt p = { .pid = pid, .ly = ly, .addr = pt };
+	uint32_t ins, slot, ip, guard;
+	uint8_t gct;
+
+	if (outlen < 2 || pc < 2)
+		return 0;
+	p.ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
+	p.bc = pt + ly->pt_size;
+	/* GCproto: ... k, uv, sizekgc, sizekn, sizept, sizeuv, flags,
+	 * trace, chunkname: k is 2 refs + 16 bytes before chunkname. */
+	if (rd(&p, pt + ly->gc_gct, &gct, 1) || gct != ly->gct_proto ||
+	    rd(&p, pt + ly->pt_sizebc, &p.sizebc, 4) ||
+	    rd_ref(&p, pt + ly->pt_chunkname - (p.ref == 8 ? 32 : 24), &p.k))
+		return -1;
+	/* The field's address: uvinfo and varinfo follow it. */
+	p.lineinfo = pt + ly->pt_lineinfo;
+	/* k lies after the bytecode (and the GC constants below it). */
+	if (p.k < p.bc + 4ULL * p.sizebc || pc > p.sizebc)
+		return -1;
+	ip = pc - 1;
+	if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
+		return -1;
+	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT)
+		return 0;
+	slot = (ins >> 8) & 0xff;
+restart:
+	{
+		int r = varname(&p, ip, slot, out, outlen);
+
+		if (r)
+			return r;
+	}
+	for (guard = 0; ip > 1 && guard < MAX_SCAN; guard++) {
+		unsigned int op, a;
+
+		ip--;
+		if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
+			return -1;
+		op = ins & 0xff;
+		a = (ins >> 8) & 0xff;
+		if (is_base(op)) {
+			if (slot >= a && (op != BC_KNIL || slot <= (ins >> 16)))
+				return 0;
+		} else if (is_dst(op) && a == slot) {
+			switch (op) {
+			case BC_MOV:
+				slot = ins >> 16;
+				goto restart;
+			case BC_GGET:
+				return kgc_str(&p, ins >> 16, out, outlen);
+			case BC_TGETS:
+				return kgc_str(&p, (ins >> 16) & 0xff, out, outlen);
+			case BC_UGET: {
+				uint64_t uvinfo;
+
+				if (rd_ref(&p, p.lineinfo + p.ref, &uvinfo))
+					return -1;
+				return nth_name(&p, uvinfo, ins >> 16, out, outlen);
+			}
+			default:
+				return 0;
+			}
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,33 @@
+/*
+ * ljname: the name a Lua function was called by, read from its caller's
+ * bytecode in a live process -- what debug.getinfo(f, "n") reports:
+ * the local, global, field/method or upvalue that held the function at
+ * the call instruction.
+ *
+ * Bytecode numbering is LuaJIT 2.1's (the same in Debian's luajit,
+ * OpenResty's luajit2 and Tarantool's fork: checked against each one's
+ * jit.vmdef).  The GCproto fields the layout descriptor does not carry
+ * (k, uvinfo, varinfo) sit at fixed distances from the ones it does, as
+ * the GCproto struct of lj_obj.h is the same in all three:
+ *   k        = chunkname - 32 bytes (GC64) or - 24 (32-bit refs)
+ *   uvinfo   = lineinfo + 1 ref,  varinfo = lineinfo + 2 refs.
+ */
+#ifndef LUW_LJNAME_H
+#define LUW_LJNAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "luaunwind_layout.h"
+
+/*
+ * Name of the function called by the instruction before bytecode index
+ * `pc` (a return position, as frame links hold it) of proto `pt` in
+ * process pid.  1 and out filled, 0 when the bytecode names nothing
+ * (a computed callee), -1 when memory could not be read.
+ */
+int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
+		    uint32_t pc, char *out, size_t outlen);
+
+#endif
