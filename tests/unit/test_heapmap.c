@@ -1,0 +1,152 @@
+/*
+ * The memprof report's live-heap table against a naive reference: random
+ * alloc/free/realloc-like churn over clustered heap addresses (long probe
+ * runs, wrap-around, growth), checking every answer and, periodically, the
+ * table's probing invariant (each live chunk reachable from its home slot
+ * without crossing an empty slot, which backward-shift deletion must keep).
+ */
+#include "heapmap.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                   \
+	do {                                                               \
+		if (!(cond)) {                                             \
+			failures++;                                        \
+			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, \
+				#cond);                                    \
+			fprintf(stderr, __VA_ARGS__);                      \
+			fputc('\n', stderr);                               \
+		}                                                          \
+	} while (0)
+
+#define NKEYS 6000
+
+struct ref {
+	uint64_t addr, size;
+	uint32_t site;
+	int live;
+};
+
+static uint64_t rng = 0x2545f4914f6cdd1dULL;
+
+static uint64_t next(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+/* Every live reference chunk reachable from its home; n matches. */
+static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
+			    size_t live)
+{
+	size_t i, used = 0;
+
+	for (i = 0; m->slot && i <= m->mask; i++)
+		used += m->slot[i].site1 != 0;
+	CHECK(used == live && m->n == live, "used %zu n %zu live %zu", used,
+	      m->n, live);
+	for (i = 0; i < NKEYS; i++) {
+		size_t j;
+
+		if (!r[i].live)
+			continue;
+		for (j = luw_heapmap_home(m, r[i].addr); m->slot[j].site1;
+		     j = (j + 1) & m->mask)
+			if (m->slot[j].addr == r[i].addr)
+				break;
+		CHECK(m->slot[j].site1 && m->slot[j].size == r[i].size &&
+			      m->slot[j].site1 == r[i].site + 1,
+		      "chunk 0x%" PRIx64 " not reachable", r[i].addr);
+	}
+}
+
+static void churn(unsigned int rounds)
+{
+	static struct ref r[NKEYS];
+	struct luw_heapmap m;
+	size_t i, live = 0;
+	unsigned int k;
+
+	luw_heapmap_init(&m);
+	for (i = 0; i < NKEYS; i++) {
+		/* Mostly a dense 16-byte-aligned arena, some outliers. */
+		r[i].addr = i % 7 ? 0x7f0000000000ULL + 16 * i : next();
+		r[i].live = 0;
+	}
+	r[0].addr = 0;		/* a corrupt stream may name address 0 */
+	for (k = 0; k < rounds; k++) {
+		struct ref *e = &r[next() % NKEYS];
+		uint64_t size = 0;
+		uint32_t site = 0;
+		int got;
+
+		switch (next() % 3) {
+		case 0:		/* free */
+			got = luw_heapmap_take(&m, e->addr, &size, &site);
+			CHECK(got == e->live, "take 0x%" PRIx64 ": %d vs %d",
+			      e->addr, got, e->live);
+			if (got && e->live)
+				CHECK(size == e->size && site == e->site,
+				      "take 0x%" PRIx64 ": size %" PRIu64
+				      " site %u", e->addr, size, site);
+			live -= e->live;
+			e->live = 0;
+			break;
+		default:	/* alloc, or a re-alloc at a live address */
+			e->size = k % 97 ? next() % 4096 : UINT64_MAX;
+			e->site = k % 89 ? (uint32_t)(next() % 1000)
+					 : UINT32_MAX - 1;
+			CHECK(!luw_heapmap_put(&m, e->addr, e->size, e->site),
+			      "put failed");
+			live += !e->live;
+			e->live = 1;
+			break;
+		}
+		if (k % 4096 == 0)
+			check_invariant(&m, r, live);
+	}
+	check_invariant(&m, r, live);
+	/* Drain: every live chunk comes back once, then the table is empty. */
+	for (i = 0; i < NKEYS; i++) {
+		uint64_t size;
+		uint32_t site;
+
+		CHECK(luw_heapmap_take(&m, r[i].addr, &size, &site) ==
+			      r[i].live,
+		      "drain 0x%" PRIx64, r[i].addr);
+		CHECK(!luw_heapmap_take(&m, r[i].addr, &size, &site),
+		      "drain twice 0x%" PRIx64, r[i].addr);
+		r[i].live = 0;
+	}
+	CHECK(m.n == 0, "n %zu after drain", m.n);
+	check_invariant(&m, r, 0);
+	luw_heapmap_free(&m);
+}
+
+int main(void)
+{
+	struct luw_heapmap m;
+	uint64_t size;
+	uint32_t site;
+
+	/* Empty and freed tables answer "not live". */
+	luw_heapmap_init(&m);
+	CHECK(!luw_heapmap_take(&m, 0x1000, &size, &site), "empty take");
+	CHECK(!luw_heapmap_put(&m, 0x1000, 5, 7), "put");
+	CHECK(luw_heapmap_take(&m, 0x1000, &size, &site) && size == 5 &&
+		      site == 7, "take one");
+	luw_heapmap_free(&m);
+	CHECK(!luw_heapmap_take(&m, 0x1000, &size, &site), "freed take");
+
+	churn(400000);
+	if (failures)
+		fprintf(stderr, "test_heapmap: %d failures\n", failures);
+	return failures != 0;
+}
