@@ -185,20 +185,22 @@ static uint32_t name_id(struct luw_mpr *rep)
 
 static uint32_t loc_of(struct luw_mpr *rep, const struct luw_mp_event *ev)
 {
-	struct luw_loc key = {
-		.addr = ev->addr, .line = ev->line, .traceno = ev->traceno
-	};
+	struct luw_loc key;
 	uint64_t epoch = luw_symtab_epoch(rep->st);
 	struct luw_kv *e;
 	struct loc *l;
 	uint32_t i;
 	int isnew;
 
-	if (rep->last_loc != NONE && rep->last_addr == key.addr &&
-	    rep->last_line == key.line && rep->last_trace == key.traceno &&
+	if (rep->last_loc != NONE && rep->last_addr == ev->addr &&
+	    rep->last_line == ev->line && rep->last_trace == ev->traceno &&
 	    rep->last_epoch == epoch)
 		return rep->last_loc;
 
+	key.addr = ev->addr;
+	key.line = ev->line;
+	key.traceno = ev->traceno;
+	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
 	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
 	if (!e)
