@@ -81,10 +81,19 @@
  *                   return address per caller frame
  *
  * lua-frame      := addr line pc ffid kind lflags trace
- * addr           := <U64: GCproto of a Lua function, GCfunc of a C or
- *                    fast function, in the target's address space>
- * line           := <U32: current line, 0 when not known>
- * pc             := <U32: bytecode index into the proto, for LUA kinds>
+ * addr           := <U64: in the target's address space: the GCproto of
+ *                    a Lua function (LUW_LF_LUA) or of the function where
+ *                    a trace starts (LUW_LF_TRACE, 0 if unreadable); the
+ *                    GCfunc of a C or fast function>
+ * line           := <U32: current line, 0 when not known (the module
+ *                    always writes 0: userspace reads lineinfo)>
+ * pc             := <U32: bytecode index into the proto, 0 when not
+ *                    known.  LUA: LuaJIT's convention, the instruction
+ *                    after the one running (frame links and the
+ *                    interpreter's PC register point past it), unless
+ *                    LUW_LFF_PC_AT says it is the instruction itself (the
+ *                    start of the trace running above); TRACE: the
+ *                    trace's start instruction>
  * ffid           := <U8: fast-function id for LUW_LF_FFUNC, else 0>
  * kind           := <U8: LUW_LF_*>
  * lflags         := <U16: LUW_LFF_* bits>
@@ -115,6 +124,28 @@
  * C function that entered the VM (lua_pcall, lj_vm_call's caller...) stays
  * a host frame after the segment; a lua_CFunction called from Lua appears
  * once, as a host frame above the segment that called it.
+ *
+ * How the module builds them (kmod/luawalk.c): host frames are walked
+ * innermost first.  A frame whose pc is in the interpreter
+ * ([vm_start, interp_end) of attach), or in the machine code of the
+ * running JIT trace, is a VM activation: the Lua stack is walked once, at
+ * the first such frame (luaunwind_ljwalk.h), and its segments are spliced
+ * in order, one per activation, each with host-count 1.  The host walk
+ * does not unwind through VM code: it goes on from the caller of the VM
+ * entry that started the activation, read from the entry's C frame.  So
+ * the host frames after a splice are that entry's caller (lua_pcall ...),
+ * or, for a coroutine resumed from Lua, the resumer's VM frame, which the
+ * next splice replaces.  lj_vm_ffi_call ([interp_end, vm_end)) is an
+ * ordinary host frame.  A segment's innermost lua_CFunction frame is not
+ * written when host frames precede the splice (they hold its C code); a
+ * fast function stays a Lua frame.  Segments left when the host walk ends
+ * go into one last splice at host-first == nhost, host-count 0; when no
+ * VM frame was found and the host walk stopped early, the Lua stack of
+ * G->cur_L is walked from L->base and spliced there too.  In a trace
+ * sample the first Lua frame is LUW_LF_TRACE, the frames below it are the
+ * trace's protos.  rflags LUW_RF_LUA_TRUNC: the Lua walk was cut short or
+ * failed (no valid G, L or base: a layout that does not fit), vmstate is
+ * then what could be read, else LUW_VMST_UNKNOWN.
  */
 #ifndef _LUAUNWIND_H
 #define _LUAUNWIND_H
@@ -126,7 +157,7 @@
 #include "luaunwind_unwind.h"
 
 #define LUW_DEVICE		"/dev/luaunwind"
-#define LUW_ABI_VERSION		1
+#define LUW_ABI_VERSION		2	/* 2: Lua walk, attach version 1 */
 #define LUW_RECORD_VERSION	1
 
 #define LUW_MAX_TARGETS		64
@@ -183,15 +214,34 @@ struct luw_attach {
 	__u64 sample_rate;	/* Hz, or a period with LUW_ATTACH_PERIOD */
 	__u64 vm_start;		/* VM code range [vm_start, vm_end): the */
 	__u64 vm_end;		/* interpreter, 0/0 when not known */
-	/* struct luw_lj_layout (luaunwind_layout.h); until the Lua walk
-	 * lands in the module both must be 0, else EINVAL.
+	/*
+	 * struct luw_lj_layout (luaunwind_layout.h) of the target's LuaJIT,
+	 * layout_size == its size; 0/0: no Lua walk, host frames only.  With
+	 * a layout, vm_start < vm_end is required.  The module checks the
+	 * descriptor's structure and bounds (EINVAL), not that it matches
+	 * the process: userspace validates it against live memory first.
 	 */
 	__u64 layout_ptr;
 	__u32 layout_size;
 	__u16 max_host_frames;	/* 0: LUW_MAX_HOST_FRAMES */
 	__u16 max_lua_frames;	/* 0: LUW_MAX_LUA_FRAMES */
+	/* ---- end of version 0 (56 bytes) ---- */
+	/*
+	 * [vm_start, interp_end) is the interpreter (one fixed frame of
+	 * cframe_size), [interp_end, vm_end) lj_vm_ffi_call (an ordinary
+	 * frame).  0 (or a version 0 struct): vm_end.
+	 */
+	__u64 interp_end;
+	/*
+	 * A global_State userspace validated in the target, 0 if none.
+	 * Builds without GC64 do not keep DISPATCH in a register inside
+	 * JIT traces, so a trace sample needs G from elsewhere: this hint,
+	 * or the G the module last found in an interpreter sample.
+	 */
+	__u64 g_hint;
 };
 #define LUW_ATTACH_SIZE_VER0	56
+#define LUW_ATTACH_SIZE_VER1	72
 
 /* ---- detach, start, stop ---------------------------------------------- */
 
@@ -321,6 +371,8 @@ struct luw_sample {
 #define LUW_LFF_VARARG		(1U << 3)	/* below a vararg frame */
 /* First frame of a coroutine resumed by the next segment. */
 #define LUW_LFF_COROUTINE	(1U << 4)
+/* pc is the instruction itself, not the one after it (see pc). */
+#define LUW_LFF_PC_AT		(1U << 5)
 
 struct luw_lua_frame {
 	__u64 addr;

@@ -9,6 +9,9 @@
  * anything not mapped and resident instead of faulting it in.  The walk is
  * bounded three ways: the frame count, strictly increasing CFAs, and a
  * stack window above the interrupted sp.
+ *
+ * The walk is a cursor (struct luw_hw) so that the Lua side (luawalk.c)
+ * can look at each frame and restart it at the caller of a VM entry.
  */
 #include <linux/ptrace.h>
 #include <linux/uaccess.h>
@@ -22,23 +25,19 @@
  */
 #define LUW_STACK_WINDOW	(64ULL << 20)
 
-struct luw_walk_ctx {
-	u64 faults;
-};
-
 static int luw_read_user(void *ctx, __u64 addr, __u64 *val)
 {
-	struct luw_walk_ctx *c = ctx;
+	struct luw_hw *w = ctx;
 
 	if (copy_from_user_nofault(val, (const void __user *)(uintptr_t)addr,
 				   sizeof(*val))) {
-		c->faults++;
+		w->faults++;
 		return -EFAULT;
 	}
 	return 0;
 }
 
-static const struct luw_uw_entry *luw_lookup(const struct luw_maps *m, u64 key)
+static const struct luw_table *luw_table_of(const struct luw_maps *m, u64 key)
 {
 	const struct luw_table *tab;
 	u32 lo = 0, hi;
@@ -58,63 +57,109 @@ static const struct luw_uw_entry *luw_lookup(const struct luw_maps *m, u64 key)
 	tab = m->t[lo];
 	if (key < tab->start || key >= tab->end)
 		return NULL;
-	return luw_uw_find(tab->ent, tab->nent,
-			   luw_uw_rel(key, tab->start, tab->file_offset));
+	return tab;
+}
+
+bool luw_hw_has_table(const struct luw_hw *w)
+{
+	return luw_table_of(w->m, luw_uw_key(&w->r));
+}
+
+/* Caller holds rcu_read_lock() from here to the last step. */
+void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs)
+{
+	w->r.ip = regs->ip;
+	w->r.sp = regs->sp;
+	w->r.bp = regs->bp;
+	w->r.flags = LUW_UW_R_BP_VALID;
+	w->r.stack_end = min_t(u64, regs->sp + LUW_STACK_WINDOW, TASK_SIZE_MAX);
+	w->m = rcu_dereference(t->maps);
+	w->faults = 0;
+	w->table_used = false;
+}
+
+/*
+ * Continue at a caller frame known from elsewhere (the caller of a VM
+ * entry).  Only upwards: false, cursor unchanged, when sp is not above
+ * the current frame's or leaves the stack window.
+ */
+bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp)
+{
+	if (sp <= w->r.sp || sp >= w->r.stack_end || !ip)
+		return false;
+	w->r.ip = ip;
+	w->r.sp = sp;
+	w->r.bp = bp;
+	w->r.flags = LUW_UW_R_BP_VALID | LUW_UW_R_CALLER;
+	return true;
+}
+
+bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
+{
+	return !luw_read_user(w, addr, val);
+}
+
+int luw_hw_step(struct luw_hw *w)
+{
+	const struct luw_table *tab = luw_table_of(w->m, luw_uw_key(&w->r));
+	const struct luw_uw_entry *e = NULL;
+	int rc;
+
+	if (tab) {
+		e = luw_uw_find(tab->ent, tab->nent,
+				luw_uw_rel(luw_uw_key(&w->r), tab->start,
+					   tab->file_offset));
+		if (e)
+			w->table_used = true;
+	}
+	/*
+	 * A frame-pointer chain ends with rbp == 0 (_start clears it): the
+	 * natural end when no table says END.
+	 */
+	if ((!e || LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_NONE ||
+	     LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_UNSUP) &&
+	    (w->r.flags & LUW_UW_R_BP_VALID) && !w->r.bp)
+		return LUW_HW_END;
+	rc = luw_uw_step(e, &w->r, luw_read_user, w);
+	if (rc == LUW_UW_END)
+		return LUW_HW_END;
+	return rc < 0 ? LUW_HW_STOP : LUW_HW_NEXT;
+}
+
+void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags, u64 *faults)
+{
+	if (w->table_used)
+		*rflags |= LUW_RF_HOST_TABLE;
+	if (!complete)
+		*rflags |= LUW_RF_HOST_TRUNC;
+	if (w->faults) {
+		*rflags |= LUW_RF_FAULT;
+		*faults += w->faults;
+	}
 }
 
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		  unsigned int max, u8 *rflags, u64 *faults)
 {
-	struct luw_walk_ctx ctx = { 0 };
-	struct luw_uw_regs r = {
-		.ip = regs->ip,
-		.sp = regs->sp,
-		.bp = regs->bp,
-		.flags = LUW_UW_R_BP_VALID,
-	};
-	const struct luw_maps *m;
+	struct luw_hw w;
 	unsigned int n = 0;
 	bool complete = false;
+	int rc;
 
 	if (!max)
 		return 0;
-	r.stack_end = min_t(u64, r.sp + LUW_STACK_WINDOW, TASK_SIZE_MAX);
-	pcs[n++] = r.ip;
-
 	rcu_read_lock();
-	m = rcu_dereference(t->maps);
+	luw_hw_init(&w, t, regs);
+	pcs[n++] = w.r.ip;
 	while (n < max) {
-		const struct luw_uw_entry *e = luw_lookup(m, luw_uw_key(&r));
-		int rc;
-
-		if (e)
-			*rflags |= LUW_RF_HOST_TABLE;
-		/*
-		 * A frame-pointer chain ends with rbp == 0 (_start clears
-		 * it): the natural end when no table says END.
-		 */
-		if ((!e || LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_NONE ||
-		     LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_UNSUP) &&
-		    (r.flags & LUW_UW_R_BP_VALID) && !r.bp) {
+		rc = luw_hw_step(&w);
+		if (rc == LUW_HW_END)
 			complete = true;
+		if (rc != LUW_HW_NEXT)
 			break;
-		}
-		rc = luw_uw_step(e, &r, luw_read_user, &ctx);
-		if (rc == LUW_UW_END) {
-			complete = true;
-			break;
-		}
-		if (rc < 0)
-			break;
-		pcs[n++] = r.ip;
+		pcs[n++] = w.r.ip;
 	}
 	rcu_read_unlock();
-
-	if (!complete)
-		*rflags |= LUW_RF_HOST_TRUNC;
-	if (ctx.faults) {
-		*rflags |= LUW_RF_FAULT;
-		*faults += ctx.faults;
-	}
+	luw_hw_finish(&w, complete, rflags, faults);
 	return n;
 }

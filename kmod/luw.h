@@ -7,6 +7,7 @@
  *               tables, stats, reaping targets that exited
  *   sample.c    the perf overflow handler: builds one record per sample
  *   hostwalk.c  host (C) stack walk: compact unwind tables, frame pointers
+ *   luawalk.c   Lua stack walk merged with the host walk (the record body)
  *   ring.c      per-CPU lock-free rings, read() and poll()
  */
 #ifndef LUW_KMOD_H
@@ -21,6 +22,8 @@
 #include <linux/types.h>
 
 #include <luaunwind.h>
+#include <luaunwind_layout.h>
+#include <luaunwind_unwind.h>
 
 struct perf_event;
 struct perf_sample_data;
@@ -67,6 +70,11 @@ struct luw_proc {
 	u32 event;
 	u64 vm_start;
 	u64 vm_end;
+	u64 interp_end;
+	u64 g_hint;		/* from attach, 0 if none */
+	u64 g_seen;		/* last G a walk validated (handler writes) */
+	bool has_layout;
+	struct luw_lj_layout ly;
 	u16 max_host;
 	u16 max_lua;
 	struct perf_event **events;	/* one per CPU, NULL when offline */
@@ -90,9 +98,32 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 int luw_sample_init(void);
 void luw_sample_exit(void);
 
-/* hostwalk.c */
+/* hostwalk.c: a cursor over the host frames, under rcu_read_lock() */
+struct luw_hw {
+	struct luw_uw_regs r;		/* the current frame */
+	const struct luw_maps *m;
+	u64 faults;
+	bool table_used;
+};
+
+#define LUW_HW_NEXT	0	/* r is the caller now */
+#define LUW_HW_END	1	/* outermost frame: complete */
+#define LUW_HW_STOP	2	/* cannot go on: truncated */
+
+void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs);
+int luw_hw_step(struct luw_hw *w);
+bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
+bool luw_hw_has_table(const struct luw_hw *w);
+bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val);
+void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags, u64 *faults);
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		  unsigned int max, u8 *rflags, u64 *faults);
+
+/* luawalk.c */
+int luw_luawalk_init(void);
+void luw_luawalk_exit(void);
+u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
+		    struct luw_sample *s, u64 *faults);
 
 /* ring.c */
 extern unsigned int luw_ring_bytes;

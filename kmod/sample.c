@@ -31,11 +31,19 @@ static DEFINE_PER_CPU(int, luw_scratch_busy);
 int luw_sample_init(void)
 {
 	luw_scratch = alloc_percpu(struct luw_scratch);
-	return luw_scratch ? 0 : -ENOMEM;
+	if (!luw_scratch)
+		return -ENOMEM;
+	if (luw_luawalk_init()) {
+		free_percpu(luw_scratch);
+		luw_scratch = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void luw_sample_exit(void)
 {
+	luw_luawalk_exit();
 	free_percpu(luw_scratch);
 	luw_scratch = NULL;
 }
@@ -66,19 +74,23 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 		regs = task_pt_regs(current);
 		rflags |= LUW_RF_KERNEL;
 	}
-	n = luw_host_walk(t, regs, pcs, t->max_host, &rflags, &faults);
-
 	memset(s, 0, sizeof(*s));
 	s->type = LUW_REC_SAMPLE;
 	s->flags = rflags;
-	/* The Lua walk needs the layout descriptor: not yet. */
 	s->vmstate = LUW_VMST_UNKNOWN;
-	s->nhost = n;
+	if (t->has_layout) {
+		s->size = luw_merged_walk(t, regs, s, &faults);
+		rflags = s->flags;
+	} else {
+		n = luw_host_walk(t, regs, pcs, t->max_host, &rflags, &faults);
+		s->flags = rflags;
+		s->nhost = n;
+		s->size = sizeof(*s) + n * sizeof(u64);
+	}
 	s->pid = t->vpid;
 	s->tid = __task_pid_nr_ns(current, PIDTYPE_PID, ns);
 	s->cpu = smp_processor_id();
 	s->time = now;
-	s->size = sizeof(*s) + n * sizeof(u64);
 
 	st->faults += faults;
 	if (rflags & (LUW_RF_HOST_TRUNC | LUW_RF_LUA_TRUNC))

@@ -178,6 +178,13 @@ static bool luw_may_sample(struct task_struct *task)
 	return ok;
 }
 
+/* Offsets into one LuaJIT object (global_State is the largest, ~400). */
+#define LUW_LJ_MAX_OFS		4096
+/* G to GG_State's members: dispatch table and jit_State, ~4 KiB. */
+#define LUW_LJ_MAX_GG_OFS	65536
+/* The interpreter is ~100 KiB of code. */
+#define LUW_VM_MAX_BYTES	(16ULL << 20)
+
 static int luw_attach_check(const struct luw_attach *a)
 {
 	if (a->flags & ~LUW_ATTACH_FLAGS)
@@ -191,12 +198,95 @@ static int luw_attach_check(const struct luw_attach *a)
 		return -EINVAL;
 	if (a->vm_start > a->vm_end || a->vm_end > TASK_SIZE_MAX)
 		return -EINVAL;
-	/* The layout descriptor arrives with the Lua walk. */
-	if (a->layout_ptr || a->layout_size)
+	if (a->interp_end &&
+	    (a->interp_end <= a->vm_start || a->interp_end > a->vm_end))
+		return -EINVAL;
+	if (a->g_hint && (a->g_hint & 7 || a->g_hint >= TASK_SIZE_MAX))
+		return -EINVAL;
+	if (!a->layout_ptr != !a->layout_size)
+		return -EINVAL;
+	if (a->layout_size && (a->layout_size != sizeof(struct luw_lj_layout) ||
+			       a->vm_start >= a->vm_end ||
+			       a->vm_end - a->vm_start > LUW_VM_MAX_BYTES))
 		return -EINVAL;
 	if (a->max_host_frames > LUW_MAX_HOST_FRAMES ||
 	    a->max_lua_frames > LUW_MAX_LUA_FRAMES)
 		return -EINVAL;
+	return 0;
+}
+
+static bool luw_ofs_ok(u16 ofs, bool optional)
+{
+	if (ofs == LUW_LJ_NOFIELD)
+		return optional;
+	return ofs < LUW_LJ_MAX_OFS;
+}
+
+/*
+ * The walker trusts the descriptor for nothing but offsets, so this is
+ * about bounds: every field within what any LuaJIT build has, the fields
+ * the walk cannot do without present.  Whether it fits the process is
+ * userspace's check (it reads the live memory first).
+ */
+static int luw_layout_check(const struct luw_lj_layout *ly)
+{
+	const u16 need[] = {
+		ly->g_vmstate, ly->g_cur_l, ly->g_jit_base, ly->g_mainthref,
+		ly->l_glref, ly->l_base, ly->l_stack, ly->l_cframe,
+		ly->l_stacksize, ly->gc_gct, ly->fn_ffid, ly->fn_pc,
+		ly->pt_sizebc, ly->pt_size, ly->str_size,
+	};
+	const u16 opt[] = {
+		ly->g_tmpbuf_l, ly->g_strempty, ly->j_trace, ly->j_sizetrace,
+		ly->l_status, ly->l_top, ly->l_maxstack, ly->fn_f,
+		ly->pt_chunkname, ly->pt_firstline, ly->pt_numline,
+		ly->pt_lineinfo, ly->str_len, ly->tr_startpt, ly->tr_startpc,
+		ly->tr_spadjust, ly->tr_mcode, ly->tr_szmcode, ly->tr_traceno,
+	};
+	unsigned int i;
+
+	if (luw_lj_layout_check(ly))
+		return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(need); i++)
+		if (!luw_ofs_ok(need[i], false))
+			return -EINVAL;
+	for (i = 0; i < ARRAY_SIZE(opt); i++)
+		if (!luw_ofs_ok(opt[i], true))
+			return -EINVAL;
+	if (ly->cframe_ofs_pc + 4 > ly->cframe_size ||
+	    ly->cframe_size_jit > 512 || ly->cframe_rbp_cfa < 16 ||
+	    ly->cframe_size % 8 || ly->stack_extra > 64)
+		return -EINVAL;
+	if (ly->gg_g2disp >= LUW_LJ_MAX_GG_OFS || ly->gg_g2l >= 0 ||
+	    ly->gg_g2l <= -LUW_LJ_MAX_GG_OFS || ly->gg_g2j < 0 ||
+	    ly->gg_g2j >= LUW_LJ_MAX_GG_OFS)
+		return -EINVAL;
+	if (ly->flags & LUW_LJ_F_JIT) {
+		if (!ly->gg_g2j || ly->j_trace == LUW_LJ_NOFIELD ||
+		    ly->j_sizetrace == LUW_LJ_NOFIELD ||
+		    ly->tr_startpt == LUW_LJ_NOFIELD ||
+		    ly->tr_startpc == LUW_LJ_NOFIELD)
+			return -EINVAL;
+	}
+	for (i = 0; i < LUW_X86_NREGS; i++)
+		if (i == LUW_X86_RSP && (ly->reg_base == i || ly->reg_pc == i ||
+					 ly->reg_dispatch == i))
+			return -EINVAL;
+	if (ly->pad[0] || ly->pad[1])
+		return -EINVAL;
+	return 0;
+}
+
+static int luw_layout_copy(struct luw_proc *t, const struct luw_attach *a)
+{
+	if (!a->layout_size)
+		return 0;
+	if (copy_from_user(&t->ly, u64_to_user_ptr(a->layout_ptr),
+			   sizeof(t->ly)))
+		return -EFAULT;
+	if (luw_layout_check(&t->ly))
+		return -EINVAL;
+	t->has_layout = true;
 	return 0;
 }
 
@@ -286,12 +376,17 @@ int luw_attach(const struct luw_attach *a)
 	t->event = a->event;
 	t->vm_start = a->vm_start;
 	t->vm_end = a->vm_end;
+	t->interp_end = a->interp_end ?: a->vm_end;
+	t->g_hint = a->g_hint;
 	t->max_host = a->max_host_frames ?: LUW_MAX_HOST_FRAMES;
 	t->max_lua = a->max_lua_frames ?: LUW_MAX_LUA_FRAMES;
 	t->running = !(a->flags & LUW_ATTACH_STOPPED);
 	t->events = kcalloc(nr_cpu_ids, sizeof(*t->events), GFP_KERNEL);
 	t->stats = alloc_percpu(struct luw_tstats);
 	if (!t->events || !t->stats)
+		goto out_free;
+	err = luw_layout_copy(t, a);
+	if (err)
 		goto out_free;
 
 	mutex_lock(&luw_lock);

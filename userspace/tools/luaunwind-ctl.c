@@ -3,7 +3,8 @@
  *
  *   luaunwind-ctl version
  *   luaunwind-ctl attach PID [--freq HZ | --period N] [--event cpu-clock|cycles]
- *                            [--stopped] [--max-host N]
+ *                            [--stopped] [--max-host N] [--max-lua N]
+ *                            [--no-lua] [--no-tables]
  *   luaunwind-ctl detach PID
  *   luaunwind-ctl start [PID] | stop [PID]
  *   luaunwind-ctl status [PID]
@@ -24,13 +25,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "luwdev.h"
 
 static void usage(void)
 {
 	fputs("usage: luaunwind-ctl version\n"
 	      "       luaunwind-ctl attach PID [--freq HZ | --period N]"
-	      " [--event cpu-clock|cycles] [--stopped] [--max-host N]\n"
+	      " [--event cpu-clock|cycles] [--stopped] [--max-host N]"
+	      " [--max-lua N] [--no-lua] [--no-tables]\n"
 	      "       luaunwind-ctl detach PID\n"
 	      "       luaunwind-ctl start [PID] | stop [PID]\n"
 	      "       luaunwind-ctl status [PID]\n"
@@ -87,42 +90,57 @@ static int cmd_version(int fd)
 
 static int cmd_attach(int fd, int argc, char **argv)
 {
-	struct luw_attach a = { .sample_rate = 999 };
-	int err;
+	struct luw_att_opts o = { .sample_rate = 999 };
+	struct luw_att *att;
+	char err[1024], desc[1024];
+	int errnum;
+	pid_t pid;
 
 	if (argc < 1)
 		usage();
-	a.pid = (int32_t)num(argv[0], "pid");
+	pid = (pid_t)num(argv[0], "pid");
 	for (int i = 1; i < argc; i++) {
-		const char *o = argv[i];
+		const char *a = argv[i];
 
-		if (!strcmp(o, "--stopped")) {
-			a.flags |= LUW_ATTACH_STOPPED;
+		if (!strcmp(a, "--stopped")) {
+			o.flags |= LUW_ATTACH_STOPPED;
+		} else if (!strcmp(a, "--no-lua")) {
+			o.no_lua = 1;
+		} else if (!strcmp(a, "--no-tables")) {
+			o.no_tables = 1;
 		} else if (i + 1 >= argc) {
 			usage();
-		} else if (!strcmp(o, "--freq")) {
-			a.sample_rate = num(argv[++i], "frequency");
-			a.flags &= ~LUW_ATTACH_PERIOD;
-		} else if (!strcmp(o, "--period")) {
-			a.sample_rate = num(argv[++i], "period");
-			a.flags |= LUW_ATTACH_PERIOD;
-		} else if (!strcmp(o, "--max-host")) {
-			a.max_host_frames = (uint16_t)num(argv[++i], "frame count");
-		} else if (!strcmp(o, "--event")) {
-			o = argv[++i];
-			if (!strcmp(o, "cpu-clock"))
-				a.event = LUW_EVENT_CPU_CLOCK;
-			else if (!strcmp(o, "cycles"))
-				a.event = LUW_EVENT_CYCLES;
+		} else if (!strcmp(a, "--freq")) {
+			o.sample_rate = num(argv[++i], "frequency");
+			o.flags &= ~LUW_ATTACH_PERIOD;
+		} else if (!strcmp(a, "--period")) {
+			o.sample_rate = num(argv[++i], "period");
+			o.flags |= LUW_ATTACH_PERIOD;
+		} else if (!strcmp(a, "--max-host")) {
+			o.max_host_frames = (uint16_t)num(argv[++i], "frame count");
+		} else if (!strcmp(a, "--max-lua")) {
+			o.max_lua_frames = (uint16_t)num(argv[++i], "frame count");
+		} else if (!strcmp(a, "--event")) {
+			a = argv[++i];
+			if (!strcmp(a, "cpu-clock"))
+				o.event = LUW_EVENT_CPU_CLOCK;
+			else if (!strcmp(a, "cycles"))
+				o.event = LUW_EVENT_CYCLES;
 			else
 				usage();
 		} else {
 			usage();
 		}
 	}
-	err = luwdev_attach(fd, &a);
-	if (err)
-		return fail("attach", err);
+	if (luw_att_attach(fd, pid, &o, &att, &errnum, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ctl: %s%s\n", err,
+			o.no_lua || errnum ? "" :
+			" (--no-lua samples host stacks only)");
+		return 1;
+	}
+	luw_att_describe(att, desc, sizeof(desc));
+	printf("attached %s\n", desc);
+	luw_att_free(att);
 	return 0;
 }
 

@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The body of a sample of a target whose LuaJIT layout is known: host
+ * frames and Lua frames, merged as include/luaunwind.h ("How the module
+ * builds them") describes.
+ *
+ * The host cursor (hostwalk.c) goes up from the interrupted frame.  The
+ * first frame that runs VM code -- the interpreter, or the machine code of
+ * the running trace -- triggers the one Lua walk of the sample
+ * (luaunwind_ljwalk.h, every read nofault and counted against a budget).
+ * Each VM frame met from then on takes the next Lua segment and the cursor
+ * jumps to the caller of that segment's VM entry, read from the entry's C
+ * frame: interpreter and trace code are never unwound, so a trace (no
+ * unwind info, no frame pointer) does not end the host stack.
+ *
+ * Runs in the perf handler: per-CPU scratch (the handler's busy flag keeps
+ * it to one user per CPU), no locks, no allocation, bounded everywhere.
+ */
+#include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "luw.h"
+#include <luaunwind_ljwalk.h>
+
+/* User reads one Lua walk may do: ~10 per frame at full depth. */
+#define LUW_LUA_READS		2048
+
+struct luw_lua_scratch {
+	u64 pcs[LUW_MAX_HOST_FRAMES];
+	struct luw_lj_frame lf[LUW_MAX_LUA_FRAMES];
+	struct luw_lj_seg segs[LUW_MAX_SPLICES];
+	/* lua_first holds the segment index until the frames are written */
+	struct luw_splice sp[LUW_MAX_SPLICES];
+};
+
+static struct luw_lua_scratch __percpu *luw_lws;
+
+int luw_luawalk_init(void)
+{
+	luw_lws = alloc_percpu(struct luw_lua_scratch);
+	return luw_lws ? 0 : -ENOMEM;
+}
+
+void luw_luawalk_exit(void)
+{
+	free_percpu(luw_lws);
+	luw_lws = NULL;
+}
+
+/* One sample's Lua state. */
+struct luw_lw {
+	struct luw_proc *t;
+	struct luw_lua_scratch *ws;
+	struct luw_lj_walk_out out;
+	struct luw_lj_regs regs;	/* of the interrupted frame */
+	bool walked;			/* out holds this sample's walk */
+	u64 faults;
+};
+
+static int luw_lj_read(void *ctx, __u64 addr, void *dst, __u32 len)
+{
+	struct luw_lw *lw = ctx;
+
+	if (copy_from_user_nofault(dst, (const void __user *)(uintptr_t)addr,
+				   len)) {
+		lw->faults++;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
+{
+	r->ip = p->ip;
+	r->r[LUW_X86_RAX] = p->ax;
+	r->r[LUW_X86_RDX] = p->dx;
+	r->r[LUW_X86_RCX] = p->cx;
+	r->r[LUW_X86_RBX] = p->bx;
+	r->r[LUW_X86_RSI] = p->si;
+	r->r[LUW_X86_RDI] = p->di;
+	r->r[LUW_X86_RBP] = p->bp;
+	r->r[LUW_X86_RSP] = p->sp;
+	r->r[LUW_X86_R8] = p->r8;
+	r->r[LUW_X86_R9] = p->r9;
+	r->r[LUW_X86_R10] = p->r10;
+	r->r[LUW_X86_R11] = p->r11;
+	r->r[LUW_X86_R12] = p->r12;
+	r->r[LUW_X86_R13] = p->r13;
+	r->r[LUW_X86_R14] = p->r14;
+	r->r[LUW_X86_R15] = p->r15;
+}
+
+/*
+ * Walk the Lua stack.  At the interrupted frame the sample's registers
+ * are exact; at a caller frame only ip and sp are known, so every other
+ * register reads as 0 and the walker takes G from the cframe at vm_sp or
+ * from the hint instead.
+ */
+static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
+			 u64 vm_sp)
+{
+	const struct luw_proc *t = lw->t;
+	struct luw_lj_walk_in in = {
+		.ly = &t->ly,
+		.read = luw_lj_read,
+		.ctx = lw,
+		.vm_start = t->vm_start,
+		.interp_end = t->interp_end,
+		.vm_end = t->vm_end,
+		.vm_sp = vm_sp,
+		.max_reads = LUW_LUA_READS,
+	};
+
+	if (sample_frame) {
+		in.regs = lw->regs;
+	} else {
+		in.regs.ip = ip;
+		in.regs.r[LUW_X86_RSP] = sp;
+	}
+	in.g_hint = READ_ONCE(t->g_seen) ?: t->g_hint;
+	lw->out.frames = lw->ws->lf;
+	lw->out.max_frames = t->max_lua;
+	lw->out.segs = lw->ws->segs;
+	lw->out.max_segs = LUW_MAX_SPLICES;
+	luw_lj_walk(&in, &lw->out);
+}
+
+/*
+ * Is pc in the machine code of the running trace?  Walks the Lua stack
+ * as if it were; the walk is this sample's only when the answer is yes.
+ */
+static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
+				u64 sp)
+{
+	const struct luw_lj_layout *ly = &lw->t->ly;
+	const struct luw_lj_frame *f = &lw->ws->lf[0];
+	u64 mcode = 0;
+	u32 size = 0;
+
+	if (ly->tr_mcode == LUW_LJ_NOFIELD || ly->tr_szmcode == LUW_LJ_NOFIELD)
+		return false;
+	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0);
+	if (lw->out.vmstate != LUW_VMST_TRACE || !lw->out.nframes ||
+	    f->kind != LUW_LJF_TRACE || !f->func ||
+	    luw_lj_read(lw, f->func + ly->tr_mcode, &mcode, sizeof(mcode)) ||
+	    luw_lj_read(lw, f->func + ly->tr_szmcode, &size, sizeof(size)) ||
+	    pc < mcode || pc >= mcode + size)
+		return false;
+	lw->walked = true;
+	return true;
+}
+
+/* Move the cursor to the caller of the VM entry whose C frame is cframe. */
+static bool luw_lua_restart(struct luw_lw *lw, struct luw_hw *w, u64 cframe)
+{
+	const struct luw_lj_layout *ly = &lw->t->ly;
+	u64 top = cframe + ly->cframe_size, ra, bp;
+
+	if (!cframe || !luw_hw_read(w, top - 8, &ra) ||
+	    !luw_hw_read(w, top - ly->cframe_rbp_cfa, &bp))
+		return false;
+	return luw_hw_restart(w, ra, top, bp);
+}
+
+static void luw_lua_frame_out(const struct luw_lj_layout *ly,
+			      const struct luw_lj_frame *f,
+			      struct luw_lua_frame *o)
+{
+	u64 bc = f->proto + ly->pt_size;
+
+	memset(o, 0, sizeof(*o));
+	switch (f->kind) {
+	case LUW_LJF_LUA:
+	case LUW_LJF_TRACE:
+		o->kind = f->kind == LUW_LJF_LUA ? LUW_LF_LUA : LUW_LF_TRACE;
+		o->addr = f->proto;
+		if (f->proto && f->pc >= bc && f->pc - bc < (4ULL << 30))
+			o->pc = (u32)((f->pc - bc) / 4);
+		if (f->flags & LUW_LJF_PC_TRACE)
+			o->flags |= LUW_LFF_PC_AT;
+		o->trace = f->trace;
+		break;
+	case LUW_LJF_C:
+		o->kind = LUW_LF_C;
+		o->addr = f->func;
+		break;
+	default:
+		o->kind = LUW_LF_FFUNC;
+		o->addr = f->func;
+		o->ffid = f->ffid;
+		break;
+	}
+	switch (f->link) {
+	case LUW_LJ_FRAME_PCALL:
+	case LUW_LJ_FRAME_PCALLH:
+	case LUW_LJ_FRAME_CP:
+		o->flags |= LUW_LFF_PCALL;
+		break;
+	case LUW_LJ_FRAME_CONT:
+		o->flags |= LUW_LFF_CONT;
+		break;
+	}
+}
+
+/*
+ * Write the Lua frames of the splices in order; a segment's innermost C
+ * function is left out when host frames (its own code) precede it.
+ */
+static u32 luw_lua_emit(struct luw_lw *lw, struct luw_lua_frame *out,
+			struct luw_splice *sp, unsigned int nsp)
+{
+	const struct luw_lj_layout *ly = &lw->t->ly;
+	struct luw_lua_scratch *ws = lw->ws;
+	unsigned int i, k, nlua = 0;
+
+	for (i = 0; i < nsp; i++) {
+		struct luw_splice *s = &ws->sp[i];
+		unsigned int seg = s->lua_first, last = seg + s->lua_count;
+		unsigned int first_out = nlua;
+
+		for (; seg < last; seg++) {
+			const struct luw_lj_seg *g = &ws->segs[seg];
+			unsigned int from = g->first, to = g->first + g->count;
+
+			if (to > lw->out.nframes)
+				to = lw->out.nframes;
+			if (from < to && seg == s->lua_first && s->host_first &&
+			    ws->lf[from].kind == LUW_LJF_C)
+				from++;
+			for (k = from; k < to; k++)
+				luw_lua_frame_out(ly, &ws->lf[k], &out[nlua++]);
+			if ((g->flags & LUW_LJS_RESUMED) && nlua > first_out)
+				out[nlua - 1].flags |= LUW_LFF_COROUTINE;
+		}
+		sp[i].host_first = s->host_first;
+		sp[i].host_count = s->host_count;
+		sp[i].lua_first = first_out;
+		sp[i].lua_count = nlua - first_out;
+	}
+	return nlua;
+}
+
+static bool luw_lua_failed(const struct luw_lj_walk_out *o)
+{
+	return o->status != LUW_LJW_OK;
+}
+
+/*
+ * Fill s (header fields but size, pid, tid, cpu, time) and the body after
+ * it; returns the record size.
+ */
+u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
+		    struct luw_sample *s, u64 *faults)
+{
+	struct luw_lua_scratch *ws = this_cpu_ptr(luw_lws);
+	struct luw_lw lw = { .t = t, .ws = ws };
+	unsigned int n = 0, nsp = 0, seg = 0, max = t->max_host;
+	bool complete = false, probed = false, probed_here = false;
+	struct luw_lua_frame *lout;
+	struct luw_splice *sout;
+	u64 *pcs = (u64 *)(s + 1);
+	struct luw_hw w;
+	u8 rflags = s->flags;
+	u32 nlua;
+	int rc;
+
+	luw_lj_regs_from(&lw.regs, regs);
+	rcu_read_lock();
+	luw_hw_init(&w, t, regs);
+	ws->pcs[n++] = w.r.ip;
+	for (;;) {
+		u64 pc = w.r.ip;
+		bool vm = pc >= t->vm_start && pc < t->interp_end;
+		bool trace = false;
+
+		if (!vm && !lw.walked && !probed &&
+		    (t->ly.flags & LUW_LJ_F_JIT) &&
+		    (pc < t->vm_start || pc >= t->vm_end) &&
+		    !luw_hw_has_table(&w)) {
+			probed = true;
+			probed_here = n == 1;
+			trace = luw_lua_trace_probe(&lw, n == 1, pc, w.r.sp);
+			vm = trace;
+		}
+		if (vm && !lw.walked) {
+			lw.walked = true;
+			if (n == 1)
+				luw_lua_walk(&lw, true, 0, 0, 0);
+			else
+				luw_lua_walk(&lw, false, 0, w.r.sp, w.r.sp);
+		}
+		if (vm && seg < lw.out.nsegs) {
+			const struct luw_lj_seg *g = &ws->segs[seg];
+
+			/*
+			 * The activation's C frame is where the interpreter
+			 * keeps rsp; a trace runs below it.  Anything else
+			 * means the walk and the host stack disagree.
+			 */
+			if (!g->cframe || (trace ? g->cframe < w.r.sp :
+					   g->cframe != w.r.sp)) {
+				rflags |= LUW_RF_LUA_TRUNC;
+				lw.out.nsegs = seg;
+			} else {
+				ws->sp[nsp].host_first = n - 1;
+				ws->sp[nsp].host_count = 1;
+				ws->sp[nsp].lua_first = seg;
+				ws->sp[nsp].lua_count = 1;
+				nsp++;
+				seg++;
+				if (!luw_lua_restart(&lw, &w, g->cframe))
+					break;
+				if (n >= max)
+					break;
+				ws->pcs[n++] = w.r.ip;
+				continue;
+			}
+		}
+		if (trace || n >= max)
+			break;
+		rc = luw_hw_step(&w);
+		if (rc == LUW_HW_END)
+			complete = true;
+		if (rc != LUW_HW_NEXT)
+			break;
+		ws->pcs[n++] = w.r.ip;
+	}
+	rcu_read_unlock();
+	luw_hw_finish(&w, complete, &rflags, faults);
+
+	/*
+	 * No VM frame on a host stack that ended early: the thread may still
+	 * be in Lua; the walk from G->cur_L goes below the host frames.
+	 */
+	if (!lw.walked && !complete) {
+		if (!probed_here)
+			luw_lua_walk(&lw, true, 0, 0, 0);
+		lw.walked = lw.out.status != LUW_LJW_NOG &&
+			    lw.out.status != LUW_LJW_NOL;
+	}
+	if (lw.walked && seg < lw.out.nsegs && nsp < LUW_MAX_SPLICES) {
+		ws->sp[nsp].host_first = n;
+		ws->sp[nsp].host_count = 0;
+		ws->sp[nsp].lua_first = seg;
+		ws->sp[nsp].lua_count = lw.out.nsegs - seg;
+		nsp++;
+	}
+
+	memcpy(pcs, ws->pcs, n * sizeof(*pcs));
+	lout = (struct luw_lua_frame *)(pcs + n);
+	nlua = lw.walked ? luw_lua_emit(&lw, lout, ws->sp, nsp) : 0;
+	sout = (struct luw_splice *)(lout + nlua);
+	if (nlua || lw.walked)
+		memcpy(sout, ws->sp, nsp * sizeof(*sout));
+	else
+		nsp = 0;
+
+	if (probed || lw.walked) {
+		s->vmstate = lw.out.vmstate;
+		if (lw.out.vmstate == LUW_VMST_TRACE)
+			s->trace = (u32)lw.out.vmstate_raw;
+		if (lw.walked && luw_lua_failed(&lw.out))
+			rflags |= LUW_RF_LUA_TRUNC;
+		if (lw.out.status == LUW_LJW_OK && lw.out.G &&
+		    READ_ONCE(t->g_seen) != lw.out.G)
+			WRITE_ONCE(t->g_seen, lw.out.G);
+	}
+	if (lw.faults) {
+		rflags |= LUW_RF_FAULT;
+		*faults += lw.faults;
+	}
+	s->flags = rflags;
+	s->nhost = n;
+	s->nlua = nlua;
+	s->nsplice = nsp;
+	return sizeof(*s) + n * sizeof(u64) + nlua * sizeof(*lout) +
+	       nsp * sizeof(*sout);
+}

@@ -1,0 +1,250 @@
+/*
+ * Test helper: merged stacks of one live target, read from /dev/luaunwind
+ * and named against the live process.
+ *
+ *   lwstacks read PID SECONDS
+ *       one line per sample of PID, innermost frame first:
+ *       vmstate=NAME flags=0xF nhost=H nlua=L nsplice=S trace=N stack=F;F;...
+ *       host frames as SYMBOL or FILE+0xOFF, Lua frames (merged in where
+ *       the splices say) as lua:CHUNK:FIRSTLINE:LINE, ff:NAME, c:0xGCFUNC,
+ *       trace:N:CHUNK:LINE (ljsym's names), the spliced-out VM frames not
+ *       shown.  A record that breaks the grammar fails the run.
+ *   lwstacks badattach PID FIELD DELTA
+ *       attach as luaunwind-ctl does, with FIELD of the layout descriptor
+ *       (g_mainthref, l_glref, l_stack, cframe_ofs_l, gg_g2disp, fn_pc)
+ *       moved by DELTA bytes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach.h"
+#include "elfsym.h"
+#include "ljlayout.h"
+#include "ljsym.h"
+#include "luwdev.h"
+#include "procmaps.h"
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static struct luw_maps maps;
+
+static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
+		      size_t len)
+{
+	const struct luw_map *mp = luw_maps_find(&maps, pc);
+	const struct luw_sym *s;
+	struct luw_elf *e;
+	uint64_t off, va;
+	char err[256];
+	const char *base;
+
+	if (!mp) {
+		luw_maps_free(&maps);
+		luw_maps_read(pid, &maps);
+		mp = luw_maps_find(&maps, pc);
+	}
+	if (!mp || !luw_map_is_file(mp)) {
+		snprintf(buf, len, "0x%" PRIx64, pc);
+		return;
+	}
+	base = strrchr(mp->path, '/');
+	base = base ? base + 1 : mp->path;
+	off = luw_map_fileoff(mp, pc);
+	e = luw_elf_get(mp->path, err, sizeof(err));
+	/* A return address may be just past a noreturn call. */
+	if (e && !luw_elf_off2vaddr(e, off - (caller ? 1 : 0), &va) &&
+	    (s = luw_elf_sym_at(e, va)) != NULL) {
+		snprintf(buf, len, "%s", s->name);
+		return;
+	}
+	snprintf(buf, len, "%s+0x%" PRIx64, base, off);
+}
+
+static void lua_name(struct ljs_ctx *sym, const struct luw_lj_layout *ly,
+		     const struct luw_lua_frame *r, char *buf, size_t len)
+{
+	struct luw_lj_frame f = { 0 };
+
+	switch (r->kind) {
+	case LUW_LF_LUA:
+	case LUW_LF_TRACE:
+		f.kind = r->kind == LUW_LF_LUA ? LUW_LJF_LUA : LUW_LJF_TRACE;
+		f.proto = r->addr;
+		f.trace = r->trace;
+		f.pc = r->pc ? r->addr + ly->pt_size + 4ULL * r->pc : 0;
+		if (r->flags & LUW_LFF_PC_AT)
+			f.flags |= LUW_LJF_PC_TRACE;
+		break;
+	case LUW_LF_FFUNC:
+		f.kind = LUW_LJF_FF;
+		f.ffid = r->ffid;
+		break;
+	default:
+		snprintf(buf, len, "c:0x%" PRIx64, (uint64_t)r->addr);
+		return;
+	}
+	ljs_frame_str(sym, &f, buf, len);
+}
+
+static void print_sample(pid_t pid, struct ljs_ctx *sym,
+			 const struct luw_lj_layout *ly,
+			 const struct luwdev_rec *r)
+{
+	const struct luw_sample *s = r->sample;
+	unsigned int h = 0, k = 0, i;
+	char b[512];
+
+	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u stack=",
+	       luwdev_vmstate_name(s->vmstate), s->flags, s->nhost, s->nlua,
+	       s->nsplice, s->trace);
+	for (;;) {
+		const struct luw_splice *sp = k < s->nsplice ? &r->splice[k] : NULL;
+
+		if (sp && sp->host_first == h) {
+			for (i = 0; i < sp->lua_count; i++) {
+				lua_name(sym, ly, &r->lua[sp->lua_first + i], b,
+					 sizeof(b));
+				printf("%s;", b);
+			}
+			h += sp->host_count;
+			k++;
+			continue;
+		}
+		if (h >= s->nhost)
+			break;
+		host_name(pid, r->host[h], h > 0, b, sizeof(b));
+		printf("%s;", b);
+		h++;
+	}
+	printf("\n");
+}
+
+static int cmd_read(pid_t pid, double secs)
+{
+	static uint64_t buf[(256 << 10) / 8];
+	struct ljl_target *t = calloc(1, sizeof(*t));
+	struct ljs_ctx *sym;
+	double end = now_s() + secs;
+	char err[1024];
+	int fd, rc = 0;
+
+	if (!t || ljl_attach(pid, t, err, sizeof(err))) {
+		fprintf(stderr, "lwstacks: %s\n", t ? err : "no memory");
+		return 1;
+	}
+	sym = ljs_new(pid, &t->layout, t->fftab);
+	luw_maps_read(pid, &maps);
+	fd = luwdev_open(O_NONBLOCK);
+	if (fd < 0 || !sym) {
+		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
+		return 1;
+	}
+	while (now_s() < end) {
+		struct luwdev_rec r;
+		size_t off = 0;
+		ssize_t n = read(fd, buf, sizeof(buf));
+		int got;
+
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+
+			poll(&p, 1, 100);
+			continue;
+		}
+		if (n < 0) {
+			perror("lwstacks: read");
+			rc = 1;
+			break;
+		}
+		while ((got = luwdev_next(buf, (size_t)n, &off, &r)) > 0) {
+			if (r.type == LUW_REC_SAMPLE && (pid_t)r.sample->pid == pid)
+				print_sample(pid, sym, &t->layout, &r);
+		}
+		if (got < 0) {
+			fprintf(stderr, "lwstacks: malformed record at %zu\n", off);
+			rc = 1;
+			break;
+		}
+	}
+	fflush(stdout);
+	close(fd);
+	ljs_free(sym);
+	free(t);
+	return rc;
+}
+
+static int cmd_badattach(pid_t pid, const char *field, int delta)
+{
+	struct luw_attach req = { .sample_rate = 999,
+				  .flags = LUW_ATTACH_STOPPED };
+	struct luw_lj_layout *ly;
+	struct luw_att *a;
+	char err[1024];
+	int fd, r;
+
+	if (luw_att_open(pid, 1, &a, err, sizeof(err))) {
+		fprintf(stderr, "lwstacks: %s\n", err);
+		return 1;
+	}
+	ly = luw_att_layout(a);
+	if (!strcmp(field, "g_mainthref"))
+		ly->g_mainthref += delta;
+	else if (!strcmp(field, "l_glref"))
+		ly->l_glref += delta;
+	else if (!strcmp(field, "l_stack"))
+		ly->l_stack += delta;
+	else if (!strcmp(field, "cframe_ofs_l"))
+		ly->cframe_ofs_l += delta;
+	else if (!strcmp(field, "gg_g2disp"))
+		ly->gg_g2disp += delta;
+	else if (!strcmp(field, "fn_pc"))
+		ly->fn_pc += delta;
+	else {
+		fprintf(stderr, "lwstacks: unknown field %s\n", field);
+		return 2;
+	}
+	fd = luwdev_open(0);
+	if (fd < 0) {
+		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
+		return 1;
+	}
+	luw_att_fill(a, &req);
+	r = luwdev_attach(fd, &req);
+	if (r) {
+		printf("refused: %s\n", strerror(-r));
+		return 0;
+	}
+	if (luw_att_upload(a, fd, NULL, err, sizeof(err)) < 0 ||
+	    luwdev_start(fd, pid)) {
+		fprintf(stderr, "lwstacks: %s\n", err);
+		return 1;
+	}
+	printf("attached\n");
+	luw_att_free(a);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 4 && !strcmp(argv[1], "read"))
+		return cmd_read(atoi(argv[2]), atof(argv[3]));
+	if (argc == 5 && !strcmp(argv[1], "badattach"))
+		return cmd_badattach(atoi(argv[2]), argv[3], atoi(argv[4]));
+	fprintf(stderr, "usage: lwstacks read PID SECONDS | "
+			"badattach PID FIELD DELTA\n");
+	return 2;
+}
