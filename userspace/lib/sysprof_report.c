@@ -24,6 +24,9 @@ struct span {
 #define NCACHE_MAX_POOL ((size_t)8 << 20)
 #define NCACHE_MAX_ENTRIES ((size_t)1 << 16)
 
+#define FC_SIZE 1024		/* front cache of folded frame ids */
+#define CS_SIZE 256		/* C symbol starts */
+
 struct luw_spr {
 	enum luw_spr_mode mode;
 	struct luw_symtab *st;
@@ -50,6 +53,19 @@ struct luw_spr {
 	/* Folded: frame ids by what they came from, valid for one epoch. */
 	struct luw_kvmap cache;	/* (kind, addr, line) hashed -> w: id + 1 */
 	uint64_t epoch;
+	/*
+	 * Direct-mapped caches in front of that one and of the C symbol
+	 * search, tagged with epoch + 1 rather than cleared, so a stream of
+	 * symtab updates costs nothing here.
+	 */
+	struct {
+		uint64_t addr, line, tag;
+		int32_t id;
+		int32_t kind;
+	} fc[FC_SIZE];
+	struct {
+		uint64_t addr, start, tag;
+	} cs[CS_SIZE];
 };
 
 enum { K_HOST = 1, K_LFUNC, K_CFUNC, K_FFUNC };
@@ -139,6 +155,19 @@ static uint64_t hash_bytes(const char *s, size_t n)
 
 /* --- Compat ------------------------------------------------------------- */
 
+/*
+ * Empty a cache.  A table much larger than what was put into it since the
+ * last reset is freed rather than wiped, so that streams alternating
+ * symtab updates with small samples do not pay for its peak size each time.
+ */
+static void cache_reset(struct luw_kvmap *m)
+{
+	if (m->n * 8 < m->mask + 1)
+		luw_kvmap_free(m);
+	else
+		luw_kvmap_clear(m);
+}
+
 /* Start a sample: drop cached names that may be stale or too many. */
 static void ncache_check(struct luw_spr *rep)
 {
@@ -147,7 +176,7 @@ static void ncache_check(struct luw_spr *rep)
 	if (epoch == rep->nepoch && rep->npool.len <= NCACHE_MAX_POOL &&
 	    rep->ncache.n <= NCACHE_MAX_ENTRIES)
 		return;
-	luw_kvmap_clear(&rep->ncache);
+	cache_reset(&rep->ncache);
 	luw_sb_reset(&rep->npool);
 	rep->nepoch = epoch;
 }
@@ -369,17 +398,24 @@ static int32_t frame_id(struct luw_spr *rep, int kind, uint64_t addr,
 			uint64_t line)
 {
 	uint64_t key = addr * 0x9e3779b97f4a7c15ULL + (uint64_t)kind;
+	size_t fi = (size_t)((key ^ line * 0xc2b2ae3d27d4eb4fULL) >> 54) %
+		    FC_SIZE;
 	struct luw_kv *e;
 	int32_t id;
 	int isnew;
 
+	if (rep->fc[fi].tag == rep->epoch + 1 && rep->fc[fi].addr == addr &&
+	    rep->fc[fi].line == line && rep->fc[fi].kind == kind)
+		return rep->fc[fi].id;
 	/* The cache key mixes kind into addr; line is the second word. */
 	e = luw_kvmap_put(&rep->cache, key ^ ((uint64_t)kind << 60), line,
 			  &isnew);
 	if (!e)
 		return -1;
-	if (!isnew && e->v == addr)
-		return (int32_t)e->w - 1;
+	if (!isnew && e->v == addr) {
+		id = (int32_t)e->w - 1;
+		goto out;
+	}
 	switch (kind) {
 	case K_LFUNC:
 		id = name_lfunc(rep, addr, line);
@@ -399,6 +435,12 @@ static int32_t frame_id(struct luw_spr *rep, int kind, uint64_t addr,
 		e->v = addr;
 		e->w = (uint32_t)id + 1;
 	}
+out:
+	rep->fc[fi].addr = addr;
+	rep->fc[fi].line = line;
+	rep->fc[fi].kind = kind;
+	rep->fc[fi].id = id;
+	rep->fc[fi].tag = rep->epoch + 1;
 	return id;
 }
 
@@ -460,12 +502,19 @@ static int trace_frames(struct luw_spr *rep, const struct luw_sp_sample *s,
 /* Symbol start of a C address, or the address itself when unknown. */
 static uint64_t csym_start(struct luw_spr *rep, uint64_t addr)
 {
+	size_t ci = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 56) % CS_SIZE;
 	uint64_t start;
 	const char *name;
 	size_t len;
 
-	return luw_symtab_cfunc(rep->st, addr, &start, &name, &len) ? start
-								    : addr;
+	if (rep->cs[ci].tag == rep->epoch + 1 && rep->cs[ci].addr == addr)
+		return rep->cs[ci].start;
+	if (!luw_symtab_cfunc(rep->st, addr, &start, &name, &len))
+		start = addr;
+	rep->cs[ci].addr = addr;
+	rep->cs[ci].start = start;
+	rep->cs[ci].tag = rep->epoch + 1;
+	return start;
 }
 
 static int folded_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
@@ -474,7 +523,7 @@ static int folded_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 	int unanchored = 0;
 
 	if (luw_symtab_epoch(rep->st) != rep->epoch) {
-		luw_kvmap_clear(&rep->cache);
+		cache_reset(&rep->cache);
 		rep->epoch = luw_symtab_epoch(rep->st);
 	}
 	if (s->vmstate == LUW_VMST_TRACE) {
