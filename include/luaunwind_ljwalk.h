@@ -279,14 +279,23 @@ static inline int luw_lj__in_stack(const struct luw_lj__stack *s, __u64 p)
 	return p > s->lo && p <= s->hi && !(p & 7);
 }
 
-/* The proto of a Lua function object; 0 if it is not one. */
+/*
+ * The proto of a Lua function object; 0 if it is not one.  The proto's
+ * own type byte is checked: a wrong fn_pc or pt_size must end the walk,
+ * not fill it with addresses that are no protos.
+ */
 static inline __u64 luw_lj__func_proto(struct luw_lj__st *st, __u64 fn)
 {
 	__u64 pc;
+	__u8 gct;
 
 	if (luw_lj__ref(st, fn + st->ly->fn_pc, &pc) || pc < st->ly->pt_size)
 		return 0;
-	return pc - st->ly->pt_size;
+	pc -= st->ly->pt_size;
+	if (luw_lj__u8(st, pc + st->ly->gc_gct, &gct) ||
+	    gct != st->ly->gct_proto)
+		return 0;
+	return pc;
 }
 
 /* Is pc inside (or just past) the proto's bytecode? */
@@ -461,6 +470,11 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 		if (ffid == LUW_LJ_FF_LUA) {
 			f->kind = LUW_LJF_LUA;
 			f->proto = luw_lj__func_proto(st, fn);
+			if (!f->proto) {
+				o->nframes--;
+				o->status = LUW_LJW_BADFRAME;
+				goto stop;
+			}
 			if (pc && luw_lj__pc_in_proto(st, f->proto, pc)) {
 				f->pc = pc;
 				if (pc_exact)

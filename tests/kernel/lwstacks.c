@@ -4,11 +4,14 @@
  *
  *   lwstacks read PID SECONDS
  *       one line per sample of PID, innermost frame first:
- *       vmstate=NAME flags=0xF nhost=H nlua=L nsplice=S trace=N stack=F;F;...
+ *       vmstate=NAME flags=0xF nhost=H nlua=L nsplice=S trace=N rawvm=V
+ *       stack=F;F;...
  *       host frames as SYMBOL or FILE+0xOFF, Lua frames (merged in where
  *       the splices say) as lua:CHUNK:FIRSTLINE:LINE, ff:NAME, c:0xGCFUNC,
  *       trace:N:CHUNK:LINE (ljsym's names), the spliced-out VM frames not
- *       shown.  A record that breaks the grammar fails the run.
+ *       shown; rawvm counts the interpreter frames left as host frames (no
+ *       Lua segment replaced them).  A process without LuaJIT gets host
+ *       frames only.  A record that breaks the grammar fails the run.
  *   lwstacks badattach PID FIELD DELTA
  *       attach as luaunwind-ctl does, with FIELD of the layout descriptor
  *       (g_mainthref, l_glref, l_stack, cframe_ofs_l, gg_g2disp, fn_pc)
@@ -100,23 +103,37 @@ static void lua_name(struct ljs_ctx *sym, const struct luw_lj_layout *ly,
 }
 
 static void print_sample(pid_t pid, struct ljs_ctx *sym,
-			 const struct luw_lj_layout *ly,
-			 const struct luwdev_rec *r)
+			 const struct ljl_target *t, const struct luwdev_rec *r)
 {
+	const struct luw_lj_layout *ly = &t->layout;
 	const struct luw_sample *s = r->sample;
-	unsigned int h = 0, k = 0, i;
+	unsigned int h = 0, k = 0, i, rawvm = 0;
 	char b[512];
 
-	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u stack=",
-	       luwdev_vmstate_name(s->vmstate), s->flags, s->nhost, s->nlua,
-	       s->nsplice, s->trace);
+	for (i = 0; i < s->nhost; i++) {
+		int spliced = 0;
+
+		for (k = 0; k < s->nsplice; k++)
+			spliced |= i >= r->splice[k].host_first &&
+				   i < r->splice[k].host_first +
+				       r->splice[k].host_count;
+		rawvm += !spliced && r->host[i] >= t->vm_start &&
+			 r->host[i] < t->interp_end;
+	}
+	k = 0;
+	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u "
+	       "rawvm=%u stack=", luwdev_vmstate_name(s->vmstate), s->flags,
+	       s->nhost, s->nlua, s->nsplice, s->trace, rawvm);
 	for (;;) {
 		const struct luw_splice *sp = k < s->nsplice ? &r->splice[k] : NULL;
 
 		if (sp && sp->host_first == h) {
 			for (i = 0; i < sp->lua_count; i++) {
-				lua_name(sym, ly, &r->lua[sp->lua_first + i], b,
-					 sizeof(b));
+				if (sym)
+					lua_name(sym, ly, &r->lua[sp->lua_first + i],
+						 b, sizeof(b));
+				else
+					snprintf(b, sizeof(b), "lua?");
 				printf("%s;", b);
 			}
 			h += sp->host_count;
@@ -136,19 +153,20 @@ static int cmd_read(pid_t pid, double secs)
 {
 	static uint64_t buf[(256 << 10) / 8];
 	struct ljl_target *t = calloc(1, sizeof(*t));
-	struct ljs_ctx *sym;
+	struct ljs_ctx *sym = NULL;
 	double end = now_s() + secs;
 	char err[1024];
 	int fd, rc = 0;
 
-	if (!t || ljl_attach(pid, t, err, sizeof(err))) {
-		fprintf(stderr, "lwstacks: %s\n", t ? err : "no memory");
+	if (!t)
 		return 1;
-	}
-	sym = ljs_new(pid, &t->layout, t->fftab);
+	if (ljl_attach(pid, t, err, sizeof(err)))
+		memset(t, 0, sizeof(*t));	/* not LuaJIT: host frames */
+	else
+		sym = ljs_new(pid, &t->layout, t->fftab);
 	luw_maps_read(pid, &maps);
 	fd = luwdev_open(O_NONBLOCK);
-	if (fd < 0 || !sym) {
+	if (fd < 0) {
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
 		return 1;
 	}
@@ -171,7 +189,7 @@ static int cmd_read(pid_t pid, double secs)
 		}
 		while ((got = luwdev_next(buf, (size_t)n, &off, &r)) > 0) {
 			if (r.type == LUW_REC_SAMPLE && (pid_t)r.sample->pid == pid)
-				print_sample(pid, sym, &t->layout, &r);
+				print_sample(pid, sym, t, &r);
 		}
 		if (got < 0) {
 			fprintf(stderr, "lwstacks: malformed record at %zu\n", off);

@@ -6,7 +6,7 @@
 load
 $K/spin 1.5 &
 pid=$!
-$CTL attach $pid --freq 999 || fail "attach"
+$CTL attach $pid --freq 999 --no-lua || fail "attach"
 $CTL dump --duration 3 >"$W/dump" &
 dumper=$!
 wait $pid
@@ -27,7 +27,7 @@ s=$(field samples "$(sed -n 2p "$W/status")")
 touch "$W/go"
 $K/spin_threads 4 "$W/go" 2 leader-exit &
 pid=$!
-$CTL attach $pid --freq 999 || fail "attach threaded"
+$CTL attach $pid --freq 999 --no-lua || fail "attach threaded"
 sleep 1
 $CTL status | grep -q "pids=$pid" || fail "detached while its threads still run"
 $CTL dump --nonblock >"$W/dump2"

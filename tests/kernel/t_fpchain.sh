@@ -14,7 +14,7 @@ grep -q ready "$W/ready" || fail "deeprec did not start"
 # PIE: the mapping at file offset 0 gives the load bias.
 bias=$(awk -v f="$(readlink -f $K/deeprec)" '$6 == f && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' /proc/$pid/maps)
 [ -n "$bias" ] || fail "no mapping of deeprec in /proc/$pid/maps"
-$CTL attach $pid --freq 999 || fail "attach"
+$CTL attach $pid --freq 999 --no-lua --no-tables || fail "attach"
 $CTL dump --duration 3 >"$W/dump" || fail "dump"
 $CTL status $pid >"$W/status"
 $CTL detach $pid || fail "detach"

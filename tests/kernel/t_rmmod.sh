@@ -7,8 +7,8 @@ for round in 1 2 3; do
 	load
 	bg $K/spin; a=$last
 	bg $K/spin_threads 8 /nonexistent 1000; b=$last
-	$CTL attach $a --freq 4999 || fail "attach"
-	$CTL attach $b --freq 4999 || fail "attach 2"
+	$CTL attach $a --freq 4999 --no-lua || fail "attach"
+	$CTL attach $b --freq 4999 --no-lua || fail "attach 2"
 	$CTL dump --duration 30 >/dev/null &
 	reader=$!
 	sleep 1

@@ -7,8 +7,8 @@ $K/spin_threads 32 "$W/go" 4 &
 pid=$!
 kids="$kids $pid"
 bg $K/spin; other=$last
-$CTL attach $pid --freq 999 || fail "attach"
-$CTL attach $other --freq 999 || fail "attach second"
+$CTL attach $pid --freq 999 --no-lua || fail "attach"
+$CTL attach $other --freq 999 --no-lua || fail "attach second"
 touch "$W/go"
 $CTL dump --duration 4 >"$W/dump" || fail "dump"
 tids=$(grep "^sample pid=$pid " "$W/dump" | sed 's/.* tid=\([0-9]*\) .*/\1/' | sort -u | grep -vx "$pid" | wc -l)

@@ -1,0 +1,55 @@
+# Sourced (after lib.sh) by the kernel tests that sample LuaJIT targets.
+# The three targets of design section 6, run from the host's root:
+#   luajit     Debian's /usr/bin/luajit (GC64, stripped, no frame pointers)
+#   luajit2    OpenResty's, unpacked into build/luajit2 on the host
+#   tarantool  Debian's tarantool 2.6 (its own non-GC64 LuaJIT)
+WL=tests/fixtures/workloads
+L2=build/luajit2
+STACKS=$K/lwstacks
+
+# lua_cmd NAME: the command line that runs a Lua script on target NAME.
+lua_cmd() {
+	case $1 in
+	luajit) echo luajit ;;
+	luajit2) echo "env LD_LIBRARY_PATH=$L2/usr/lib/x86_64-linux-gnu $L2/usr/bin/luajit" ;;
+	tarantool) echo tarantool ;;
+	*) fail "unknown target $1" ;;
+	esac
+}
+
+# start_lua NAME SCRIPT ARGS...: runs SCRIPT on target NAME in the
+# background, waits for its "ready" line, sets $pid.
+start_lua() {
+	local name=$1 out
+	shift
+	out=$W/$name.out
+	$(lua_cmd "$name") "$@" >"$out" 2>&1 &
+	pid=$!
+	kids="$kids $pid"
+	for i in $(seq 150); do grep -q ready "$out" && break; sleep 0.1; done
+	grep -q ready "$out" || { cat "$out" >&2; fail "$name did not start"; }
+}
+
+# stop_lua: kill the target started last.
+stop_lua() {
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	true
+}
+
+# record NAME SECONDS [attach options]: attach to $pid with the Lua walk,
+# read SECONDS of samples into $W/NAME.stacks, detach.
+record() {
+	local name=$1 secs=$2
+	shift 2
+	$CTL attach "$pid" --freq 999 "$@" >"$W/$name.attach" 2>&1 ||
+		{ cat "$W/$name.attach" >&2; fail "$name: attach"; }
+	$STACKS read "$pid" "$secs" >"$W/$name.stacks" || fail "$name: lwstacks"
+	$CTL status "$pid" >"$W/$name.status" || fail "$name: status"
+	$CTL detach "$pid" || fail "$name: detach"
+}
+
+# The stack=... part of a lwstacks line.
+stack_of() {
+	sed 's/.* stack=//'
+}
