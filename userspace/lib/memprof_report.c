@@ -485,6 +485,16 @@ static struct name *dheap(struct luw_mpr *rep, uint32_t li, uint32_t *seq)
 	return nm;
 }
 
+/*
+ * dbytes + v modulo 2^64: a corrupt stream can carry sizes near 2^64 (the
+ * reference's doubles lose precision there), and signed overflow would be
+ * undefined; real heaps stay far below.
+ */
+static int64_t wrap_add(int64_t dbytes, uint64_t v)
+{
+	return (int64_t)((uint64_t)dbytes + v);
+}
+
 /* The reference's form_heap_delta() and leak_info(). */
 static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
 {
@@ -507,7 +517,7 @@ static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
 		if (!r->alloc)
 			continue;
 		nm = dheap(rep, r->loc, &seq);
-		nm->dbytes += (int64_t)r->alloc;
+		nm->dbytes = wrap_add(nm->dbytes, r->alloc);
 		nm->nalloc += r->num;
 	}
 	for (k = R_REALLOC; k <= R_FREE; k++) {
@@ -523,12 +533,14 @@ static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
 
 				if (pr->allocated) {
 					nm = dheap(rep, pr->loc, &seq);
-					nm->dbytes += (int64_t)pr->allocated;
+					nm->dbytes = wrap_add(nm->dbytes,
+							      pr->allocated);
 					nm->nalloc += pr->count;
 				}
 				if (pr->freed) {
 					nm = dheap(rep, pr->loc, &seq);
-					nm->dbytes -= (int64_t)pr->freed;
+					nm->dbytes = wrap_add(nm->dbytes,
+							      -pr->freed);
 					nm->nfree += pr->count;
 				}
 			}
