@@ -39,7 +39,8 @@
  *
  * process        := pid flags vm_start vm_end start_ns freq comm exe
  *                   ljkind
- *   (LUWF_SEC_PROCESS, one per recorded process)
+ *   (LUWF_SEC_PROCESS, one per recorded process; a later one for the
+ *   same pid replaces it, e.g. to add LUWF_PF_EXITED)
  * pid            := <U32: as the samples carry it>
  * flags          := <U32: LUWF_PF_* bits>
  * vm_start       := <U64: first byte of the VM's code, 0 when unknown>
@@ -81,7 +82,8 @@
  *
  * pcline         := pid pc addr line
  *   (LUWF_SEC_PCLINE) the source line of a sampled bytecode position
- * pc             := <U32: bytecode index as the lua-frame carries it>
+ * pc             := <U32: bytecode index as the lua-frame carries it,
+ *                    | LUWF_PC_AT when the frame had LUW_LFF_PC_AT>
  * addr           := <U64: the GCproto>
  * line           := <I32: -1 when the proto's lineinfo is unreadable>
  *
@@ -154,5 +156,6 @@
 #define LUWF_HF_VM		(1U << 0)	/* in the VM's own code */
 
 #define LUWF_NO_MAP		0xffffffffU
+#define LUWF_PC_AT		0x80000000U	/* pcline: pc is the instruction */
 
 #endif /* _LUAUNWIND_FILE_H */

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "record.h"
 #include "luwdev.h"
 
 static void usage(void)
@@ -37,6 +38,7 @@ static void usage(void)
 	      "       luaunwind-ctl detach PID\n"
 	      "       luaunwind-ctl start [PID] | stop [PID]\n"
 	      "       luaunwind-ctl status [PID]\n"
+	      "       luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock]\n",
 	      stderr);
 	exit(2);
@@ -63,7 +65,10 @@ static int open_dev(int flags)
 	if (fd < 0) {
 		fprintf(stderr, "luaunwind-ctl: %s: %s%s\n", LUW_DEVICE,
 			strerror(-fd),
-			fd == -ENOENT ? " (is luaunwind.ko loaded?)" : "");
+			fd == -ENOENT ? " (the module is not loaded: "
+					"insmod kmod/luaunwind.ko)" :
+			fd == -EPERM || fd == -EACCES ? " (needs root: "
+					"CAP_PERFMON or CAP_SYS_ADMIN)" : "");
 		exit(1);
 	}
 	return fd;
@@ -308,6 +313,79 @@ static int cmd_dump(int argc, char **argv)
 	return rc;
 }
 
+static volatile sig_atomic_t stop_record;
+
+static void on_record_signal(int sig)
+{
+	(void)sig;
+	stop_record = 1;
+}
+
+/* record: the loop is record.c; this parses options and says what went on. */
+static int cmd_record(int argc, char **argv)
+{
+	struct luw_rec_opts o = { .stop = &stop_record };
+	struct luw_att_opts ao = { .sample_rate = 999 };
+	struct luw_rec_result res;
+	struct luw_att *att = NULL;
+	struct sigaction sa;
+	char err[1024];
+	pid_t pid = 0;
+	int fd, rc, errnum;
+
+	for (int i = 0; i < argc; i++) {
+		if (i + 1 >= argc)
+			usage();
+		else if (!strcmp(argv[i], "-p"))
+			pid = (pid_t)num(argv[++i], "pid");
+		else if (!strcmp(argv[i], "-o"))
+			o.path = argv[++i];
+		else if (!strcmp(argv[i], "--duration") || !strcmp(argv[i], "-d"))
+			o.duration = (double)num(argv[++i], "duration");
+		else if (!strcmp(argv[i], "--freq"))
+			ao.sample_rate = num(argv[++i], "frequency");
+		else
+			usage();
+	}
+	if (!o.path)
+		usage();
+	if (pid && kill(pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "luaunwind-ctl: no process %d\n", (int)pid);
+		return 1;
+	}
+	fd = open_dev(0);
+	if (pid) {
+		if (luw_att_attach(fd, pid, &ao, &att, &errnum, err, sizeof(err))) {
+			fprintf(stderr, "luaunwind-ctl: %s\n", err);
+			close(fd);
+			return 1;
+		}
+		o.att = &att;
+		o.natt = 1;
+		o.freq = (uint32_t)ao.sample_rate;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_record_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
+	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	if (att) {
+		luwdev_detach(fd, pid);
+		luw_att_free(att);
+	}
+	close(fd);
+	if (rc) {
+		fprintf(stderr, "luaunwind-ctl: record: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "luaunwind-ctl: %s: %llu samples, %llu lost, %.1f s%s\n",
+		o.path, (unsigned long long)res.records,
+		(unsigned long long)res.lost, res.seconds,
+		res.targets_gone ? " (every target exited)" : "");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -320,6 +398,8 @@ int main(int argc, char **argv)
 	argv += 2;
 	if (!strcmp(cmd, "dump"))
 		return cmd_dump(argc, argv);
+	if (!strcmp(cmd, "record"))
+		return cmd_record(argc, argv);
 
 	fd = open_dev(0);
 	if (!strcmp(cmd, "version")) {

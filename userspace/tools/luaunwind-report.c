@@ -11,9 +11,13 @@
 #include <unistd.h>
 
 #include "flamegraph.h"
+#include "luwfile.h"
+#include "luwreport.h"
 #include "memprof_report.h"
+#include "pprof.h"
 #include "reader.h"
 #include "stacks.h"
+#include "symbolize.h"
 #include "symtab.h"
 #include "sysprof_report.h"
 
@@ -33,15 +37,27 @@ static const char usage[] =
 	"memprof streams:\n"
 	"  (default)     the report of luajit-parse-memprof\n"
 	"  --leak-only   only its HEAP SUMMARY\n"
+	"luaunwind record files (.luw, from luaunwind-ctl record):\n"
+	"  --folded, --svg OUT, --vmstates   as for sysprof\n"
+	"  --top N       the N heaviest stacks and frames with most self time\n"
+	"  --pprof OUT   gzipped profile.proto (go tool pprof) into OUT\n"
+	"  --vm-frames   keep LuaJIT's own VM frames (folded away by default)\n"
+	"  --pid PID     FILE is a raw capture (cat /dev/luaunwind > FILE):\n"
+	"                name its frames against the live process PID\n"
 	"\n"
 	"  --help        show this help\n"
 	"\n"
 	"Exit status: 0 ok, 1 usage or I/O error, 2 bad or truncated stream\n"
 	"(what was decoded is reported first).\n";
 
-enum mode { M_DEFAULT, M_FOLDED, M_COMPAT, M_VMSTATES, M_LEAK, M_SVG };
+enum mode { M_DEFAULT, M_FOLDED, M_COMPAT, M_VMSTATES, M_LEAK, M_SVG, M_TOP,
+	    M_PPROF };
 
 static const char *svg_path;
+static const char *pprof_path;
+static size_t top_n;
+static int vm_frames;
+static long raw_pid;
 
 static int usage_error(const char *fmt, const char *arg)
 {
@@ -149,6 +165,127 @@ static int report_memprof(const char *file, struct luw_rd *r,
 	return status;
 }
 
+static int write_svg(const char *file, const struct luw_stacks *stacks)
+{
+	FILE *svg = fopen(svg_path, "w");
+	struct luw_flamegraph_opts o;
+
+	luw_flamegraph_defaults(&o);
+	o.subtitle = file;
+	if (!svg || luw_flamegraph_write(svg, stacks, &o) || fclose(svg)) {
+		fprintf(stderr, PROG ": %s: %s\n", svg_path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/* A .luw record file (or a raw capture turned into one), all in f. */
+static int report_luw(const char *file, struct luwf_file *f, enum mode mode)
+{
+	struct luw_lrep_opts o = { .keep_vm = vm_frames };
+	struct luw_lrep_result res;
+	struct luw_stacks *stacks = luw_stacks_new();
+	char err[512];
+	int rc, status = 0;
+
+	if (!stacks) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		return 1;
+	}
+	rc = luw_lrep_run(f, &o, stacks, &res, err, sizeof(err));
+	if (rc == 1) {
+		fprintf(stderr, PROG ": %s: %s\n", file, err);
+		luw_stacks_free(stacks);
+		return 1;
+	}
+	if (mode == M_SVG) {
+		status = write_svg(file, stacks);
+	} else if (mode == M_PPROF) {
+		struct luw_pprof_opts po = { 0 };
+		FILE *out = fopen(pprof_path, "wb");
+
+		po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
+		po.duration_ns = res.duration_ns;
+		po.time_ns = res.start_ns;
+		if (!out || luw_pprof_write(out, stacks, &po) || fclose(out)) {
+			fprintf(stderr, PROG ": %s: %s\n", pprof_path,
+				strerror(errno));
+			status = 1;
+		}
+	} else if (mode == M_VMSTATES) {
+		status = finish_output(file,
+				       !luw_lrep_write_vmstates(&res, stdout));
+	} else if (mode == M_TOP) {
+		status = finish_output(file, !luw_stacks_write_top(stacks, stdout,
+								   top_n));
+	} else if (mode == M_DEFAULT || mode == M_FOLDED) {
+		status = finish_output(file,
+				       !luw_stacks_write_folded(stacks, stdout));
+	} else {
+		status = usage_error("%s", "record files take --folded, --svg, "
+				     "--vmstates, --top, --pprof, --vm-frames");
+	}
+	if (res.bad)
+		fprintf(stderr, PROG ": %s: %llu records with inconsistent splices skipped\n",
+			file, (unsigned long long)res.bad);
+	if (rc == 2) {
+		fprintf(stderr, PROG ": %s: %s\n", file, err);
+		status = 2;
+	}
+	luw_stacks_free(stacks);
+	return status;
+}
+
+/* Everything left on fd after the head bytes already read. */
+static int slurp(int fd, const void *head, size_t n, struct luwf_file *f)
+{
+	struct luwf_file rest;
+	uint8_t *p;
+
+	if (luwf_read_fd(fd, &rest))
+		return -1;
+	p = malloc(n + rest.size + 1);
+	if (!p) {
+		luwf_close(&rest);
+		errno = ENOMEM;
+		return -1;
+	}
+	memcpy(p, head, n);
+	if (rest.size)
+		memcpy(p + n, rest.data, rest.size);
+	luwf_from_mem(f, p, n + rest.size);
+	luwf_close(&rest);
+	return 0;
+}
+
+static int report_raw(const char *file, int fd, enum mode mode)
+{
+	struct luwf_file raw, luw;
+	uint8_t *mem;
+	size_t len;
+	char err[1024];
+	int rc, status;
+
+	if (luwf_read_fd(fd, &raw)) {
+		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	rc = luw_symz_raw((pid_t)raw_pid, raw.data, raw.size, &mem, &len, err,
+			  sizeof(err));
+	luwf_close(&raw);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", file, err);
+		return 2;
+	}
+	if (rc > 0)
+		fprintf(stderr, PROG ": pid %ld: %s; naming host frames only\n",
+			raw_pid, err);
+	luwf_from_mem(&luw, mem, len);
+	status = report_luw(file, &luw, mode);
+	luwf_close(&luw);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	enum mode mode = M_DEFAULT;
@@ -172,6 +309,29 @@ int main(int argc, char **argv)
 			m = M_VMSTATES;
 		} else if (!strcmp(a, "--leak-only")) {
 			m = M_LEAK;
+		} else if (!strcmp(a, "--vm-frames")) {
+			vm_frames = 1;
+			continue;
+		} else if (!strcmp(a, "--top") || !strcmp(a, "--pid")) {
+			char *end;
+			long v;
+
+			if (++i == argc)
+				return usage_error("%s needs a number", a);
+			v = strtol(argv[i], &end, 10);
+			if (*end || end == argv[i] || v <= 0)
+				return usage_error("bad number '%s'", argv[i]);
+			if (a[2] == 'p') {
+				raw_pid = v;
+				continue;
+			}
+			top_n = (size_t)v;
+			m = M_TOP;
+		} else if (!strcmp(a, "--pprof")) {
+			if (++i == argc)
+				return usage_error("%s", "--pprof needs a file");
+			pprof_path = argv[i];
+			m = M_PPROF;
 		} else if (!strcmp(a, "--svg")) {
 			if (++i == argc)
 				return usage_error("%s", "--svg needs a file");
@@ -200,6 +360,37 @@ int main(int argc, char **argv)
 		if (fd < 0) {
 			fprintf(stderr, PROG ": %s: %s\n", file,
 				strerror(errno));
+			return 1;
+		}
+	}
+	if (raw_pid) {
+		status = report_raw(file, fd, mode);
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return status;
+	}
+	{
+		char head[4];
+		ssize_t got = read(fd, head, sizeof(head));
+
+		if (got == (ssize_t)sizeof(head) && luwf_is_luw(head, 4)) {
+			struct luwf_file f;
+
+			if (slurp(fd, head, 4, &f)) {
+				fprintf(stderr, PROG ": %s: %s\n", file,
+					strerror(errno));
+				status = 1;
+			} else {
+				status = report_luw(file, &f, mode);
+				luwf_close(&f);
+			}
+			if (fd != STDIN_FILENO)
+				close(fd);
+			return status;
+		}
+		if (got > 0 && lseek(fd, 0, SEEK_SET) != 0) {
+			fprintf(stderr, PROG ": %s: only .luw files can be read "
+				"from a pipe\n", file);
 			return 1;
 		}
 	}

@@ -1,0 +1,571 @@
+/*
+ * symbolize: live names for sample records, written as .luw sections.
+ * See symbolize.h.
+ */
+#include "symbolize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "elfsym.h"
+#include "kvmap.h"
+#include "ljlayout.h"
+#include "ljname.h"
+#include "ljsym.h"
+#include "luwdev.h"
+#include "procmaps.h"
+
+/* Keys of struct proc.seen: (what << 32 | extra, address). */
+enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
+       K_MAP };
+
+struct proc {
+	pid_t pid;
+	int lj;			/* LuaJIT found: t and ljs are valid */
+	int gone;
+	struct ljl_target *t;
+	struct ljs_ctx *ljs;
+	struct luw_maps maps;
+	uint32_t nmaps;		/* mapping sections written */
+	struct luw_kvmap seen;
+	struct proc *next;
+};
+
+struct luw_symz {
+	struct luwf_writer *w;
+	uint32_t freq;
+	uint64_t start_ns;
+	struct luwf_buf b;
+	struct proc *procs;
+	int failed;
+};
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct luw_symz *luw_symz_new(struct luwf_writer *w, uint32_t freq)
+{
+	struct luw_symz *z = calloc(1, sizeof(*z));
+
+	if (!z)
+		return NULL;
+	z->w = w;
+	z->freq = freq;
+	z->start_ns = realtime_ns();
+	return z;
+}
+
+static void proc_free(struct proc *p)
+{
+	ljs_free(p->ljs);
+	free(p->t);
+	luw_maps_free(&p->maps);
+	luw_kvmap_free(&p->seen);
+	free(p);
+}
+
+void luw_symz_free(struct luw_symz *z)
+{
+	if (!z)
+		return;
+	while (z->procs) {
+		struct proc *p = z->procs;
+
+		z->procs = p->next;
+		proc_free(p);
+	}
+	luwf_buf_free(&z->b);
+	free(z);
+}
+
+static int emit(struct luw_symz *z, uint32_t type)
+{
+	if (luwf_write_buf(z->w, type, &z->b)) {
+		z->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static void read_small(const char *path, char *out, size_t n)
+{
+	FILE *f = fopen(path, "r");
+	size_t got = 0;
+
+	if (f) {
+		got = fread(out, 1, n - 1, f);
+		fclose(f);
+	}
+	out[got] = 0;
+	out[strcspn(out, "\n")] = 0;
+}
+
+static int write_process(struct luw_symz *z, const struct proc *p)
+{
+	char path[64], comm[64], exe[4096];
+	ssize_t n;
+	uint32_t flags = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+	read_small(path, comm, sizeof(comm));
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
+	n = readlink(path, exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (p->lj && (p->t->layout.flags & LUW_LJ_F_GC64))
+		flags |= LUWF_PF_GC64;
+	if (p->gone)
+		flags |= LUWF_PF_EXITED;
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, flags);
+	luwf_put_u64(&z->b, p->lj ? p->t->vm_start : 0);
+	luwf_put_u64(&z->b, p->lj ? p->t->vm_end : 0);
+	luwf_put_u64(&z->b, z->start_ns);
+	luwf_put_u32(&z->b, z->freq);
+	luwf_put_str(&z->b, comm);
+	luwf_put_str(&z->b, exe);
+	luwf_put_str(&z->b, p->lj ? p->t->kind : "");
+	return emit(z, LUWF_SEC_PROCESS);
+}
+
+static int write_ffnames(struct luw_symz *z, const struct proc *p)
+{
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, 256);
+	for (unsigned int i = 0; i < 256; i++)
+		luwf_put_str(&z->b, ljs_ffname(p->ljs, i));
+	return emit(z, LUWF_SEC_FFNAMES);
+}
+
+static struct proc *find(struct luw_symz *z, pid_t pid)
+{
+	for (struct proc *p = z->procs; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static struct proc *add(struct luw_symz *z, pid_t pid, int *status, char *err,
+			size_t errlen)
+{
+	struct proc *p = calloc(1, sizeof(*p));
+
+	if (!p) {
+		snprintf(err, errlen, "out of memory");
+		*status = -1;
+		return NULL;
+	}
+	p->pid = pid;
+	*status = 0;
+	if (luw_maps_read(pid, &p->maps)) {
+		snprintf(err, errlen, "process %d: cannot read its maps: %s",
+			 (int)pid, strerror(errno));
+		p->gone = 1;
+		*status = -1;
+	} else {
+		p->t = calloc(1, sizeof(*p->t));
+		if (p->t && ljl_attach(pid, p->t, err, errlen) == 0 &&
+		    (p->ljs = ljs_new(pid, &p->t->layout, p->t->fftab))) {
+			p->lj = 1;
+		} else {
+			*status = 1;
+			if (!p->t)
+				snprintf(err, errlen, "out of memory");
+		}
+	}
+	p->next = z->procs;
+	z->procs = p;
+	if (write_process(z, p) || (p->lj && write_ffnames(z, p))) {
+		snprintf(err, errlen, "writing the record file: %s",
+			 strerror(z->w->err));
+		*status = -1;
+	}
+	return p;
+}
+
+int luw_symz_add(struct luw_symz *z, pid_t pid, char *err, size_t errlen)
+{
+	struct proc *p = find(z, pid);
+	int status;
+
+	if (p)
+		return p->lj ? 0 : 1;
+	p = add(z, pid, &status, err, errlen);
+	return p ? status : -1;
+}
+
+/* 1 when (what, extra, addr) is new (and now marked seen). */
+static int first(struct luw_symz *z, struct proc *p, unsigned int what,
+		 uint32_t extra, uint64_t addr)
+{
+	int isnew = 0;
+
+	if (!luw_kvmap_put(&p->seen, (uint64_t)what << 32 | extra, addr,
+			   &isnew)) {
+		z->failed = 1;
+		return 0;
+	}
+	return isnew;
+}
+
+static int is_vm_name(const char *s)
+{
+	return s && (!strncmp(s, "lj_vm_", 6) || !strncmp(s, "lj_BC_", 6));
+}
+
+static struct luw_elf *elf_of(const struct proc *p, const struct luw_map *m)
+{
+	char err[256], alt[128];
+	struct luw_elf *e;
+
+	if (!luw_map_is_file(m))
+		return NULL;
+	e = m->deleted ? NULL : luw_elf_get(m->path, err, sizeof(err));
+	if (e)
+		return e;
+	/* Another mount namespace, or a deleted file: the kernel's view. */
+	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	return luw_elf_get(alt, err, sizeof(err));
+}
+
+static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
+			 const struct luw_map *m, struct luw_elf *e)
+{
+	struct luw_kv *kv = luw_kvmap_get(&p->seen, (uint64_t)K_MAP << 32,
+					  m->start);
+	uint32_t prot = 0;
+
+	if (kv)
+		return (uint32_t)kv->v;
+	if (m->prot & LUW_MAP_R)
+		prot |= LUWF_MAP_R;
+	if (m->prot & LUW_MAP_W)
+		prot |= LUWF_MAP_W;
+	if (m->prot & LUW_MAP_X)
+		prot |= LUWF_MAP_X;
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, prot);
+	luwf_put_u64(&z->b, m->start);
+	luwf_put_u64(&z->b, m->end);
+	luwf_put_u64(&z->b, m->offset);
+	luwf_put_strn(&z->b, e ? (const char *)e->build_id : "",
+		      e ? e->build_id_len : 0);
+	luwf_put_str(&z->b, m->path);
+	if (emit(z, LUWF_SEC_MAPPING))
+		return LUWF_NO_MAP;
+	kv = luw_kvmap_put(&p->seen, (uint64_t)K_MAP << 32, m->start, NULL);
+	if (!kv) {
+		z->failed = 1;
+		return LUWF_NO_MAP;
+	}
+	kv->v = p->nmaps;
+	return p->nmaps++;
+}
+
+/* ret: the pc is a return address (look up the call before it). */
+static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
+{
+	const struct luw_map *m;
+	const struct luw_sym *s = NULL;
+	struct luw_elf *e = NULL;
+	uint64_t look = ret && pc ? pc - 1 : pc, vaddr, symoff = 0;
+	uint32_t mapno = LUWF_NO_MAP, flags = 0;
+
+	if (!first(z, p, K_HOST, 0, pc))
+		return;
+	m = luw_maps_find(&p->maps, look);
+	if (!m && !p->gone) {
+		struct luw_maps fresh;
+
+		if (luw_maps_read(p->pid, &fresh) == 0) {
+			luw_maps_free(&p->maps);
+			p->maps = fresh;
+			m = luw_maps_find(&p->maps, look);
+		}
+	}
+	if (m) {
+		e = elf_of(p, m);
+		if (e && luw_elf_off2vaddr(e, luw_map_fileoff(m, look),
+					   &vaddr) == 0 &&
+		    (s = luw_elf_sym_at(e, vaddr)))
+			symoff = vaddr - s->addr + (pc - look);
+		mapno = mapno_of(z, p, m, e);
+	}
+	if (p->lj && pc >= p->t->vm_start && pc < p->t->vm_end)
+		flags |= LUWF_HF_VM;
+	if (s && is_vm_name(s->name))
+		flags |= LUWF_HF_VM;
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, mapno);
+	luwf_put_u32(&z->b, flags);
+	luwf_put_u32(&z->b, 0);
+	luwf_put_u64(&z->b, pc);
+	luwf_put_u64(&z->b, s ? symoff : 0);
+	luwf_put_str(&z->b, s ? s->name : "");
+	emit(z, LUWF_SEC_HOST);
+}
+
+static uint64_t bc_addr(const struct proc *p, uint64_t pt, uint32_t pc)
+{
+	return pt + p->t->layout.pt_size + 4ULL * pc;
+}
+
+static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
+{
+	const struct ljs_proto *lp;
+
+	if (!first(z, p, K_PROTO, 0, pt))
+		return 0;
+	if (ljs_proto(p->ljs, pt, &lp))
+		return -1;
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, (uint32_t)lp->firstline);
+	luwf_put_u32(&z->b, (uint32_t)lp->numline);
+	luwf_put_u32(&z->b, 0);
+	luwf_put_u64(&z->b, pt);
+	luwf_put_str(&z->b, lp->chunk);
+	return emit(z, LUWF_SEC_PROTO);
+}
+
+static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
+		      uint32_t pc, int at)
+{
+	uint32_t key = (pc & ~LUWF_PC_AT) | (at ? LUWF_PC_AT : 0);
+	int32_t line;
+
+	if (!first(z, p, K_PCLINE, key, pt))
+		return;
+	line = ljs_line(p->ljs, pt, bc_addr(p, pt, pc & ~LUWF_PC_AT), !at);
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, key);
+	luwf_put_u64(&z->b, pt);
+	luwf_put_u32(&z->b, (uint32_t)line);
+	luwf_put_u32(&z->b, 0);
+	emit(z, LUWF_SEC_PCLINE);
+}
+
+static void name_callee(struct luw_symz *z, struct proc *p, uint64_t callee,
+			uint64_t caller, uint32_t caller_pc)
+{
+	char name[256];
+
+	if (!first(z, p, K_CALLSITE, caller_pc, caller))
+		return;
+	if (!first(z, p, K_FNAME, 0, callee)) {
+		/* Named already; the call site stays marked as tried. */
+		return;
+	}
+	if (ljn_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
+			    sizeof(name)) != 1) {
+		/* Let a later call site try again. */
+		luw_kvmap_del(&p->seen, (uint64_t)K_FNAME << 32, callee, NULL);
+		return;
+	}
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, 0);
+	luwf_put_u64(&z->b, callee);
+	luwf_put_str(&z->b, name);
+	emit(z, LUWF_SEC_FNAME);
+}
+
+static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
+{
+	uint32_t v32;
+	pid_t pid = p->pid;
+
+	if (p->t->layout.flags & LUW_LJ_F_GC64)
+		return ljl_read_mem(&pid, a, v, 8);
+	if (ljl_read_mem(&pid, a, &v32, 4))
+		return -1;
+	*v = v32;
+	return 0;
+}
+
+static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
+{
+	uint64_t f = 0;
+	pid_t pid = p->pid;
+
+	if (!first(z, p, K_CFUNC, 0, fn))
+		return;
+	if (ljl_read_mem(&pid, fn + p->t->layout.fn_f, &f, 8))
+		f = 0;
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, 0);
+	luwf_put_u64(&z->b, fn);
+	luwf_put_u64(&z->b, f);
+	if (emit(z, LUWF_SEC_CFUNC) == 0 && f)
+		name_host(z, p, f, 0);
+}
+
+/*
+ * A trace frame's addr is its GCtrace, or the GCproto it starts in (then
+ * pc is the start position); either way: the proto and line it starts at.
+ */
+static void name_trace(struct luw_symz *z, struct proc *p,
+		       const struct luw_lua_frame *f)
+{
+	const struct luw_lj_layout *ly = &p->t->layout;
+	uint64_t pt = 0, startpc = 0;
+	int32_t line = -1;
+	uint8_t gct = 0;
+	pid_t pid = p->pid;
+
+	if (!first(z, p, K_TRACE, f->trace, 0))
+		return;
+	if (f->addr && !ljl_read_mem(&pid, f->addr + ly->gc_gct, &gct, 1)) {
+		if (gct == ly->gct_trace &&
+		    !rd_ref(p, f->addr + ly->tr_startpt, &pt) &&
+		    !rd_ref(p, f->addr + ly->tr_startpc, &startpc)) {
+			line = ljs_line(p->ljs, pt, startpc, 0);
+		} else if (gct == ly->gct_proto) {
+			pt = f->addr;
+			line = ljs_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
+		}
+	}
+	if (pt)
+		name_proto(z, p, pt);
+	luwf_put_u32(&z->b, (uint32_t)p->pid);
+	luwf_put_u32(&z->b, f->trace);
+	luwf_put_u64(&z->b, pt);
+	luwf_put_u32(&z->b, (uint32_t)line);
+	luwf_put_u32(&z->b, 0);
+	emit(z, LUWF_SEC_TRACE);
+}
+
+/* Index of the segment end (exclusive) holding Lua frame j. */
+static unsigned int seg_end(const struct luwdev_rec *r, unsigned int j)
+{
+	for (unsigned int i = 0; i < r->sample->nsplice; i++) {
+		const struct luw_splice *s = &r->splice[i];
+
+		if (j >= s->lua_first && j < (unsigned int)s->lua_first + s->lua_count)
+			return s->lua_first + s->lua_count;
+	}
+	return r->sample->nlua;
+}
+
+static void name_sample(struct luw_symz *z, struct proc *p,
+			const struct luwdev_rec *r)
+{
+	const struct luw_sample *s = r->sample;
+
+	for (unsigned int i = 0; i < s->nhost; i++)
+		name_host(z, p, r->host[i], i > 0 || (s->flags & LUW_RF_KERNEL));
+	if (!p->lj || p->gone)
+		return;
+	for (unsigned int j = 0; j < s->nlua; j++) {
+		const struct luw_lua_frame *f = &r->lua[j];
+
+		switch (f->kind) {
+		case LUW_LF_LUA:
+			if (name_proto(z, p, f->addr))
+				break;
+			if (!f->line)
+				name_line(z, p, f->addr, f->pc,
+					  f->flags & LUW_LFF_PC_AT);
+			if (j + 1 < seg_end(r, j) &&
+			    r->lua[j + 1].kind == LUW_LF_LUA)
+				name_callee(z, p, f->addr, r->lua[j + 1].addr,
+					    r->lua[j + 1].pc);
+			break;
+		case LUW_LF_C:
+			name_cfunc(z, p, f->addr);
+			break;
+		case LUW_LF_TRACE:
+			name_trace(z, p, f);
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+int luw_symz_records(struct luw_symz *z, const void *buf, size_t len)
+{
+	size_t off = 0;
+	struct luwdev_rec r;
+	int got;
+	char err[512];
+
+	while ((got = luwdev_next(buf, len, &off, &r)) > 0) {
+		struct proc *p;
+		int status;
+
+		if (r.type != LUW_REC_SAMPLE)
+			continue;
+		p = find(z, (pid_t)r.sample->pid);
+		if (!p)
+			p = add(z, (pid_t)r.sample->pid, &status, err, sizeof(err));
+		if (p)
+			name_sample(z, p, &r);
+	}
+	return got < 0 || z->failed || z->w->err ? -1 : 0;
+}
+
+void luw_symz_reap(struct luw_symz *z)
+{
+	for (struct proc *p = z->procs; p; p = p->next) {
+		if (p->gone || kill(p->pid, 0) == 0 || errno != ESRCH)
+			continue;
+		p->gone = 1;
+		write_process(z, p);
+	}
+}
+
+int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
+		 size_t *outlen, char *err, size_t errlen)
+{
+	struct luwf_writer w;
+	struct luw_symz *z = NULL;
+	char *mem = NULL;
+	size_t memlen = 0;
+	FILE *f = open_memstream(&mem, &memlen);
+	int status = -1, rc;
+
+	*out = NULL;
+	*outlen = 0;
+	if (!f || luwf_writer_init(&w, f) || !(z = luw_symz_new(&w, 0))) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	rc = luw_symz_add(z, pid, err, errlen);
+	if (rc < 0)
+		goto done;
+	if (luw_symz_records(z, raw, len)) {
+		snprintf(err, errlen, w.err ? "out of memory" :
+			 "malformed record in the capture (not a whole-record "
+			 "copy of /dev/luaunwind?)");
+		goto done;
+	}
+	if (luwf_write_section(&w, LUWF_SEC_SAMPLES, raw, len) ||
+	    luwf_write_end(&w)) {
+		snprintf(err, errlen, "out of memory");
+		goto done;
+	}
+	status = rc;
+done:
+	luw_symz_free(z);
+	if (f && fclose(f) == 0 && status >= 0) {
+		*out = (uint8_t *)mem;
+		*outlen = memlen;
+	} else {
+		free(mem);
+		if (status >= 0) {
+			snprintf(err, errlen, "out of memory");
+			status = -1;
+		}
+	}
+	return status;
+}
