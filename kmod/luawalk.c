@@ -127,9 +127,50 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 	luw_lj_walk(&in, &lw->out);
 }
 
+/* Traces looked at when pc is not in the one G->vmstate names. */
+#define LUW_TRACE_SCAN		128
+
 /*
- * Is pc in the machine code of the running trace?  Walks the Lua stack
- * as if it were; the walk is this sample's only when the answer is yes.
+ * G->vmstate is set when a trace is entered from the interpreter; a trace
+ * that links or jumps to another leaves it alone.  So pc may be in any
+ * trace: look through J->trace[] (bounded).
+ */
+static bool luw_lua_in_any_trace(struct luw_lw *lw, u64 pc)
+{
+	const struct luw_lj_layout *ly = &lw->t->ly;
+	u64 j = lw->out.G + (s64)ly->gg_g2j, arr = 0;
+	unsigned int gc64 = !!(ly->flags & LUW_LJ_F_GC64), i;
+	u32 size = 0;
+
+	if (ly->j_trace == LUW_LJ_NOFIELD || ly->j_sizetrace == LUW_LJ_NOFIELD ||
+	    luw_lj_read(lw, j + ly->j_trace, &arr, sizeof(arr)) ||
+	    luw_lj_read(lw, j + ly->j_sizetrace, &size, sizeof(size)))
+		return false;
+	for (i = 1; i < size && i <= LUW_TRACE_SCAN; i++) {
+		u64 t = 0, mcode = 0;
+		u32 sz = 0;
+
+		if (luw_lj_read(lw, arr + (u64)i * (gc64 ? 8 : 4), &t,
+				gc64 ? 8 : 4))
+			return false;
+		if (!t)
+			continue;
+		if (luw_lj_read(lw, t + ly->tr_mcode, &mcode, sizeof(mcode)) ||
+		    luw_lj_read(lw, t + ly->tr_szmcode, &sz, sizeof(sz)))
+			continue;
+		if (pc >= mcode && pc < mcode + sz)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Is pc in JIT-compiled code?  Walks the Lua stack as if it were; the walk
+ * is this sample's only when the answer is yes: G->vmstate names a trace
+ * and pc lies in that trace's machine code -- or, at the interrupted frame
+ * of a GC64 build, DISPATCH is live in its register (only the interpreter
+ * and traces keep it there) while pc is in no uploaded mapping; or pc is
+ * in the machine code of another trace.
  */
 static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 				u64 sp)
@@ -138,17 +179,60 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 	const struct luw_lj_frame *f = &lw->ws->lf[0];
 	u64 mcode = 0;
 	u32 size = 0;
+	bool in_mcode;
 
 	if (ly->tr_mcode == LUW_LJ_NOFIELD || ly->tr_szmcode == LUW_LJ_NOFIELD)
 		return false;
 	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0);
 	if (lw->out.vmstate != LUW_VMST_TRACE || !lw->out.nframes ||
-	    f->kind != LUW_LJF_TRACE || !f->func ||
-	    luw_lj_read(lw, f->func + ly->tr_mcode, &mcode, sizeof(mcode)) ||
-	    luw_lj_read(lw, f->func + ly->tr_szmcode, &size, sizeof(size)) ||
-	    pc < mcode || pc >= mcode + size)
+	    f->kind != LUW_LJF_TRACE || !f->func)
+		return false;
+	in_mcode = !luw_lj_read(lw, f->func + ly->tr_mcode, &mcode,
+				sizeof(mcode)) &&
+		   !luw_lj_read(lw, f->func + ly->tr_szmcode, &size,
+				sizeof(size)) &&
+		   pc >= mcode && pc < mcode + size;
+	if (!in_mcode && !(sample_frame && (ly->flags & LUW_LJ_F_GC64) &&
+			   lw->out.G == lw->regs.r[ly->reg_dispatch] -
+					(s64)ly->gg_g2disp) &&
+	    !luw_lua_in_any_trace(lw, pc))
 		return false;
 	lw->walked = true;
+	return true;
+}
+
+/* Does the VM C frame at sp hold a lua_State (as the interpreter's does)? */
+static bool luw_lua_cframe_at(struct luw_lw *lw, u64 sp)
+{
+	const struct luw_lj_layout *ly = &lw->t->ly;
+	u64 l = 0;
+	u8 gct;
+
+	if (luw_lj_read(lw, sp + ly->cframe_ofs_l, &l, ly->cframe_l_size) ||
+	    !l || luw_lj_read(lw, l + ly->gc_gct, &gct, 1))
+		return false;
+	return gct == ly->gct_thread;
+}
+
+/*
+ * The interpreter calls a few subroutines of its own (lj_vm_mod,
+ * lj_vm_floor...) with a plain call: inside them rsp is 8 below the C
+ * frame, and the FDE that covers them (CFA = rsp + cframe_size) is off by
+ * those 8 bytes.  Such a sample becomes two frames: the subroutine, then
+ * the interpreter at its return address with the frame's real sp.
+ */
+static bool luw_lua_vm_subroutine(struct luw_lw *lw, struct luw_hw *w)
+{
+	const struct luw_proc *t = lw->t;
+	u64 sp = w->r.sp, ra;
+
+	if (luw_lua_cframe_at(lw, sp) || !luw_hw_read(w, sp, &ra) ||
+	    ra < t->vm_start || ra >= t->interp_end ||
+	    !luw_lua_cframe_at(lw, sp + 8) ||
+	    !luw_hw_restart(w, ra, sp + 8, w->r.bp))
+		return false;
+	lw->regs.ip = ra;
+	lw->regs.r[LUW_X86_RSP] = sp + 8;
 	return true;
 }
 
@@ -257,7 +341,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	struct luw_lua_scratch *ws = this_cpu_ptr(luw_lws);
 	struct luw_lw lw = { .t = t, .ws = ws };
 	unsigned int n = 0, nsp = 0, seg = 0, max = t->max_host;
-	bool complete = false, probed = false, probed_here = false;
+	bool complete = false, probed = false, probed_here = false, sub = false;
 	struct luw_lua_frame *lout;
 	struct luw_splice *sout;
 	u64 *pcs = (u64 *)(s + 1);
@@ -284,9 +368,13 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			trace = luw_lua_trace_probe(&lw, n == 1, pc, w.r.sp);
 			vm = trace;
 		}
+		if (vm && n == 1 && luw_lua_vm_subroutine(&lw, &w)) {
+			ws->pcs[n++] = w.r.ip;
+			sub = true;
+		}
 		if (vm && !lw.walked) {
 			lw.walked = true;
-			if (n == 1)
+			if (n == 1 || sub)
 				luw_lua_walk(&lw, true, 0, 0, 0);
 			else
 				luw_lua_walk(&lw, false, 0, w.r.sp, w.r.sp);

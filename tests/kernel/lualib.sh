@@ -32,7 +32,7 @@ start_lua() {
 
 # stop_lua: kill the target started last.
 stop_lua() {
-	kill "$pid" 2>/dev/null
+	kill -9 "$pid" 2>/dev/null
 	wait "$pid" 2>/dev/null
 	true
 }
