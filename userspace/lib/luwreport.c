@@ -39,7 +39,8 @@ static void db_free(struct db *d)
 static void put(struct db *d, struct luw_kvmap *m, uint64_t a, uint64_t b,
 		const struct luwf_sec *s)
 {
-	struct luw_kv *kv = luw_kvmap_put(m, a, b, NULL);
+	int isnew;
+	struct luw_kv *kv = luw_kvmap_put(m, a, b, &isnew);
 
 	if (!kv) {
 		d->oom = 1;
@@ -54,6 +55,7 @@ static void index_sec(struct db *d, const struct luwf_sec *s)
 	struct luwf_cur c;
 	uint32_t pid, x;
 	struct luw_kv *kv;
+	int isnew;
 
 	luwf_cur_init(&c, s);
 	pid = luwf_get_u32(&c);
@@ -68,7 +70,7 @@ static void index_sec(struct db *d, const struct luwf_sec *s)
 		put(d, &d->ff, pid, 0, s);
 		break;
 	case LUWF_SEC_MAPPING:
-		kv = luw_kvmap_put(&d->mapcount, pid, 0, NULL);
+		kv = luw_kvmap_put(&d->mapcount, pid, 0, &isnew);
 		if (!kv) {
 			d->oom = 1;
 			break;
@@ -181,13 +183,12 @@ static void host_text(struct ctx *x, uint64_t pc)
 					put_name(&x->b, bn, bl);
 				else
 					luw_sb_puts(&x->b, "[anon]");
-				luw_sb_puts(&x->b, "+0x");
+				luw_sb_putc(&x->b, '+');
 				luw_sb_putx(&x->b, pc - start + off);
 				return;
 			}
 		}
 	}
-	luw_sb_puts(&x->b, "0x");
 	luw_sb_putx(&x->b, pc);
 }
 
@@ -249,7 +250,7 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f)
 			}
 		}
 		if (proto_text(x, f->addr, -1)) {
-			luw_sb_puts(&x->b, "@?0x");
+			luw_sb_puts(&x->b, "@?");
 			luw_sb_putx(&x->b, f->addr);
 		}
 		return;
@@ -284,7 +285,7 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f)
 				return;
 			}
 		}
-		luw_sb_puts(&x->b, "[C 0x");
+		luw_sb_puts(&x->b, "[C ");
 		luw_sb_putx(&x->b, f->addr);
 		luw_sb_putc(&x->b, ']');
 		return;

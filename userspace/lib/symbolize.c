@@ -245,6 +245,7 @@ static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
 	struct luw_kv *kv = luw_kvmap_get(&p->seen, (uint64_t)K_MAP << 32,
 					  m->start);
 	uint32_t prot = 0;
+	int isnew;
 
 	if (kv)
 		return (uint32_t)kv->v;
@@ -264,7 +265,7 @@ static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
 	luwf_put_str(&z->b, m->path);
 	if (emit(z, LUWF_SEC_MAPPING))
 		return LUWF_NO_MAP;
-	kv = luw_kvmap_put(&p->seen, (uint64_t)K_MAP << 32, m->start, NULL);
+	kv = luw_kvmap_put(&p->seen, (uint64_t)K_MAP << 32, m->start, &isnew);
 	if (!kv) {
 		z->failed = 1;
 		return LUWF_NO_MAP;

@@ -1,0 +1,54 @@
+#!/bin/sh
+# luaunwind-ctl record + luaunwind-report on the sysprof RFC payload under
+# Debian's luajit (JIT off):
+#  - the folded report holds the merged sequence: host frames down to main,
+#    the main chunk, then lua_payload (named from the caller's bytecode)
+#    recursion; and c_payload's FFI chain above the main chunk;
+#  - the report made after the target is gone equals the one made while it
+#    lived (the file is self-contained);
+#  - --vmstates, --top, --svg and --pprof (read back by go tool pprof).
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+REP=$K/luaunwind-report
+load
+start_lua luajit $WL/payload_stock.lua nojit 120 $K
+$CTL record -p "$pid" -o "$W/p.luw" --duration 4 --freq 999 2>"$W/rec.err" ||
+	{ cat "$W/rec.err" >&2; fail "record"; }
+$REP "$W/p.luw" >"$W/alive.folded" 2>"$W/rep.err" ||
+	{ cat "$W/rep.err" >&2; fail "report while alive"; }
+stop_lua
+$REP "$W/p.luw" >"$W/gone.folded" || fail "report after exit"
+cmp -s "$W/alive.folded" "$W/gone.folded" ||
+	fail "report after the target exited differs from the one made while alive"
+total=$(awk '{ n += $NF } END { print n + 0 }' "$W/gone.folded")
+[ "$total" -ge 1000 ] || fail "only $total samples in 4 s at 999 Hz"
+# Lua: ...;main;...;@payload_stock.lua:0;lua_payload @payload_stock.lua:8 ...
+lua=$(grep -c ';main;.*@[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded")
+[ "$lua" -ge 1 ] || { head -5 "$W/gone.folded" >&2; fail "no main -> main chunk -> lua_payload stack"; }
+luas=$(grep ';lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+# C: ...;@payload_stock.lua:0;ffi.meta___call;<FFI call C code>;c_payload;c_payload
+# (lj_vm_ffi_call folded away)
+cs=$(grep '@[^;]*payload_stock\.lua:0;ffi\.meta___call;[^@]*;c_payload;c_payload' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+[ $((luas + cs)) -ge $((80 * total / 100)) ] ||
+	fail "only $luas Lua + $cs C payload samples of $total"
+[ "$cs" -ge $((total / 10)) ] || fail "only $cs of $total samples in c_payload below the main chunk"
+! grep -q 'lj_vm_\|lj_BC_' "$W/gone.folded" || fail "VM frames not folded away"
+# The C entry into the VM stays as a host frame below the main chunk.
+grep -q 'lua_pcall;@[^;]*payload_stock\.lua:0;' "$W/gone.folded" ||
+	fail "lua_pcall is not right below the main chunk"
+$REP --vm-frames "$W/p.luw" >"$W/vm.folded" || fail "--vm-frames"
+$REP --vmstates "$W/p.luw" >"$W/vmstates" || fail "--vmstates"
+grep -q "^samples	$total\$" "$W/vmstates" || fail "--vmstates total is not $total"
+lf=$(sed -n 's/^LFUNC	//p' "$W/vmstates")
+[ "$lf" -ge $((total / 10)) ] || fail "only $lf LFUNC samples"
+$REP --top 5 "$W/p.luw" >"$W/top" || fail "--top"
+grep -q 'lua_payload' "$W/top" || fail "--top does not show lua_payload"
+$REP --svg "$W/p.svg" "$W/p.luw" || fail "--svg"
+grep -q 'data-name="lua_payload @[^\"]*payload_stock.lua:8"' "$W/p.svg" || fail "svg lacks lua_payload"
+$REP --pprof "$W/p.pb.gz" "$W/p.luw" || fail "--pprof"
+if command -v go >/dev/null; then
+	HOME=/tmp GOCACHE=/tmp/gocache go tool pprof -top "$W/p.pb.gz" >"$W/pprof.top" 2>&1 ||
+		{ cat "$W/pprof.top" >&2; fail "go tool pprof"; }
+	grep -q 'c_payload' "$W/pprof.top" || fail "pprof -top lacks c_payload"
+fi
+pass "$total samples: $luas lua_payload, $cs c_payload"
