@@ -1,0 +1,285 @@
+/*
+ * .luw files: a hand-built file with every section kind reports the
+ * expected merged, named stacks; cut at every length, the reader reports
+ * what came before the cut and an error naming the offset; the program
+ * (argv[2]) prints that and exits 2.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "luaunwind.h"
+#include "luwfile.h"
+#include "luwreport.h"
+#include "stacks.h"
+
+static int failures;
+
+#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: ", \
+	__FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
+	fputc('\n', stderr); failures++; } } while (0)
+
+static void host(struct luwf_writer *w, uint64_t pc, uint32_t mapno,
+		 uint32_t flags, const char *name)
+{
+	struct luwf_buf b = { 0 };
+
+	luwf_put_u32(&b, 42);
+	luwf_put_u32(&b, mapno);
+	luwf_put_u32(&b, flags);
+	luwf_put_u32(&b, 0);
+	luwf_put_u64(&b, pc);
+	luwf_put_u64(&b, 0);
+	luwf_put_str(&b, name);
+	luwf_write_buf(w, LUWF_SEC_HOST, &b);
+	luwf_buf_free(&b);
+}
+
+static void proto(struct luwf_writer *w, uint64_t addr, int32_t line,
+		  const char *chunk, const char *name)
+{
+	struct luwf_buf b = { 0 };
+
+	luwf_put_u32(&b, 42);
+	luwf_put_u32(&b, (uint32_t)line);
+	luwf_put_u32(&b, 10);
+	luwf_put_u32(&b, 0);
+	luwf_put_u64(&b, addr);
+	luwf_put_str(&b, chunk);
+	luwf_write_buf(w, LUWF_SEC_PROTO, &b);
+	if (name) {
+		luwf_put_u32(&b, 42);
+		luwf_put_u32(&b, 0);
+		luwf_put_u64(&b, addr);
+		luwf_put_str(&b, name);
+		luwf_write_buf(w, LUWF_SEC_FNAME, &b);
+	}
+	luwf_buf_free(&b);
+}
+
+/* A sample record: host pcs, Lua frames (kind, addr), splices. */
+static void sample(struct luwf_buf *b, uint8_t vmstate, const uint64_t *h,
+		   unsigned int nh, const struct luw_lua_frame *l,
+		   unsigned int nl, const struct luw_splice *sp, unsigned int ns)
+{
+	struct luw_sample s = { 0 };
+
+	s.size = (uint16_t)(sizeof(s) + nh * 8 + nl * sizeof(*l) +
+			    ns * sizeof(*sp));
+	s.type = LUW_REC_SAMPLE;
+	s.vmstate = vmstate;
+	s.nhost = (uint16_t)nh;
+	s.nlua = (uint16_t)nl;
+	s.nsplice = (uint16_t)ns;
+	s.pid = 42;
+	s.tid = 42;
+	luwf_put(b, &s, sizeof(s));
+	luwf_put(b, h, nh * 8);
+	luwf_put(b, l, nl * sizeof(*l));
+	luwf_put(b, sp, ns * sizeof(*sp));
+}
+
+static size_t build(char **mem, size_t *samples_end)
+{
+	size_t len = 0;
+	FILE *f = open_memstream(mem, &len);
+	struct luwf_writer w;
+	struct luwf_buf b = { 0 };
+	struct luw_lua_frame lf[4];
+	struct luw_lost lost = { .size = sizeof(lost), .type = LUW_REC_LOST,
+				 .count = 7 };
+
+	luwf_writer_init(&w, f);
+	/* process: pid flags vm_start vm_end start_ns freq comm exe kind */
+	luwf_put_u32(&b, 42);
+	luwf_put_u32(&b, LUWF_PF_GC64);
+	luwf_put_u64(&b, 0x9000);
+	luwf_put_u64(&b, 0xa000);
+	luwf_put_u64(&b, 1);
+	luwf_put_u32(&b, 999);
+	luwf_put_str(&b, "sw");
+	luwf_put_str(&b, "/usr/bin/luajit");
+	luwf_put_str(&b, "luajit");
+	luwf_write_buf(&w, LUWF_SEC_PROCESS, &b);
+	/* mapping 0 */
+	luwf_put_u32(&b, 42);
+	luwf_put_u32(&b, LUWF_MAP_R | LUWF_MAP_X);
+	luwf_put_u64(&b, 0x400000);
+	luwf_put_u64(&b, 0x500000);
+	luwf_put_u64(&b, 0x1000);
+	luwf_put_strn(&b, "\x01\x02", 2);
+	luwf_put_str(&b, "/usr/lib/x86_64-linux-gnu/libsw.so.1");
+	luwf_write_buf(&w, LUWF_SEC_MAPPING, &b);
+	host(&w, 0x30, LUWF_NO_MAP, 0, "main");
+	host(&w, 0x20, LUWF_NO_MAP, 0, "lua_pcall");
+	host(&w, 0x40, LUWF_NO_MAP, 0, "lua_call");
+	host(&w, 0x50, LUWF_NO_MAP, 0, "sw;call_back");
+	host(&w, 0x400123, 0, 0, "");
+	host(&w, 0x9100, LUWF_NO_MAP, LUWF_HF_VM, "");
+	proto(&w, 0x100, 3, "sw.lua", "outer");
+	proto(&w, 0x200, 9, "sw.lua", NULL);
+	/* ffnames: 0..3, ffid 3 = "string.rep" */
+	luwf_put_u32(&b, 42);
+	luwf_put_u32(&b, 4);
+	luwf_put_str(&b, "");
+	luwf_put_str(&b, "");
+	luwf_put_str(&b, "assert");
+	luwf_put_str(&b, "string.rep");
+	luwf_write_buf(&w, LUWF_SEC_FFNAMES, &b);
+	/* trace 5 starts at 0x200 line 11 */
+	luwf_put_u32(&b, 42);
+	luwf_put_u32(&b, 5);
+	luwf_put_u64(&b, 0x200);
+	luwf_put_u32(&b, 11);
+	luwf_put_u32(&b, 0);
+	luwf_write_buf(&w, LUWF_SEC_TRACE, &b);
+
+	/* Sandwich, leaf in an unnamed pc of libsw. */
+	memset(lf, 0, sizeof(lf));
+	lf[0].kind = LUW_LF_LUA; lf[0].addr = 0x200;
+	lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x100;
+	sample(&b, LUW_VMST_CFUNC,
+	       (const uint64_t[]){ 0x400123, 0x9100, 0x40, 0x50, 0x9100, 0x20,
+				   0x30 }, 7, lf, 2,
+	       (const struct luw_splice[]){ { 1, 1, 0, 1 }, { 4, 1, 1, 1 } }, 2);
+	/* A trace sample; a fast function sample, twice. */
+	lf[0].kind = LUW_LF_TRACE; lf[0].addr = 0x200; lf[0].trace = 5;
+	lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x100;
+	sample(&b, LUW_VMST_TRACE, (const uint64_t[]){ 0x9100, 0x20, 0x30 }, 3,
+	       lf, 2, (const struct luw_splice[]){ { 0, 1, 0, 2 } }, 1);
+	luwf_put(&b, &lost, sizeof(lost));
+	lf[0].kind = LUW_LF_FFUNC; lf[0].addr = 0x300; lf[0].ffid = 3;
+	lf[0].trace = 0;
+	lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x999;	/* unknown proto */
+	for (int i = 0; i < 2; i++)
+		sample(&b, LUW_VMST_FFUNC, (const uint64_t[]){ 0x9100, 0x20 }, 2,
+		       lf, 2, (const struct luw_splice[]){ { 0, 1, 0, 2 } }, 1);
+	luwf_write_buf(&w, LUWF_SEC_SAMPLES, &b);
+	*samples_end = w.off;
+	luwf_write_end(&w);
+	luwf_buf_free(&b);
+	fclose(f);
+	return len;
+}
+
+static const char want[] =
+	"lua_pcall;@?0x999;string.rep 2\n"
+	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
+	"main;lua_pcall;outer @sw.lua:3;sw:call_back;lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n";
+
+static char *folded(const struct luw_stacks *s)
+{
+	char *p = NULL;
+	size_t n = 0;
+	FILE *f = open_memstream(&p, &n);
+
+	luw_stacks_write_folded(s, f);
+	fclose(f);
+	return p;
+}
+
+static int run_report(const char *prog, const char *file, char *out,
+		      size_t outlen)
+{
+	char cmd[4096];
+	FILE *p;
+	size_t n;
+	int st;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", prog, file);
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	n = fread(out, 1, outlen - 1, p);
+	out[n] = 0;
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+int main(int argc, char **argv)
+{
+	char *mem = NULL, err[512];
+	size_t samples_end, len = build(&mem, &samples_end);
+	struct luwf_file f;
+	struct luw_lrep_opts o = { 0 };
+	struct luw_lrep_result res;
+	struct luw_stacks *s = luw_stacks_new();
+	char *text;
+	int rc;
+
+	/* The whole file. */
+	luwf_from_mem(&f, (uint8_t *)mem, len);
+	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	text = folded(s);
+	CHECK(rc == 0, "complete file: rc %d (%s)", rc, err);
+	CHECK(res.complete && res.records == 4 && res.lost == 7,
+	      "complete %d records %llu lost %llu", res.complete,
+	      (unsigned long long)res.records, (unsigned long long)res.lost);
+	CHECK(res.vmstate[LUW_VMST_FFUNC] == 2 && res.vmstate[LUW_VMST_TRACE] == 1 &&
+	      res.vmstate[LUW_VMST_CFUNC] == 1, "vmstates");
+	CHECK(res.freq == 999, "freq %u", res.freq);
+	CHECK(!strcmp(text, want), "folded:\n%s\nwant:\n%s", text, want);
+	free(text);
+	luw_stacks_free(s);
+
+	/* --vm-frames keeps the VM pcs (named by module+offset or address). */
+	s = luw_stacks_new();
+	o.keep_vm = 1;
+	luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	text = folded(s);
+	CHECK(strstr(text, "lua_pcall;0x9100;@?0x999;string.rep 2\n") != NULL,
+	      "--vm-frames:\n%s", text);
+	free(text);
+	luw_stacks_free(s);
+	o.keep_vm = 0;
+
+	/* Cut at every length: never more than the whole, always an error
+	 * naming an offset, all samples once the samples section is in. */
+	for (size_t cut = 0; cut < len; cut++) {
+		struct luwf_file g;
+
+		luwf_from_mem(&g, (uint8_t *)mem, cut);
+		s = luw_stacks_new();
+		rc = luw_lrep_run(&g, &o, s, &res, err, sizeof(err));
+		CHECK(rc == 2, "cut %zu: rc %d", cut, rc);
+		CHECK(strstr(err, "offset ") != NULL, "cut %zu: error '%s'", cut, err);
+		CHECK(!res.complete, "cut %zu: complete", cut);
+		if (cut >= samples_end)
+			CHECK(luw_stacks_total(s) == 4, "cut %zu: %llu samples", cut,
+			      (unsigned long long)luw_stacks_total(s));
+		else
+			CHECK(luw_stacks_total(s) == 0, "cut %zu: %llu samples", cut,
+			      (unsigned long long)luw_stacks_total(s));
+		luw_stacks_free(s);
+	}
+
+	/* The program: prints what it decoded, names the offset, exits 2. */
+	if (argc > 2) {
+		char path[] = "/tmp/test_luwfile.XXXXXX", out[8192];
+		int fd = mkstemp(path);
+
+		CHECK(fd >= 0 && write(fd, mem, samples_end + 3) ==
+			  (ssize_t)(samples_end + 3), "temp file");
+		close(fd);
+		rc = run_report(argv[2], path, out, sizeof(out));
+		CHECK(rc == 2, "report on a cut file: exit %d\n%s", rc, out);
+		CHECK(strstr(out, "lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n") &&
+		      strstr(out, "(cut short?)") && strstr(out, "offset "),
+		      "report on a cut file printed:\n%s", out);
+		fd = open(path, O_WRONLY | O_TRUNC);
+		CHECK(fd >= 0 && write(fd, mem, len) == (ssize_t)len, "rewrite");
+		close(fd);
+		rc = run_report(argv[2], path, out, sizeof(out));
+		CHECK(rc == 0 && !strcmp(out, want), "report: exit %d\n%s", rc, out);
+		unlink(path);
+	}
+	free(mem);
+	if (failures)
+		return 1;
+	printf("test_luwfile: ok\n");
+	return 0;
+}
