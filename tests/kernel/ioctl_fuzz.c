@@ -7,6 +7,11 @@
  * is fine; the test is that the kernel survives (the runner checks the log)
  * and the module still works and unloads afterwards.
  *   ioctl_fuzz SECONDS SEED PID...
+ * A PID written LPID is a LuaJIT process: its real layout descriptor and
+ * VM range (found as luaunwind-ctl attach finds them) are the base of
+ * random descriptors -- a few bytes changed, or none -- so the handler's
+ * Lua walk runs with garbage offsets over real LuaJIT memory, and with
+ * real ones over processes that are not LuaJIT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "luwdev.h"
 
 static uint64_t rng_state;
@@ -43,6 +49,9 @@ static char *unmapped;
 static unsigned char arena[8192] __attribute__((aligned(8)));
 static int *pids;
 static int npids;
+static struct luw_attach lua_req;	/* real VM range, layout, G */
+static struct luw_lj_layout base_ly, fuzz_ly;
+static int have_ly;
 
 static uint64_t rnd_ptr(void)
 {
@@ -98,6 +107,27 @@ static void fill(unsigned long cmd, unsigned char *p)
 		if (rnd() % 2)
 			a->layout_ptr = a->layout_size = 0;
 		a->max_host_frames = (uint16_t)(rnd() % 200);
+		if (have_ly && rnd() % 2) {
+			unsigned int k, n = (unsigned int)(rnd() % 4);
+
+			fuzz_ly = base_ly;
+			for (k = 0; k < n; k++) {
+				size_t at = rnd() % 8 ? 12 + rnd() % (sizeof(fuzz_ly) - 12) :
+						      rnd() % sizeof(fuzz_ly);
+
+				((unsigned char *)&fuzz_ly)[at] = (unsigned char)rnd();
+			}
+			a->layout_ptr = rnd() % 8 ? (uintptr_t)&fuzz_ly : rnd_ptr();
+			a->layout_size = rnd() % 8 ? sizeof(fuzz_ly) :
+						     rnd_size(sizeof(fuzz_ly));
+			a->vm_start = rnd() % 8 ? lua_req.vm_start : rnd();
+			a->vm_end = rnd() % 8 ? lua_req.vm_end : rnd();
+			a->interp_end = rnd() % 4 ? lua_req.interp_end :
+				       a->vm_start + rnd() % 0x10000;
+			a->g_hint = rnd() % 2 ? lua_req.g_hint : rnd() & ~7ULL;
+			a->max_lua_frames = (uint16_t)(rnd() % 160);
+			a->flags &= ~(uint32_t)LUW_ATTACH_STOPPED;
+		}
 		break;
 	}
 	case LUW_IOC_UNWIND_TABLE: {
@@ -137,7 +167,7 @@ int main(int argc, char **argv)
 {
 	double secs;
 	struct timespec t0, t1;
-	unsigned long calls = 0, ok = 0;
+	unsigned long calls = 0, ok = 0, lua_ok = 0;
 	static uint64_t rbuf[65536 / 8];
 	int fd, rd;
 
@@ -147,8 +177,24 @@ int main(int argc, char **argv)
 	rng_state = strtoull(argv[2], NULL, 0) | 1;
 	npids = argc - 3;
 	pids = calloc((size_t)npids, sizeof(*pids));
-	for (int i = 0; i < npids; i++)
-		pids[i] = atoi(argv[3 + i]);
+	for (int i = 0; i < npids; i++) {
+		const char *a = argv[3 + i];
+
+		pids[i] = atoi(a[0] == 'L' ? a + 1 : a);
+		if (a[0] == 'L' && !have_ly) {
+			struct luw_att *att;
+			char err[1024];
+
+			if (luw_att_open(pids[i], 1, &att, err, sizeof(err))) {
+				fprintf(stderr, "ioctl_fuzz: %s\n", err);
+				return 1;
+			}
+			luw_att_fill(att, &lua_req);
+			base_ly = *luw_att_layout(att);
+			have_ly = 1;
+			luw_att_free(att);
+		}
+	}
 
 	page_end = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -195,8 +241,13 @@ int main(int argc, char **argv)
 		} else {
 			arg = rnd_ptr();
 		}
-		if (ioctl(fd, cmd, (unsigned long)arg) == 0)
+		if (ioctl(fd, cmd, (unsigned long)arg) == 0) {
 			ok++;
+			/* How often a (mutated) layout got through. */
+			if (cmd == LUW_IOC_ATTACH &&
+			    ((struct luw_attach *)(uintptr_t)arg)->layout_size)
+				lua_ok++;
+		}
 		calls++;
 		/* Sometimes poke read() with odd buffers too. */
 		if (rnd() % 64 == 0)
@@ -220,7 +271,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
-	printf("ioctl_fuzz: %lu calls, %lu succeeded, seed %s\n", calls, ok, argv[2]);
+	printf("ioctl_fuzz: %lu calls, %lu succeeded, %lu attaches with a layout, seed %s\n",
+	       calls, ok, lua_ok, argv[2]);
 	close(fd);
 	close(rd);
 	return 0;
