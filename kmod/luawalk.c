@@ -368,7 +368,8 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			trace = luw_lua_trace_probe(&lw, n == 1, pc, w.r.sp);
 			vm = trace;
 		}
-		if (vm && n == 1 && luw_lua_vm_subroutine(&lw, &w)) {
+		if (vm && !trace && n == 1 && max > 1 &&
+		    luw_lua_vm_subroutine(&lw, &w)) {
 			ws->pcs[n++] = w.r.ip;
 			sub = true;
 		}

@@ -1,4 +1,5 @@
 #!/bin/sh
+# luaunwind-ctl attach refuses a process without LuaJIT, naming why.
 # A layout descriptor that does not fit the process, on purpose: attach
 # with one field of Debian luajit's layout moved by 8 bytes (lwstacks
 # badattach, which otherwise attaches as luaunwind-ctl does).  The module
@@ -8,6 +9,12 @@
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 load
+# Not LuaJIT at all: a clear refusal, nothing attached.
+bg $K/spin; spin=$last
+if $CTL attach $spin >"$W/spin.attach" 2>&1; then fail "spin accepted as LuaJIT"; fi
+grep -q 'not a LuaJIT process' "$W/spin.attach" ||
+	{ cat "$W/spin.attach" >&2; fail "unclear refusal"; }
+if $CTL detach $spin 2>/dev/null; then fail "refused attach left a target"; fi
 msg=
 for field in g_mainthref l_glref l_stack fn_pc cframe_ofs_l gg_g2disp; do
 	start_lua luajit $WL/payload_stock.lua nojit 120 $K
