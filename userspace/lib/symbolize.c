@@ -463,7 +463,7 @@ static void name_sample(struct luw_symz *z, struct proc *p,
 	const struct luw_sample *s = r->sample;
 
 	for (unsigned int i = 0; i < s->nhost; i++)
-		name_host(z, p, r->host[i], i > 0 || (s->flags & LUW_RF_KERNEL));
+		name_host(z, p, r->host[i], i > 0);
 	if (!p->lj || p->gone)
 		return;
 	for (unsigned int j = 0; j < s->nlua; j++) {

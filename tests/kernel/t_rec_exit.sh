@@ -1,0 +1,31 @@
+#!/bin/sh
+# A target that exits while `luaunwind-ctl record` runs leaves a complete,
+# reportable file, and record stops by itself.  This one is attached with
+# `luaunwind-ctl attach` first and recorded without -p (record takes
+# whatever is attached).
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+REP=$K/luaunwind-report
+load
+start_lua luajit $WL/payload_stock.lua nojit 3 $K
+$CTL attach "$pid" --freq 999 >/dev/null || fail "attach"
+start=$(date +%s)
+$CTL record -o "$W/exit.luw" --duration 30 2>"$W/rec.err" ||
+	{ cat "$W/rec.err" >&2; fail "record"; }
+took=$(($(date +%s) - start))
+[ "$took" -lt 20 ] || fail "record ran ${took}s after the target exited"
+grep -q 'every target exited' "$W/rec.err" || { cat "$W/rec.err" >&2; fail "record did not notice the exit"; }
+$REP "$W/exit.luw" >"$W/exit.folded" 2>"$W/rep.err" ||
+	{ cat "$W/rep.err" >&2; fail "report of the file left by an exited target"; }
+total=$(awk '{ n += $NF } END { print n + 0 }' "$W/exit.folded")
+[ "$total" -ge 300 ] || fail "only $total samples"
+grep -q ';lua_payload @[^;]*payload_stock\.lua:8' "$W/exit.folded" || fail "no lua_payload frames"
+# A file cut short is reported up to the cut, with exit status 2.
+size=$(stat -c %s "$W/exit.luw")
+head -c $((size - 100)) "$W/exit.luw" >"$W/cut.luw"
+$REP "$W/cut.luw" >"$W/cut.folded" 2>"$W/cut.err"
+rc=$?
+[ $rc -eq 2 ] || fail "cut file: exit $rc, want 2"
+grep -q 'offset [0-9]*:.*cut short' "$W/cut.err" || { cat "$W/cut.err" >&2; fail "cut file: no offset in the error"; }
+[ -s "$W/cut.folded" ] || fail "cut file: nothing reported"
+pass "$total samples; record stopped after ${took}s"
