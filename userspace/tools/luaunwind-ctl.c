@@ -331,7 +331,7 @@ static int cmd_record(int argc, char **argv)
 	struct sigaction sa;
 	char err[1024];
 	pid_t pid = 0;
-	int fd, rc, errnum;
+	int fd, rc, errnum = 0, owned = 0;
 
 	for (int i = 0; i < argc; i++) {
 		if (i + 1 >= argc)
@@ -355,11 +355,16 @@ static int cmd_record(int argc, char **argv)
 	}
 	fd = open_dev(0);
 	if (pid) {
-		if (luw_att_attach(fd, pid, &ao, &att, &errnum, err, sizeof(err))) {
+		/* Attached already (luaunwind-ctl attach): record it as it is,
+		 * and leave it attached afterwards. */
+		if (luw_att_attach(fd, pid, &ao, &att, &errnum, err, sizeof(err)) &&
+		    (errnum != EBUSY ||
+		     luw_att_open(pid, 1, &att, err, sizeof(err)))) {
 			fprintf(stderr, "luaunwind-ctl: %s\n", err);
 			close(fd);
 			return 1;
 		}
+		owned = errnum != EBUSY;
 		o.att = &att;
 		o.natt = 1;
 		o.freq = (uint32_t)ao.sample_rate;
@@ -370,10 +375,9 @@ static int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	if (att) {
+	if (owned)
 		luwdev_detach(fd, pid);
-		luw_att_free(att);
-	}
+	luw_att_free(att);
 	close(fd);
 	if (rc) {
 		fprintf(stderr, "luaunwind-ctl: record: %s\n", err);
