@@ -1,0 +1,32 @@
+#!/bin/sh
+# record + report on the other two targets of design section 6: OpenResty's
+# luajit2 and tarantool 2.6 (non-GC64, its own LuaJIT fork), RFC payload,
+# JIT off.  Per target: most samples are lua_payload (named from the
+# caller's bytecode) right above the main chunk, or c_payload's FFI chain
+# above it; no VM frame is left in the default output.
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+REP=$K/luaunwind-report
+load
+msg=
+for name in luajit2 tarantool; do
+	start_lua $name $WL/payload_stock.lua nojit 120 $K
+	$CTL record -p "$pid" -o "$W/$name.luw" --duration 4 2>"$W/$name.err" ||
+		{ cat "$W/$name.err" >&2; fail "$name: record"; }
+	stop_lua
+	$REP "$W/$name.luw" >"$W/$name.folded" || fail "$name: report"
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$W/$name.folded")
+	[ "$total" -ge 500 ] || fail "$name: only $total samples"
+	lua=$(grep '@[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/$name.folded" |
+		awk '{ n += $NF } END { print n + 0 }')
+	c=$(grep '@[^;]*payload_stock\.lua:0;.*;c_payload;c_payload' "$W/$name.folded" |
+		awk '{ n += $NF } END { print n + 0 }')
+	if [ $((100 * (lua + c))) -lt $((90 * total)) ]; then
+		awk '{print $NF, $0}' "$W/$name.folded" | sort -rn | head -3 >&2
+		fail "$name: $lua lua_payload + $c c_payload samples of $total"
+	fi
+	[ "$c" -ge $((total / 20)) ] || fail "$name: only $c c_payload samples"
+	! grep -q 'lj_vm_\|lj_BC_' "$W/$name.folded" || fail "$name: VM frames left"
+	msg="$msg $name $lua+$c/$total"
+done
+pass "$msg"
