@@ -1,0 +1,38 @@
+#!/bin/sh
+# The sandwich (design section 6, shape 2) recorded and reported under
+# Debian's luajit: root first,
+#   ... lua_pcall; @rec_sandwich.lua:0; outer @rec_sandwich.lua:14;
+#   call_back's C function (host frame, once); lua_call where it has a
+#   frame of its own (Debian's luajit compiles it to a tail jump into
+#   lj_vm_call, so there it has none); @rec_sandwich.lua:10 (inner, called
+#   from C: no caller bytecode names it); then c_leaf's FFI chain -- with
+#   the VM frames folded away, and kept by --vm-frames.
+. tests/kernel/lib.sh
+REP=$K/luaunwind-report
+SO=$W/rec_sandwich.so
+cc -O2 -fPIC -shared -fomit-frame-pointer -I/usr/include/luajit-2.1 \
+	-o "$SO" tests/kernel/rec_sandwich.c || fail "building rec_sandwich.so"
+load
+luajit tests/kernel/rec_sandwich.lua "$W" >"$W/sw.out" 2>&1 &
+pid=$!
+kids="$kids $pid"
+for i in $(seq 150); do grep -q ready "$W/sw.out" && break; sleep 0.1; done
+grep -q ready "$W/sw.out" || { cat "$W/sw.out" >&2; fail "target did not start"; }
+$CTL record -p "$pid" -o "$W/sw.luw" --duration 4 2>"$W/rec.err" ||
+	{ cat "$W/rec.err" >&2; fail "record"; }
+$REP "$W/sw.luw" >"$W/sw.folded" || fail "report"
+total=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw.folded")
+seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:14;sw_call_back;(lua_call;)?@[^;]*rec_sandwich\.lua:10;[^@]*c_leaf;c_leaf'
+n=$(grep -E "$seq" "$W/sw.folded" | awk '{ n += $NF } END { print n + 0 }')
+if [ $((100 * n)) -lt $((80 * total)) ]; then
+	awk '{print $NF, $0}' "$W/sw.folded" | sort -rn | head -3 >&2
+	fail "$n of $total samples have the full sandwich"
+fi
+[ "$(grep -c 'sw_call_back;.*sw_call_back' "$W/sw.folded")" -eq 0 ] ||
+	fail "the C function appears twice"
+$REP --vm-frames "$W/sw.luw" >"$W/vm.folded" || fail "--vm-frames"
+grep -q 'outer @[^;]*rec_sandwich\.lua:14;sw_call_back' "$W/vm.folded" ||
+	fail "--vm-frames lost the sandwich"
+[ "$(md5sum <"$W/vm.folded")" != "$(md5sum <"$W/sw.folded")" ] ||
+	fail "--vm-frames changed nothing"
+pass "$n of $total samples: full sandwich"
