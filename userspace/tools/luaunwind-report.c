@@ -369,31 +369,6 @@ int main(int argc, char **argv)
 			close(fd);
 		return status;
 	}
-	{
-		char head[4];
-		ssize_t got = read(fd, head, sizeof(head));
-
-		if (got == (ssize_t)sizeof(head) && luwf_is_luw(head, 4)) {
-			struct luwf_file f;
-
-			if (slurp(fd, head, 4, &f)) {
-				fprintf(stderr, PROG ": %s: %s\n", file,
-					strerror(errno));
-				status = 1;
-			} else {
-				status = report_luw(file, &f, mode);
-				luwf_close(&f);
-			}
-			if (fd != STDIN_FILENO)
-				close(fd);
-			return status;
-		}
-		if (got > 0 && lseek(fd, 0, SEEK_SET) != 0) {
-			fprintf(stderr, PROG ": %s: only .luw files can be read "
-				"from a pipe\n", file);
-			return 1;
-		}
-	}
 	st = luw_symtab_new();
 	if (!st || luw_rd_open_fd(&r, fd)) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
@@ -401,6 +376,24 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* A .luw record file: taken in whole, with the bytes already read. */
+	if ((r.end - r.p >= 4 || luw_rd_fill(&r, 4)) &&
+	    luwf_is_luw(r.p, (size_t)(r.end - r.p))) {
+		struct luwf_file f;
+
+		if (slurp(fd, r.p, (size_t)(r.end - r.p), &f)) {
+			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+			status = 1;
+		} else {
+			status = report_luw(file, &f, mode);
+			luwf_close(&f);
+		}
+		luw_rd_close(&r);
+		luw_symtab_free(st);
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return status;
+	}
 	kind = luw_symtab_decode(&r, NULL, add_sym, st);
 	if (kind > 0) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
