@@ -62,7 +62,7 @@
  * build_id       := string              raw bytes, empty when none
  * path           := string              as /proc/PID/maps names it
  *
- * host           := pid mapno flags pc symoff name
+ * host           := pid mapno flags reserved pc symoff name
  *   (LUWF_SEC_HOST) the name of one sampled host pc
  * mapno          := <U32: index among this pid's mapping sections, in
  *                    file order; LUWF_NO_MAP when the pc is in none>
@@ -72,7 +72,7 @@
  * name           := string              the symbol, empty when none
  *                                       (then module+0xFILEOFFSET)
  *
- * proto          := pid firstline numline addr chunk
+ * proto          := pid firstline numline reserved addr chunk
  *   (LUWF_SEC_PROTO) a Lua function prototype (GCproto)
  * firstline      := <I32: line of `function`; -1 unknown>
  * numline        := <I32: lines it spans>
@@ -80,7 +80,7 @@
  * chunk          := string              "file.lua" for "@file.lua", the
  *                                       source as LuaJIT shows it otherwise
  *
- * pcline         := pid pc addr line
+ * pcline         := pid pc addr line reserved
  *   (LUWF_SEC_PCLINE) the source line of a sampled bytecode position
  * pc             := <U32: bytecode index as the lua-frame carries it,
  *                    | LUWF_PC_AT when the frame had LUW_LFF_PC_AT>
@@ -89,8 +89,9 @@
  *
  * fname          := pid reserved addr name
  *   (LUWF_SEC_FNAME) a name for a prototype, found in the bytecode of a
- *   caller (the global, field or method it was called through)
- * reserved       := <U32: 0>
+ *   caller (the local, global, field, method or upvalue it was called
+ *   through); the first one found is kept
+ * reserved       := <U32: 0>   (here and in every section that has one)
  *
  * cfunc          := pid reserved addr fn
  *   (LUWF_SEC_CFUNC) a C function frame of the Lua stack: its GCfunc and
@@ -98,7 +99,7 @@
  * addr           := <U64: the GCfunc>
  * fn             := <U64: the lua_CFunction, 0 when unreadable>
  *
- * trace          := pid traceno addr line
+ * trace          := pid traceno addr line reserved
  *   (LUWF_SEC_TRACE) where a JIT trace starts
  * traceno        := <U32>
  * addr           := <U64: GCproto of its first instruction, 0 unknown>
