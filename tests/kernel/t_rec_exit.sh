@@ -7,8 +7,9 @@
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
 load
-start_lua luajit $WL/payload_stock.lua nojit 3 $K
-$CTL attach "$pid" --freq 999 >/dev/null || fail "attach"
+start_lua luajit $WL/payload_stock.lua nojit 6 $K
+$CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
+	{ cat "$W/attach.out" >&2; fail "attach"; }
 start=$(date +%s)
 $CTL record -o "$W/exit.luw" --duration 30 2>"$W/rec.err" ||
 	{ cat "$W/rec.err" >&2; fail "record"; }
