@@ -8,7 +8,12 @@
  *   luaunwind-ctl detach PID
  *   luaunwind-ctl start [PID] | stop [PID]
  *   luaunwind-ctl status [PID]
+ *   luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock]
+ *
+ * record writes a .luw file (include/luaunwind_file.h; the loop is
+ * lib/record.c): with -p it attaches first (and detaches at the end)
+ * unless PID is attached already; without, it records what is attached.
  *
  * dump prints one line per record:
  *   sample pid=P tid=T cpu=C time=NS vmstate=NAME flags=0xF host=PC,PC,...
