@@ -2,11 +2,23 @@
 # A target that exits while `luaunwind-ctl record` runs leaves a complete,
 # reportable file, and record stops by itself.  This one is attached with
 # `luaunwind-ctl attach` first and recorded without -p (record takes
-# whatever is attached).
+# whatever is attached).  Before that: record stopped by SIGINT (Ctrl-C)
+# also leaves a complete file, and detaches the target it attached.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
 load
+start_lua luajit $WL/payload_stock.lua nojit 120 $K
+$CTL record -p "$pid" -o "$W/int.luw" --duration 120 2>"$W/int.err" &
+rec=$!
+sleep 4
+kill -INT $rec
+wait $rec || { cat "$W/int.err" >&2; fail "record stopped by SIGINT failed"; }
+$REP "$W/int.luw" >"$W/int.folded" || fail "report of the SIGINT file"
+n=$(awk '{ n += $NF } END { print n + 0 }' "$W/int.folded")
+[ "$n" -ge 100 ] || fail "SIGINT: only $n samples"
+$CTL status | grep -q '^targets=0' || fail "record -p left the target attached"
+stop_lua
 start_lua luajit $WL/payload_stock.lua nojit 6 $K
 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
 	{ cat "$W/attach.out" >&2; fail "attach"; }
@@ -29,4 +41,4 @@ rc=$?
 [ $rc -eq 2 ] || fail "cut file: exit $rc, want 2"
 grep -q 'offset [0-9]*:.*cut short' "$W/cut.err" || { cat "$W/cut.err" >&2; fail "cut file: no offset in the error"; }
 [ -s "$W/cut.folded" ] || fail "cut file: nothing reported"
-pass "$total samples; record stopped after ${took}s"
+pass "SIGINT: $n samples; exit: $total samples, record stopped after ${took}s"
