@@ -1,0 +1,30 @@
+#!/bin/sh
+# A capture taken the plain way -- attach, then `cat /dev/luaunwind` -- is
+# reported with `luaunwind-report --pid PID raw.bin`, named against the
+# live process: the same merged lua_payload and c_payload stacks as a
+# recorded file.  Garbage instead of records is refused with exit 2.
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+REP=$K/luaunwind-report
+load
+start_lua luajit $WL/payload_stock.lua nojit 120 $K
+$CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
+	{ cat "$W/attach.out" >&2; fail "attach"; }
+timeout -s INT 3 cat /dev/luaunwind >"$W/raw.bin"
+$CTL detach "$pid" || fail "detach"
+[ -s "$W/raw.bin" ] || fail "cat /dev/luaunwind read nothing"
+$REP --pid "$pid" "$W/raw.bin" >"$W/raw.folded" 2>"$W/raw.err" ||
+	{ cat "$W/raw.err" >&2; fail "report --pid"; }
+stop_lua
+total=$(awk '{ n += $NF } END { print n + 0 }' "$W/raw.folded")
+p='@[^;]*payload_stock\.lua'
+lua=$(grep "lua_pcall;$p:0;lua_payload $p:8" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
+c=$(grep "lua_pcall;$p:0;ffi\.meta___call;.*;c_payload;c_payload" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
+[ "$total" -ge 500 ] || fail "only $total samples"
+[ $((100 * (lua + c))) -ge $((90 * total)) ] || fail "$lua + $c of $total samples have the payload shape"
+head -c 1000 /dev/urandom >"$W/junk.bin"
+$REP --pid $$ "$W/junk.bin" >/dev/null 2>"$W/junk.err"
+rc=$?
+[ $rc -eq 2 ] || fail "junk capture: exit $rc, want 2"
+grep -q 'malformed record' "$W/junk.err" || fail "junk capture: $(cat "$W/junk.err")"
+pass "$total samples: $lua lua_payload, $c c_payload"
