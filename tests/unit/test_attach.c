@@ -1,0 +1,142 @@
+/*
+ * attach.c on live processes, without the module: what luaunwind-ctl
+ * attach would hand over for Debian's luajit (VM range, layout, G hint),
+ * host-only mode, the refusal of a process without LuaJIT, and the
+ * table pass over the executable mappings (with a file descriptor that
+ * is not the device every upload fails, so every mapping counts as
+ * skipped -- once: a second pass has nothing new).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include "attach.h"
+#include "luaunwind_layout.h"
+
+static int fails;
+
+#define CHECK(c, ...) do {						\
+	if (!(c)) {							\
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
+		fprintf(stderr, __VA_ARGS__);				\
+		fputc('\n', stderr);					\
+		fails++;						\
+	}								\
+} while (0)
+
+/* Start argv with stdout on a pipe and wait for its "ready" line. */
+static pid_t spawn(char *const argv[])
+{
+	int p[2];
+	pid_t pid;
+	char buf[64];
+	ssize_t n;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	close(p[1]);
+	n = read(p[0], buf, sizeof(buf) - 1);
+	close(p[0]);
+	if (n <= 0 || !memmem(buf, (size_t)n, "ready", 5)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+int main(void)
+{
+	char *lj[] = { "luajit", "-e",
+		       "io.stdout:write('ready\\n') io.stdout:flush() "
+		       "local x = 0 while true do x = x + 1 end", NULL };
+	char *sh[] = { "sh", "-c", "echo ready; exec sleep 60", NULL };
+	struct luw_attach req;
+	struct luw_att *a;
+	char err[1024], desc[1024];
+	unsigned int skipped = 0;
+	pid_t pid, other;
+	int fd, r;
+
+	pid = spawn(lj);
+	if (pid < 0) {
+		fprintf(stderr, "FAIL: cannot start luajit\n");
+		return 1;
+	}
+	usleep(200000);
+
+	/* With Lua: everything the module needs. */
+	r = luw_att_open(pid, 1, &a, err, sizeof(err));
+	CHECK(r == 0, "luw_att_open luajit: %s", err);
+	if (r == 0) {
+		memset(&req, 0, sizeof(req));
+		luw_att_fill(a, &req);
+		CHECK(req.pid == pid, "pid");
+		CHECK(req.vm_start && req.vm_start < req.interp_end &&
+		      req.interp_end <= req.vm_end, "VM range %llx %llx %llx",
+		      (unsigned long long)req.vm_start,
+		      (unsigned long long)req.interp_end,
+		      (unsigned long long)req.vm_end);
+		CHECK(req.layout_size == sizeof(struct luw_lj_layout) &&
+		      req.layout_ptr, "layout %u", req.layout_size);
+		CHECK(req.layout_ptr &&
+		      luw_lj_layout_check((const void *)(uintptr_t)req.layout_ptr) == 0,
+		      "layout fails its structural check");
+		CHECK(req.g_hint && !(req.g_hint & 7), "G hint %llx",
+		      (unsigned long long)req.g_hint);
+		luw_att_describe(a, desc, sizeof(desc));
+		CHECK(strstr(desc, "luajit") && strstr(desc, "build-id") &&
+		      strstr(desc, "GC64"), "describe: %s", desc);
+
+		/* Not the device: every upload fails, every mapping skipped. */
+		fd = open("/dev/null", O_RDONLY);
+		r = luw_att_upload(a, fd, &skipped, err, sizeof(err));
+		CHECK(r == 0 && skipped >= 2, "first pass: %d uploaded, %u skipped",
+		      r, skipped);
+		r = luw_att_upload(a, fd, &skipped, err, sizeof(err));
+		CHECK(r == 0 && skipped == 0, "second pass: %d uploaded, %u skipped",
+		      r, skipped);
+		close(fd);
+		luw_att_free(a);
+	}
+
+	/* Host stacks only: no layout, no VM range. */
+	r = luw_att_open(pid, 0, &a, err, sizeof(err));
+	CHECK(r == 0, "luw_att_open --no-lua: %s", err);
+	if (r == 0) {
+		memset(&req, 0, sizeof(req));
+		luw_att_fill(a, &req);
+		CHECK(!req.layout_ptr && !req.layout_size && !req.vm_start &&
+		      !req.g_hint, "host-only attach carries Lua data");
+		CHECK(luw_att_layout(a) == NULL, "host-only layout");
+		luw_att_free(a);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+
+	/* No LuaJIT: refused, saying so. */
+	other = spawn(sh);
+	CHECK(other > 0, "cannot start sleep");
+	if (other > 0) {
+		r = luw_att_open(other, 1, &a, err, sizeof(err));
+		CHECK(r == -1 && strstr(err, "not a LuaJIT process"),
+		      "sleep: r=%d err=%s", r, err);
+		kill(other, SIGKILL);
+		waitpid(other, NULL, 0);
+	}
+	if (fails)
+		return 1;
+	printf("ok\n");
+	return 0;
+}
