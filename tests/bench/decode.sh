@@ -29,6 +29,8 @@ for t in "$report" "$synth"; do
 done
 [ -x /usr/bin/time ] || { echo "decode.sh: /usr/bin/time missing (scripts/deps.sh bench)" >&2; exit 1; }
 mkdir -p "$work"
+# Other work on the machine slows the figures down: record how busy it was.
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # name fixture bytes
 streams=(
@@ -88,6 +90,7 @@ for s in "${streams[@]}"; do
 done
 [ "${LUW_BENCH_KEEP:-0}" = 1 ] || rm -f "$work"/*.bin "$work/time.out"
 
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
 cpu=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo)
 section=$(
 	echo "$begin"
@@ -99,6 +102,8 @@ section=$(
 	echo "\`sysprof_callchain.bin\` (a fixed workload: the fixture's symbols and stacks)."
 	echo "MB = 10^6 bytes; MB/s by wall time, CPU MB/s by user+system time."
 	echo "Targets: memprof >= 300 MB/s with peak RSS < 64 MB; sysprof >= 200 MB/s."
+	echo "Load average (1, 5, 15 min) before: $load_before; after: $load_after"
+	echo "(above 0 means other programs shared the cores during the run)."
 	echo
 	echo "| stream | mode | MB | wall s | MB/s | CPU MB/s | peak RSS | target |"
 	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"
