@@ -181,6 +181,8 @@
 #define LUW_FEAT_FP_UNWIND	(1ULL << 0)	/* frame-pointer host walk */
 #define LUW_FEAT_TABLE_UNWIND	(1ULL << 1)	/* LUW_IOC_UNWIND_TABLE */
 #define LUW_FEAT_CYCLES		(1ULL << 2)	/* LUW_EVENT_CYCLES accepted */
+/* attach takes a layout descriptor: samples carry Lua frames, splices */
+#define LUW_FEAT_LUA_WALK	(1ULL << 3)
 
 struct luw_version {
 	__u32 size;

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "ljlayout.h"
 #include "luwdev.h"
 
 static int failures;
@@ -35,6 +36,20 @@ static struct luw_attach attach_args(int pid)
 	struct luw_attach a = {
 		.size = sizeof(a), .pid = pid, .sample_rate = 99,
 	};
+	return a;
+}
+
+/* An attach with a layout descriptor and a plausible VM range. */
+static struct luw_attach lua_args(int pid, const struct luw_lj_layout *ly)
+{
+	struct luw_attach a = attach_args(pid);
+
+	a.vm_start = 0x400000;
+	a.interp_end = 0x410000;
+	a.vm_end = 0x411000;
+	a.layout_ptr = (uintptr_t)ly;
+	a.layout_size = sizeof(*ly);
+	a.g_hint = 0x7f0000001000ULL;
 	return a;
 }
 
@@ -127,6 +142,59 @@ int main(int argc, char **argv)
 	a = attach_args(2);	/* kthreadd */
 	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
 	EXPECT(ioctl(fd, LUW_IOC_ATTACH, NULL), -EFAULT);
+
+	/*
+	 * The layout descriptor: a real one (Debian luajit's) passes the
+	 * module's structural and bounds checks; each field out of bounds
+	 * alone is EINVAL, an unreadable descriptor EFAULT.
+	 */
+	{
+		size_t nk;
+		const struct ljl_known *k = ljl_known_layouts(&nk);
+		struct luw_lj_layout ly = *k[0].layout, bad;
+
+#define LY_BAD(stmt) do {								bad = ly;								stmt;									a = lua_args(pid, &bad);						EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);			} while (0)
+		LY_BAD(bad.size -= 8);
+		LY_BAD(bad.version = LUW_LJ_LAYOUT_VERSION + 1);
+		LY_BAD(bad.flags |= 0x80);
+		LY_BAD(bad.reg_base = LUW_X86_NREGS);
+		LY_BAD(bad.reg_dispatch = LUW_X86_RSP);
+		LY_BAD(bad.cframe_size = 1024);
+		LY_BAD(bad.cframe_l_size = 2);
+		LY_BAD(bad.cframe_rbp_cfa = 0);
+		LY_BAD(bad.g_vmstate = 5000);
+		LY_BAD(bad.l_base = LUW_LJ_NOFIELD);
+		LY_BAD(bad.pt_size = 0);
+		LY_BAD(bad.gg_g2disp = -8);
+		LY_BAD(bad.gg_g2l = 8);
+		LY_BAD(bad.gg_ndisp = 0);
+		LY_BAD(bad.n_vmst = LUW_LJ_MAX_RAW_VMST + 1);
+		LY_BAD(bad.vmst_map[0] = LUW_VMST__MAX);
+		LY_BAD(bad.tr_startpt = LUW_LJ_NOFIELD);
+		LY_BAD(bad.stack_extra = 200);
+		LY_BAD(bad.pad[1] = 1);
+#undef LY_BAD
+		a = lua_args(pid, &ly); a.layout_size -= 4;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = lua_args(pid, &ly); a.layout_ptr = 0;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = lua_args(pid, &ly); a.vm_end = a.vm_start;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = lua_args(pid, &ly); a.interp_end = a.vm_end + 1;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = lua_args(pid, &ly); a.g_hint = 0x10004;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = lua_args(pid, &ly); a.layout_ptr = (uintptr_t)unmapped;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EFAULT);
+		/* Version 0 of the struct (no interp_end, no hint) still works. */
+		a = lua_args(pid, &ly); a.size = LUW_ATTACH_SIZE_VER0;
+		a.interp_end = 0;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
+		EXPECT(luwdev_detach(fd, pid), 0);
+		a = lua_args(pid, &ly);
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
+		EXPECT(luwdev_detach(fd, pid), 0);
+	}
 
 	/* Good attach, then the same pid again. */
 	a = attach_args(pid);
