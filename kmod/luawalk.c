@@ -382,13 +382,20 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		}
 		if (vm && seg < lw.out.nsegs) {
 			const struct luw_lj_seg *g = &ws->segs[seg];
+			/*
+			 * A trace runs below its activation's C frame, and so
+			 * do the VM subroutines it calls (lj_vm_floor, the
+			 * exit handler...): vmstate names a trace there.
+			 */
+			bool below = trace || (seg == 0 &&
+					       lw.out.vmstate == LUW_VMST_TRACE);
 
 			/*
 			 * The activation's C frame is where the interpreter
-			 * keeps rsp; a trace runs below it.  Anything else
-			 * means the walk and the host stack disagree.
+			 * keeps rsp.  Anything else means the walk and the
+			 * host stack disagree.
 			 */
-			if (!g->cframe || (trace ? g->cframe < w.r.sp :
+			if (!g->cframe || (below ? g->cframe < w.r.sp :
 					   g->cframe != w.r.sp)) {
 				rflags |= LUW_RF_LUA_TRUNC;
 				lw.out.nsegs = seg;
