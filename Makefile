@@ -4,7 +4,8 @@
 #   make check         every test: userspace (CTest, sanitizers, fuzzers) and
 #                      the kernel tests in a QEMU guest (check-kernel)
 #   make bench         benchmarks; print figures, assert nothing on time
-#   make demo          the main job, end to end
+#   make demo          the main job, end to end, in a QEMU guest
+#   make demo LOCAL=1  the same on this machine's kernel (it must load modules)
 #
 # The module is built against the newest installed linux-headers-*-amd64
 # (KVER=... to choose); the host itself never loads it.
@@ -65,8 +66,10 @@ check-kernel: deps
 bench: deps userspace
 	@set -e; for b in tests/bench/*.sh; do [ -e "$$b" ] && bash "$$b"; done; true
 
+# scripts/demo.sh builds the module itself: for the guest's kernel, or for
+# the running one with LOCAL=1.
 demo: deps userspace
-	scripts/demo.sh
+	LUW_BIN=$(BUILD)/bin scripts/demo.sh $(if $(LOCAL),--local)
 
 clean:
 	rm -rf $(BUILD) out

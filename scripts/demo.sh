@@ -1,22 +1,137 @@
 #!/usr/bin/env bash
-# The main job, end to end, on what exists today: decode a real sysprof
-# stream written by Tarantool's LuaJIT (the sysprof RFC payload: Lua and C
-# Fibonacci through the FFI), write the merged stacks as folded text, an
-# interactive SVG flame graph and a pprof profile into out/, and print the
-# heaviest merged stacks.
+# The main job, end to end: sample a running, unmodified LuaJIT process
+# with luaunwind.ko and turn the recording into merged host + Lua stacks.
+#
+#   scripts/demo.sh            in a QEMU guest (scripts/vm-run): make demo
+#   scripts/demo.sh --local    on this machine's own kernel: make demo LOCAL=1
+#   scripts/demo.sh record KO OUTDIR LIBDIR
+#                              the part that needs the module, run inside
+#                              the guest or, with --local, right here
+#
+# The RFC payload (tests/fixtures/workloads/payload_stock.lua: Lua and C
+# Fibonacci through the FFI, JIT off) runs under Debian's luajit;
+# luaunwind-ctl records it for 5 s at 999 Hz into a .luw file.  The
+# report is made on the host from that file alone: out/profile.folded,
+# out/flame.svg, out/profile.pb.gz, and the 10 heaviest stacks printed.
+#
+# LUW_BIN: where the programs are (default build/bin).  LUW_VM_OUT: the
+# guest's output directory (vm-run's default: out/vm).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bin=build/bin
-in=tests/fixtures/sysprof_callchain.bin
-mkdir -p out
-"$bin/luaunwind-report" --folded "$in" > out/profile.folded
-"$bin/luaunwind-report" --svg out/flame.svg "$in"
-"$bin/luaunwind-report" --vmstates "$in" > out/vmstates.txt
-echo "decoded $in:"
-sed 's/^/  /' out/vmstates.txt | paste -sd' ' | sed 's/\t/=/g'
+top=$PWD
+bin=${LUW_BIN:-build/bin}
+case $bin in /*) ;; *) bin=$top/$bin ;; esac
+secs=5 freq=999
+
+say() { echo "demo: $*"; }
+die() { echo "demo: $*" >&2; exit 1; }
+
+# ---- inside: load the module, run the payload, record it -----------------
+record() {
+	local ko=$1 out=$2 lib=$3 loaded=0 pid
+	[ "$(id -u)" -eq 0 ] || die "needs root (insmod, /dev/luaunwind)"
+	if [ ! -e /sys/module/luaunwind ]; then
+		insmod "$ko" 2>"$out/insmod.err" ||
+			die "insmod $ko failed, so this kernel cannot run the demo here ('make demo' uses a QEMU guest): $(cat "$out/insmod.err")"
+		loaded=1
+	fi
+	luajit tests/fixtures/workloads/payload_stock.lua nojit 60 "$lib" \
+		>"$out/payload.out" 2>&1 &
+	pid=$!
+	# The payload is ours to stop; the module too, if we loaded it.
+	trap 'kill -9 '"$pid"' 2>/dev/null; wait 2>/dev/null
+	      [ '"$loaded"' = 0 ] || rmmod luaunwind' EXIT
+	for _ in $(seq 100); do
+		grep -q ready "$out/payload.out" && break
+		sleep 0.1
+	done
+	grep -q ready "$out/payload.out" ||
+		die "the payload did not start: $(cat "$out/payload.out")"
+	say "running the RFC payload: $(command -v luajit) payload_stock.lua (pid $pid, kernel $(uname -r))"
+	say "luaunwind-ctl record -p $pid -o profile.luw --duration $secs --freq $freq"
+	"$bin/luaunwind-ctl" record -p "$pid" -o "$out/profile.luw" \
+		--duration "$secs" --freq "$freq" 2>&1 | sed 's/^luaunwind-ctl: /demo: /'
+}
+
+if [ "${1:-}" = record ]; then
+	shift
+	[ $# -eq 3 ] || die "usage: $0 record KO OUTDIR LIBDIR"
+	record "$@"
+	exit
+fi
+
+local_run=0
+case "${1:-}" in
+--local) local_run=1 ;;
+"") ;;
+*) die "usage: $0 [--local]" ;;
+esac
+for p in luaunwind-ctl luaunwind-report; do
+	[ -x "$bin/$p" ] || die "$bin/$p missing (make userspace)"
+done
+command -v luajit >/dev/null || die "luajit missing (scripts/deps.sh test)"
+t0=$SECONDS
+mkdir -p out build/demo
+
+# The payload's C half, as the RFC builds it.
+lib=$top/build/demo
+cc -O2 -fPIC -shared -o "$lib/libc_payload.so" tests/fixtures/workloads/c_payload.c
+
+if [ $local_run = 1 ]; then
+	rel=$(uname -r)
+	[ "$(id -u)" -eq 0 ] || die "LOCAL=1 needs root (insmod, /dev/luaunwind)"
+	# Without /proc/modules the kernel was built without module support.
+	[ -e /proc/modules ] ||
+		die "LOCAL=1: this kernel ($rel) cannot load modules (no /proc/modules: built without CONFIG_MODULES); run 'make demo' for the QEMU guest instead"
+	[ "$(cat /proc/sys/kernel/modules_disabled 2>/dev/null || echo 0)" = 0 ] ||
+		die "LOCAL=1: module loading is disabled (kernel.modules_disabled=1); run 'make demo' for the QEMU guest instead"
+	kdir=/lib/modules/$rel/build
+	[ -d "$kdir" ] || kdir=/usr/src/linux-headers-$rel
+	[ -d "$kdir" ] ||
+		die "LOCAL=1: no headers for the running kernel $rel (apt-get install linux-headers-$rel)"
+	say "building luaunwind.ko for $rel"
+	make -s -C kmod KVER="$rel" KDIR="$kdir" >"build/demo/kmod.log" 2>&1 ||
+		{ cat build/demo/kmod.log >&2; die "building the module failed"; }
+	luw=out/profile.luw
+	"$0" record "$top/build/kmod/$rel/luaunwind.ko" "$top/out" "$lib"
+else
+	rel=$(scripts/kver.sh) || die "no Debian kernel installed (scripts/deps.sh kernel)"
+	say "building luaunwind.ko for $rel"
+	mkdir -p build/kmod
+	make -s -C kmod KVER="$rel" >"build/kmod/$rel.log" 2>&1 ||
+		{ cat "build/kmod/$rel.log" >&2; die "building the module failed"; }
+	vmout=${LUW_VM_OUT:-$top/out/vm}
+	say "booting $rel under QEMU (TCG; scripts/vm-run)"
+	LUW_VM_OUT=$vmout scripts/vm-run --kernel "$rel" --no-build --timeout 300 \
+		-- env LUW_BIN="$bin" scripts/demo.sh record \
+		"$top/build/kmod/$rel/luaunwind.ko" "$vmout" "$lib" ||
+		die "the guest run failed (above)"
+	cp "$vmout/profile.luw" out/profile.luw
+	luw=out/profile.luw
+fi
+
+# ---- report, on the host, from the file alone --------------------------
+rep=$bin/luaunwind-report
+"$rep" "$luw" >out/profile.folded
+"$rep" --svg out/flame.svg "$luw"
+"$rep" --pprof out/profile.pb.gz "$luw"
 echo
-echo "heaviest merged stacks (root first, count last):"
-awk '{ print $NF "\t" $0 }' out/profile.folded | sort -t"$(printf '\t')" -k1,1nr |
-	head -10 | cut -f2- | sed 's/^/  /'
+# Recursion makes long runs of one frame: show them once, with a count.
+"$rep" --top 10 "$luw" | awk '
+/^ *[0-9]+ +[0-9.]+%  / && index($0, ";") {
+	match($0, /^ *[0-9]+ +[0-9.]+%  /)
+	head = substr($0, 1, RLENGTH)
+	n = split(substr($0, RLENGTH + 1), f, ";")
+	out = ""
+	for (i = 1; i <= n; i = j) {
+		for (j = i + 1; j <= n && f[j] == f[i]; j++)
+			;
+		out = out (out == "" ? "" : ";") f[i] (j - i > 1 ? " (x" (j - i) ")" : "")
+	}
+	print head out
+	next
+}
+{ print }'
 echo
-echo "wrote out/profile.folded and out/flame.svg (open it in a browser)"
+say "wrote out/flame.svg (open it in a browser), out/profile.folded, out/profile.pb.gz (go tool pprof), out/profile.luw"
+say "done in $((SECONDS - t0)) s"
