@@ -114,6 +114,12 @@
  *                    record that made it into the ring>
  * time           := <U64: when the loss was noticed, CLOCK_MONOTONIC ns>
  *
+ * A target attached with LUW_ATTACH_VMSTATE_ONLY gets samples with
+ * nhost, nlua and nsplice all 0: the header alone, with vmstate and trace
+ * as above, and only LUW_RF_KERNEL and LUW_RF_FAULT among the rflags (the
+ * walk is cut short on purpose, so no TRUNC bit; a vmstate that could not
+ * be read is LUW_VMST_UNKNOWN).
+ *
  * Merging (how a reader builds one stack from a sample): walk the host
  * frames innermost first; when index host-first of a splice is reached,
  * emit that splice's Lua frames (innermost first) instead of its
@@ -183,6 +189,8 @@
 #define LUW_FEAT_CYCLES		(1ULL << 2)	/* LUW_EVENT_CYCLES accepted */
 /* attach takes a layout descriptor: samples carry Lua frames, splices */
 #define LUW_FEAT_LUA_WALK	(1ULL << 3)
+/* LUW_ATTACH_VMSTATE_ONLY accepted */
+#define LUW_FEAT_VMSTATE_ONLY	(1ULL << 4)
 
 struct luw_version {
 	__u32 size;
@@ -203,7 +211,15 @@ struct luw_version {
 /* sample_rate is a period: ns for cpu-clock, cycles for LUW_EVENT_CYCLES */
 #define LUW_ATTACH_PERIOD	(1U << 0)
 #define LUW_ATTACH_STOPPED	(1U << 1)	/* do not start sampling yet */
-#define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED)
+/*
+ * Count VM states only (sysprof's DEFAULT mode): every sample is still
+ * written and counted per vmstate, but as a bare header (nhost, nlua and
+ * nsplice 0; see "Record stream").  The walk goes only as deep as reading
+ * the vmstate needs, whatever max_host_frames and max_lua_frames say.
+ */
+#define LUW_ATTACH_VMSTATE_ONLY	(1U << 2)
+#define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED | \
+				 LUW_ATTACH_VMSTATE_ONLY)
 
 #define LUW_FREQ_MAX		100000	/* Hz */
 #define LUW_PERIOD_MIN_NS	10000	/* 100 kHz */

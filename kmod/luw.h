@@ -77,6 +77,7 @@ struct luw_proc {
 	struct luw_lj_layout ly;
 	u16 max_host;
 	u16 max_lua;
+	bool vmstate_only;		/* LUW_ATTACH_VMSTATE_ONLY */
 	struct perf_event **events;	/* one per CPU, NULL when offline */
 	struct luw_tstats __percpu *stats;
 	struct luw_maps __rcu *maps;

@@ -64,7 +64,8 @@ static long luw_ioc_version(void __user *u)
 	v.record_version = LUW_RECORD_VERSION;
 	v.nr_cpus = nr_cpu_ids;
 	v.features = LUW_FEAT_FP_UNWIND | LUW_FEAT_TABLE_UNWIND |
-		     LUW_FEAT_CYCLES | LUW_FEAT_LUA_WALK;
+		     LUW_FEAT_CYCLES | LUW_FEAT_LUA_WALK |
+		     LUW_FEAT_VMSTATE_ONLY;
 	v.ring_bytes = luw_ring_bytes;
 	v.max_targets = LUW_MAX_TARGETS;
 	return luw_copy_out(u, &v);

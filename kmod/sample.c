@@ -87,6 +87,16 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 		s->nhost = n;
 		s->size = sizeof(*s) + n * sizeof(u64);
 	}
+	if (t->vmstate_only) {
+		/* Walked for the vmstate alone, cut short on purpose. */
+		rflags &= ~(LUW_RF_HOST_TRUNC | LUW_RF_LUA_TRUNC |
+			    LUW_RF_HOST_TABLE);
+		s->flags = rflags;
+		s->nhost = 0;
+		s->nlua = 0;
+		s->nsplice = 0;
+		s->size = sizeof(*s);
+	}
 	s->pid = t->vpid;
 	s->tid = __task_pid_nr_ns(current, PIDTYPE_PID, ns);
 	s->cpu = smp_processor_id();

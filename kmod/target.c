@@ -380,6 +380,16 @@ int luw_attach(const struct luw_attach *a)
 	t->g_hint = a->g_hint;
 	t->max_host = a->max_host_frames ?: LUW_MAX_HOST_FRAMES;
 	t->max_lua = a->max_lua_frames ?: LUW_MAX_LUA_FRAMES;
+	t->vmstate_only = !!(a->flags & LUW_ATTACH_VMSTATE_ONLY);
+	if (t->vmstate_only) {
+		/*
+		 * One host frame is enough to read the vmstate: the walk
+		 * either finds the interpreter there or goes on from
+		 * G->cur_L, and one Lua frame tells LFUNC from FFUNC.
+		 */
+		t->max_host = 1;
+		t->max_lua = 1;
+	}
 	t->running = !(a->flags & LUW_ATTACH_STOPPED);
 	t->events = kcalloc(nr_cpu_ids, sizeof(*t->events), GFP_KERNEL);
 	t->stats = alloc_percpu(struct luw_tstats);

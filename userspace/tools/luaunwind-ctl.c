@@ -3,13 +3,21 @@
  *
  *   luaunwind-ctl version
  *   luaunwind-ctl attach PID [--freq HZ | --period N] [--event cpu-clock|cycles]
- *                            [--stopped] [--max-host N] [--max-lua N]
- *                            [--no-lua] [--no-tables]
+ *                            [--mode default|leaf|callchain] [--stopped]
+ *                            [--max-host N] [--max-lua N] [--no-lua] [--no-tables]
  *   luaunwind-ctl detach PID
  *   luaunwind-ctl start [PID] | stop [PID]
  *   luaunwind-ctl status [PID]
  *   luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]
+ *                        [--mode default|leaf|callchain]
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock]
+ *
+ * --mode, as Tarantool's sysprof names them: callchain (the default) full
+ * merged stacks; leaf the innermost host frame and the innermost Lua frame
+ * only (--max-host 1 --max-lua 1: a Lua function alone where the host leaf
+ * is the interpreter, else C code under the Lua C function that called
+ * it); default no stacks at all, the module only counts (and writes) each
+ * sample's VM state, which status shows.
  *
  * record writes a .luw file (include/luaunwind_file.h; the loop is
  * lib/record.c): with -p it attaches first (and detaches at the end)
@@ -18,6 +26,8 @@
  * dump prints one line per record:
  *   sample pid=P tid=T cpu=C time=NS vmstate=NAME flags=0xF host=PC,PC,...
  *   lost cpu=C count=N time=NS
+ *
+ * Exit status: 0 ok, 1 any error, usage errors included.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,15 +48,17 @@ static void usage(void)
 {
 	fputs("usage: luaunwind-ctl version\n"
 	      "       luaunwind-ctl attach PID [--freq HZ | --period N]"
-	      " [--event cpu-clock|cycles] [--stopped] [--max-host N]"
-	      " [--max-lua N] [--no-lua] [--no-tables]\n"
+	      " [--event cpu-clock|cycles] [--mode default|leaf|callchain]"
+	      " [--stopped] [--max-host N] [--max-lua N] [--no-lua]"
+	      " [--no-tables]\n"
 	      "       luaunwind-ctl detach PID\n"
 	      "       luaunwind-ctl start [PID] | stop [PID]\n"
 	      "       luaunwind-ctl status [PID]\n"
-	      "       luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]\n"
+	      "       luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]"
+	      " [--mode default|leaf|callchain]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock]\n",
 	      stderr);
-	exit(2);
+	exit(1);
 }
 
 static long long num(const char *s, const char *what)
@@ -58,9 +70,29 @@ static long long num(const char *s, const char *what)
 	v = strtoll(s, &end, 10);
 	if (errno || end == s || *end || v < 0) {
 		fprintf(stderr, "luaunwind-ctl: bad %s '%s'\n", what, s);
-		exit(2);
+		exit(1);
 	}
 	return v;
+}
+
+/* --mode NAME, sysprof's names; see the top of this file. */
+static void set_mode(struct luw_att_opts *o, const char *m)
+{
+	if (!strcmp(m, "callchain")) {
+		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
+		o->max_host_frames = 0;
+		o->max_lua_frames = 0;
+	} else if (!strcmp(m, "leaf")) {
+		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
+		o->max_host_frames = 1;
+		o->max_lua_frames = 1;
+	} else if (!strcmp(m, "default")) {
+		o->flags |= LUW_ATTACH_VMSTATE_ONLY;
+	} else {
+		fprintf(stderr, "luaunwind-ctl: unknown mode '%s'"
+			" (default, leaf or callchain)\n", m);
+		usage();
+	}
 }
 
 static int open_dev(int flags)
@@ -98,12 +130,12 @@ static int cmd_version(int fd)
 	return 0;
 }
 
-static int cmd_attach(int fd, int argc, char **argv)
+static int cmd_attach(int argc, char **argv)
 {
 	struct luw_att_opts o = { .sample_rate = 999 };
 	struct luw_att *att;
 	char err[1024], desc[1024];
-	int errnum;
+	int errnum, fd, rc;
 	pid_t pid;
 
 	if (argc < 1)
@@ -130,6 +162,8 @@ static int cmd_attach(int fd, int argc, char **argv)
 			o.max_host_frames = (uint16_t)num(argv[++i], "frame count");
 		} else if (!strcmp(a, "--max-lua")) {
 			o.max_lua_frames = (uint16_t)num(argv[++i], "frame count");
+		} else if (!strcmp(a, "--mode")) {
+			set_mode(&o, argv[++i]);
 		} else if (!strcmp(a, "--event")) {
 			a = argv[++i];
 			if (!strcmp(a, "cpu-clock"))
@@ -142,7 +176,11 @@ static int cmd_attach(int fd, int argc, char **argv)
 			usage();
 		}
 	}
-	if (luw_att_attach(fd, pid, &o, &att, &errnum, err, sizeof(err))) {
+	/* Options first: a usage error says so, loaded module or not. */
+	fd = open_dev(0);
+	rc = luw_att_attach(fd, pid, &o, &att, &errnum, err, sizeof(err));
+	close(fd);
+	if (rc) {
 		fprintf(stderr, "luaunwind-ctl: %s%s\n", err,
 			o.no_lua || errnum ? "" :
 			" (--no-lua samples host stacks only)");
@@ -349,6 +387,8 @@ static int cmd_record(int argc, char **argv)
 			o.duration = (double)num(argv[++i], "duration");
 		else if (!strcmp(argv[i], "--freq"))
 			ao.sample_rate = num(argv[++i], "frequency");
+		else if (!strcmp(argv[i], "--mode"))
+			set_mode(&ao, argv[++i]);
 		else
 			usage();
 	}
@@ -370,6 +410,12 @@ static int cmd_record(int argc, char **argv)
 			return 1;
 		}
 		owned = errnum != EBUSY;
+		if (owned) {
+			char desc[1024];
+
+			luw_att_describe(att, desc, sizeof(desc));
+			fprintf(stderr, "luaunwind-ctl: attached %s\n", desc);
+		}
 		o.att = &att;
 		o.natt = 1;
 		o.freq = (uint32_t)ao.sample_rate;
@@ -409,12 +455,12 @@ int main(int argc, char **argv)
 		return cmd_dump(argc, argv);
 	if (!strcmp(cmd, "record"))
 		return cmd_record(argc, argv);
+	if (!strcmp(cmd, "attach"))
+		return cmd_attach(argc, argv);
 
 	fd = open_dev(0);
 	if (!strcmp(cmd, "version")) {
 		rc = cmd_version(fd);
-	} else if (!strcmp(cmd, "attach")) {
-		rc = cmd_attach(fd, argc, argv);
 	} else if (!strcmp(cmd, "detach") && argc == 1) {
 		int err = luwdev_detach(fd, (pid_t)num(argv[0], "pid"));
 
