@@ -67,9 +67,14 @@ bench: deps userspace
 	@set -e; for b in tests/bench/*.sh; do [ -e "$$b" ] && bash "$$b"; done; true
 
 # scripts/demo.sh builds the module itself: for the guest's kernel, or for
-# the running one with LOCAL=1.
-demo: deps userspace
-	LUW_BIN=$(BUILD)/bin scripts/demo.sh $(if $(LOCAL),--local)
+# the running one with LOCAL=1.  The build's own output goes to a log, so
+# what the demo prints stays readable.
+demo: deps
+	@mkdir -p $(BUILD)
+	@echo "demo: building the programs into $(BUILD)/bin (log: $(BUILD)/demo-build.log)"
+	@$(MAKE) --no-print-directory userspace >$(BUILD)/demo-build.log 2>&1 || \
+		{ tail -30 $(BUILD)/demo-build.log; echo "demo: the build failed" >&2; exit 1; }
+	@LUW_BIN=$(BUILD)/bin scripts/demo.sh $(if $(LOCAL),--local)
 
 clean:
 	rm -rf $(BUILD) out

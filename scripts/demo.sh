@@ -38,8 +38,11 @@ record() {
 	luajit tests/fixtures/workloads/payload_stock.lua nojit 60 "$lib" \
 		>"$out/payload.out" 2>&1 &
 	pid=$!
+	# Stopped by us below: no "Killed" notice from the shell.
+	disown "$pid"
 	# The payload is ours to stop; the module too, if we loaded it.
-	trap 'kill -9 '"$pid"' 2>/dev/null; wait 2>/dev/null
+	trap 'kill -9 '"$pid"' 2>/dev/null
+	      while kill -0 '"$pid"' 2>/dev/null; do sleep 0.05; done
 	      [ '"$loaded"' = 0 ] || rmmod luaunwind' EXIT
 	for _ in $(seq 100); do
 		grep -q ready "$out/payload.out" && break
