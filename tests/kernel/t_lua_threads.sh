@@ -1,0 +1,121 @@
+#!/bin/sh
+# Design section 6, shape 6: 32 threads, each running its own lua_State
+# (its own global_State) in a C host linked with Debian's libluajit-5.1
+# (tests/kernel/lua_threads.c).  Thread i runs chunk @thread<i>.lua:
+# work_<i mod 4> recursing 3 + i mod 4 Lua frames into the lua_CFunction
+# cleaf and 8 frames of c_rec.  Attached with the Lua walk:
+#  - record -p + luaunwind-report: >= 90% of samples are exactly
+#      ...start_thread;thread_main;lua_pcall;@thread<i>.lua:0;
+#      work_<k> @thread<i>.lua:2 x (3 + k);cleaf;c_rec x 8
+#    and no stack holds frames of two threads' chunks;
+#  - the raw samples (luaunwind-ctl dump, with tids): >= 28 distinct
+#    threads, >= 90% with Lua frames, and no Lua frame address (GCproto,
+#    GCfunc: objects of one global_State) in samples of two threads.
+. tests/kernel/lib.sh
+REP=$K/luaunwind-report
+load
+$K/lua_threads 32 3 8 >"$W/lt.out" 2>&1 &
+pid=$!
+kids="$kids $pid"
+for i in $(seq 300); do grep -q ready "$W/lt.out" && break; sleep 0.1; done
+grep -q ready "$W/lt.out" || { cat "$W/lt.out" >&2; fail "lua_threads did not start"; }
+
+# 32 spinning threads on 2 CPUs leave a reader of normal priority 1/33 of
+# a CPU: attach and the reader run at nice -20, as a profiler on a
+# saturated machine should, so the rings are drained.
+t0=$(date +%s)
+nice -n -20 $CTL record -p "$pid" -o "$W/lt.luw" --duration 4 >"$W/rec.out" 2>&1 ||
+	{ cat "$W/rec.out" >&2; fail "record"; }
+t1=$(date +%s)
+$REP "$W/lt.luw" >"$W/lt.folded" 2>"$W/rep.err" ||
+	{ cat "$W/rep.err" >&2; fail "report"; }
+awk '
+{
+	n = $NF
+	total += n
+	stack = $0
+	sub(/ [0-9]+$/, "", stack)
+	# Every chunk named in the stack: one thread each.
+	s = stack
+	nch = 0
+	delete seen
+	while (match(s, /@thread[0-9]+\.lua/)) {
+		c = substr(s, RSTART + 7, RLENGTH - 11)
+		if (!(c in seen)) { seen[c] = 1; nch++; i = c }
+		s = substr(s, RSTART + RLENGTH)
+	}
+	if (nch > 1) { mixed += n; print "mixed: " $0 > "/dev/stderr"; next }
+	if (nch == 0) next
+	k = i % 4
+	want = "start_thread;thread_main;lua_pcall;@thread" i ".lua:0;"
+	for (j = 0; j < 3 + k; j++)
+		want = want "work_" k " @thread" i ".lua:2;"
+	want = want "cleaf"
+	for (j = 0; j < 8; j++)
+		want = want ";c_rec"
+	p = index(stack, want)
+	if (p && p + length(want) - 1 == length(stack) &&
+	    (p == 1 || substr(stack, p - 1, 1) == ";"))
+		good += n
+}
+END { printf "%d %d %d\n", total, good, mixed }' "$W/lt.folded" >"$W/lt.count" 2>"$W/mixed" ||
+	fail "awk"
+read total good mixed <"$W/lt.count"
+[ "$total" -ge 1000 ] || fail "only $total samples in 4 s at 999 Hz"
+[ "$mixed" -eq 0 ] || { head -3 "$W/mixed" >&2; fail "$mixed samples mix two threads' chunks"; }
+if [ $((100 * good)) -lt $((90 * total)) ]; then
+	awk '{ print $NF, $0 }' "$W/lt.folded" | sort -rn | head -5 >&2
+	fail "$good of $total samples have the thread's full merged stack"
+fi
+
+# Raw samples with their tids (dump: no naming, so it keeps up with the
+# rings).  Every Lua frame's address (GCproto, or GCfunc of cleaf) lives
+# in one thread's global_State: one seen under two tids is a sample
+# walked with another thread's G.
+t2=$(date +%s)
+nice -n -20 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
+	{ cat "$W/attach.out" >&2; fail "attach"; }
+t3=$(date +%s)
+grep -q ' 32 global_State' "$W/attach.out" ||
+	{ cat "$W/attach.out" >&2; fail "attach did not find the 32 global_States"; }
+nice -n -20 $CTL dump --duration 4 >"$W/dump" || fail "dump"
+$CTL status "$pid" >"$W/status" || fail "status"
+$CTL detach "$pid" || fail "detach"
+echo "record (4 s) took $((t1 - t0)) s, attach $((t3 - t2)) s"
+awk -v pid="$pid" -v tidsfile="$W/lt.out" '
+BEGIN { while ((getline l < tidsfile) > 0) { split(l, w, " "); if (w[1] == "thread") known[w[4]] = 1 } }
+$1 == "sample" && $2 == "pid=" pid {
+	tid = substr($3, 5)
+	n++
+	if (!(tid in known)) { alien++; next }
+	tids[tid] = 1
+	lua = ""
+	for (f = 4; f <= NF; f++)
+		if ($f ~ /^lua=/) lua = substr($f, 5)
+	if (lua == "") next
+	withlua++
+	m = split(lua, fr, ",")
+	for (j = 1; j <= m; j++) {
+		split(fr[j], p, ":")
+		a = p[2]
+		if (a in owner && owner[a] != tid) {
+			if (!(a in reported))
+				print "frame " fr[j] " in tids " owner[a] " and " tid > "/dev/stderr"
+			reported[a] = 1
+			shared++
+		}
+		owner[a] = tid
+	}
+}
+END { nt = 0; for (t in tids) nt++; printf "%d %d %d %d %d\n", n, nt, withlua, shared, alien }
+' "$W/dump" >"$W/raw.count" 2>"$W/shared" || fail "awk"
+read n nt withlua shared alien <"$W/raw.count"
+[ "$n" -ge 1000 ] || fail "dump: only $n samples in 4 s at 999 Hz"
+[ "$alien" -eq 0 ] || fail "$alien samples from tids that run no lua_State"
+[ "$shared" -eq 0 ] || { head -3 "$W/shared" >&2; fail "$shared Lua frames seen in samples of two threads"; }
+[ $((100 * withlua)) -ge $((90 * n)) ] || fail "only $withlua of $n samples carry Lua frames"
+[ "$nt" -ge 28 ] || fail "samples from only $nt of 32 threads ($n samples)"
+kill "$pid"
+wait "$pid" 2>/dev/null
+unload
+pass "report: $good of $total samples have the full merged stack, none mixed; raw: $n samples from $nt threads, $withlua with Lua frames, none shared"
