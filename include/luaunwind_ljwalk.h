@@ -150,6 +150,8 @@ struct luw_lj_walk_out {
 /* Bounds independent of the caller's arrays. */
 #define LUW_LJ_MAX_CORO_HOPS	16
 #define LUW_LJ_MAX_STEPS	4096
+/* Activations without a frame of their own one walk accepts. */
+#define LUW_LJ_MAX_FRAMELESS	2
 
 struct luw_lj__st {
 	const struct luw_lj_walk_in *in;
@@ -352,6 +354,69 @@ static inline struct luw_lj_seg *luw_lj__seg_open(struct luw_lj__st *st,
 	return s;
 }
 
+/*
+ * A VM activation can be linked into L->cframe while it owns no Lua frame:
+ * lj_vm_call/pcall between linking their C frame and the callee's frame
+ * link being written, vm_return between popping the last frame and
+ * unlinking the C frame, and lj_vm_cpcall running C without a frame (the
+ * parser under lua_load).  The frames then close each activation one C
+ * frame too early, so the caller's C function looks like the new
+ * activation's, and the chain outlives the stack: `left` is the C frame
+ * still linked when the walk of L reached its bottom (0 when it ended
+ * with the stack, as it must).  Each C frame left over is an innermost
+ * activation without frames: give it an empty segment at the front and
+ * move the frames of every segment of this walk (from s0) one C frame
+ * down the chain.  LuaJIT marks only the cpcall case itself (negative
+ * nres); the prologue and epilogue windows have no mark, the chain's
+ * length is the one witness.  Returns the C frame now closed last.
+ */
+static inline __u64 luw_lj__frameless(struct luw_lj__st *st, unsigned int s0,
+				      __u64 left, __u64 last_cf)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	struct luw_lj_walk_out *o = st->out;
+	unsigned int i, k;
+
+	for (k = 0; left && k < LUW_LJ_MAX_FRAMELESS; k++) {
+		__u64 prev = 0;
+
+		if (o->nsegs >= o->max_segs || s0 >= o->nsegs) {
+			o->status = LUW_LJW_FULL;
+			return 0;
+		}
+		for (i = o->nsegs; i > s0; i--)
+			o->segs[i] = o->segs[i - 1];
+		o->nsegs++;
+		for (i = s0 + 1; i < o->nsegs; i++) {
+			struct luw_lj_seg *s = &o->segs[i];
+			__u64 cf = left;
+
+			if (i + 1 < o->nsegs)
+				cf = o->segs[i + 1].cframe |
+				     ((o->segs[i + 1].flags & LUW_LJS_RESUMED) ?
+				      LUW_LJ_CFRAME_RESUME : 0);
+			s->cframe = cf & LUW_LJ_CFRAME_RAWMASK;
+			s->flags = (s->flags & ~(__u32)LUW_LJS_RESUMED) |
+				   ((cf & LUW_LJ_CFRAME_RESUME) ?
+				    LUW_LJS_RESUMED : 0);
+		}
+		o->segs[s0].count = 0;
+		o->segs[s0].first = o->segs[s0 + 1].first;
+		o->segs[s0].flags &= ~(__u32)LUW_LJS_TRACE;
+		last_cf = left;
+		if (luw_lj__u64(st, (left & LUW_LJ_CFRAME_RAWMASK) +
+				ly->cframe_ofs_prev, &prev))
+			prev = 0;
+		left = prev;
+	}
+	if (left) {
+		/* More than a transition explains: trust no splice. */
+		o->status = LUW_LJW_BADFRAME;
+		return 0;
+	}
+	return last_cf;
+}
+
 /* Reads the frame link and function of the frame whose base is `base`. */
 static inline int luw_lj__frame_at(struct luw_lj__st *st, __u64 base,
 				   __s64 *ftsz, __u64 *fn)
@@ -389,7 +454,7 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 	struct luw_lj__stack stk;
 	struct luw_lj_seg *seg;
 	__u64 bottom, last_cf = 0;
-	unsigned int steps;
+	unsigned int steps, s0;
 	int fr2 = st->gc64;
 
 	if (luw_lj__get_stack(st, l, &stk)) {
@@ -400,6 +465,7 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 		o->status = LUW_LJW_BADBASE;
 		return 0;
 	}
+	s0 = o->nsegs;
 	seg = luw_lj__seg_open(st, l, cframe);
 	if (!seg)
 		return 0;
@@ -532,7 +598,8 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 				prev = 0;
 			cframe = prev;
 			if (base <= bottom)
-				return last_cf;
+				return luw_lj__frameless(st, s0, cframe,
+							 last_cf);
 			seg = luw_lj__seg_open(st, l, cframe);
 			if (!seg)
 				return 0;

@@ -1,10 +1,10 @@
 #!/bin/sh
 # The sandwich (design section 6, shape 2) recorded and reported under
 # Debian's luajit: root first,
-#   ... lua_pcall; @rec_sandwich.lua:0; outer @rec_sandwich.lua:14;
+#   ... lua_pcall; @rec_sandwich.lua:0; outer @rec_sandwich.lua:17;
 #   call_back's C function (host frame, once); lua_call where it has a
 #   frame of its own (Debian's luajit compiles it to a tail jump into
-#   lj_vm_call, so there it has none); @rec_sandwich.lua:10 (inner, called
+#   lj_vm_call, so there it has none); @rec_sandwich.lua:13 (inner, called
 #   from C: no caller bytecode names it); then c_leaf's FFI chain -- with
 #   the VM frames folded away, and kept by --vm-frames.
 . tests/kernel/lib.sh
@@ -22,7 +22,7 @@ $CTL record -p "$pid" -o "$W/sw.luw" --duration 4 2>"$W/rec.err" ||
 	{ cat "$W/rec.err" >&2; fail "record"; }
 $REP "$W/sw.luw" >"$W/sw.folded" || fail "report"
 total=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw.folded")
-seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:14;sw_call_back;(lua_call;)?@[^;]*rec_sandwich\.lua:10;[^@]*c_leaf;c_leaf'
+seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?@[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
 n=$(grep -E "$seq" "$W/sw.folded" | awk '{ n += $NF } END { print n + 0 }')
 if [ $((100 * n)) -lt $((80 * total)) ]; then
 	awk '{print $NF, $0}' "$W/sw.folded" | sort -rn | head -3 >&2
@@ -31,8 +31,34 @@ fi
 [ "$(grep -c 'sw_call_back;.*sw_call_back' "$W/sw.folded")" -eq 0 ] ||
 	fail "the C function appears twice"
 $REP --vm-frames "$W/sw.luw" >"$W/vm.folded" || fail "--vm-frames"
-grep -q 'outer @[^;]*rec_sandwich\.lua:14;sw_call_back' "$W/vm.folded" ||
+grep -q 'outer @[^;]*rec_sandwich\.lua:17;sw_call_back' "$W/vm.folded" ||
 	fail "--vm-frames lost the sandwich"
 [ "$(md5sum <"$W/vm.folded")" != "$(md5sum <"$W/sw.folded")" ] ||
 	fail "--vm-frames changed nothing"
-pass "$n of $total samples: full sandwich"
+kill "$pid"
+
+# A trivial leaf: much of the time goes to lua_call's way into and out of
+# the VM, where the callee's C frame is linked but owns no Lua frame yet
+# (or any more).  sw_call_back stays below that activation, once, and
+# every stack through outer keeps the order main chunk -> outer ->
+# sw_call_back.
+luajit tests/kernel/rec_sandwich.lua "$W" 1 >"$W/sw1.out" 2>&1 &
+pid=$!
+kids="$kids $pid"
+for i in $(seq 150); do grep -q ready "$W/sw1.out" && break; sleep 0.1; done
+grep -q ready "$W/sw1.out" || { cat "$W/sw1.out" >&2; fail "target (leaf 1) did not start"; }
+$CTL record -p "$pid" -o "$W/sw1.luw" --duration 3 2>"$W/rec1.err" ||
+	{ cat "$W/rec1.err" >&2; fail "record (leaf 1)"; }
+$REP "$W/sw1.luw" >"$W/sw1.folded" || fail "report (leaf 1)"
+t1=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw1.folded")
+cb=$(grep 'sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
+twice=$(grep 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
+order=$(grep 'outer @' "$W/sw1.folded" |
+	grep -Ev 'lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17(;sw_call_back(;.*)?)? [0-9]+$' |
+	awk '{ n += $NF } END { print n + 0 }')
+if [ "$twice" -ne 0 ] || [ "$order" -ne 0 ]; then
+	grep -e 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | head -3 >&2
+	fail "leaf 1: $twice samples with sw_call_back twice, $order out of order (of $t1)"
+fi
+[ "$cb" -ge 100 ] || fail "leaf 1: only $cb of $t1 samples in sw_call_back"
+pass "$n of $total samples: full sandwich; leaf 1: $cb of $t1 through sw_call_back, all in order"

@@ -156,6 +156,42 @@ echo "shapes: $n_rep samples in string.rep called from rep()"
 [ "$n_rep" -ge 1 ] || fail "shapes: no string.rep sample"
 still_running shapes
 
+# The sandwich with a trivial leaf: most samples fall on lua_call's way
+# into the VM (C frame linked, callee's frame not yet written) and out of
+# it (frame popped, C frame still linked).  The C function that called
+# lua_call belongs to the activation below: no segment may hold
+# sw_call_back when rec_sandwich.so entered that segment's activation
+# (its C frame's return address is in the library); that activation shows
+# as an empty segment instead.
+cc -O2 -fPIC -shared -fomit-frame-pointer -I/usr/include/luajit-2.1 \
+	-o "$tmp/rec_sandwich.so" "$top/tests/kernel/rec_sandwich.c" || exit 1
+start sandwich luajit "$top/tests/kernel/rec_sandwich.lua" "$tmp" 1
+if "$probe" -n 400 -v "$pid" >"$tmp/sandwich.probe" 2>&1; then
+	# The library's address range, and "seg RET HEAD" per segment (HEAD:
+	# the segment's innermost frame, "-" when it has none).
+	read -r lo hi < <(awk '/rec_sandwich\.so/ { split($1, r, "-"); print r[1], r[2] }' \
+		"/proc/$pid/maps" | sort | awk 'NR == 1 { lo = $1 } { hi = $2 } END { print lo, hi }')
+	awk '/^  seg / { if (s != "") print s, "-"; s = substr($5, 5); next }
+	     /^    #/ { if (s != "") print s, $2; s = ""; next }
+	     { if (s != "") print s, "-"; s = "" }
+	     END { if (s != "") print s, "-" }' "$tmp/sandwich.probe" >"$tmp/sandwich.segs"
+	inlib() { local x=$((16#${1#0x})); [ "$x" -ge $((16#$lo)) ] && [ "$x" -lt $((16#$hi)) ]; }
+	bad=0 empty=0
+	while read -r ret head; do
+		inlib "$ret" || continue
+		case $head in
+		-) empty=$((empty + 1)) ;;
+		c:*) inlib "${head#c:}" && bad=$((bad + 1)) ;;
+		esac
+	done <"$tmp/sandwich.segs"
+	echo "sandwich: $empty samples inside lua_call's way into or out of the VM; $bad with sw_call_back in the activation it entered"
+	[ "$bad" -eq 0 ] || { fail "sandwich: sw_call_back in its own callee's activation"; grep -A2 'seg 0 ' "$tmp/sandwich.probe" | head -12; }
+	[ "$empty" -ge 1 ] || fail "sandwich: no sample inside lua_call's way into or out of the VM"
+else
+	fail "sandwich: probe failed"; tail -3 "$tmp/sandwich.probe"
+fi
+still_running sandwich
+
 # Not a LuaJIT process: a clear error, exit 2.
 sleep 30 & pids+=($!)
 if "$probe" -n 1 $! >"$tmp/none.out" 2>&1; then fail "sleep accepted as LuaJIT"; fi

@@ -80,7 +80,8 @@ static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
 }
 
 static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
-			 const struct luw_lj_walk_out *o, int verbose)
+			 const struct luw_lj_walk_out *o, int verbose,
+			 pid_t pid, const struct luw_lj_layout *ly)
 {
 	char b[512];
 	unsigned int i, s;
@@ -103,8 +104,15 @@ static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
 	for (s = 0; s < o->nsegs; s++) {
 		const struct luw_lj_seg *g = &o->segs[s];
 
-		printf("  seg %u L=0x%llx cframe=0x%llx%s%s\n", s,
+		uint64_t ret = 0;
+
+		/* Who entered the activation: its C frame's return address. */
+		if (g->cframe)
+			ljl_read_mem(&pid, g->cframe + ly->cframe_size - 8,
+				     &ret, 8);
+		printf("  seg %u L=0x%llx cframe=0x%llx ret=0x%llx%s%s\n", s,
 		       (unsigned long long)g->L, (unsigned long long)g->cframe,
+		       (unsigned long long)ret,
 		       g->flags & LUW_LJS_RESUMED ? " resumed" : "",
 		       g->flags & LUW_LJS_TRACE ? " trace" : "");
 		for (i = g->first; i < (unsigned int)g->first + g->count; i++)
@@ -243,7 +251,8 @@ int main(int argc, char **argv)
 		else if (any)
 			ok = o.status == LUW_LJW_OK && o.nframes > 0;
 		if (ok && want_state(want, o.vmstate)) {
-			print_sample(sym, got, u.rip, &o, verbose);
+			print_sample(sym, got, u.rip, &o, verbose, pid,
+				     &t->layout);
 			got++;
 		}
 		/*
