@@ -4,7 +4,11 @@
  * out of the compact table with the same CFA rule, return address and
  * saved-rbp location, at the first and the last byte the row covers;
  * bytes between FDEs must be NONE.  Run on the test targets, on Debian's
- * luajit and on the libc this test itself runs with.
+ * luajit and on the libc this test itself runs with.  One deliberate
+ * difference: an FDE that claims CFA = rbp+16 at its first byte, over
+ * code that starts with push %rbp; mov %rsp,%rbp (LuaJIT's
+ * lj_vm_ffi_call), gets the entry's real rules for those two
+ * instructions (rsp+8, then rsp+16 with rbp saved at c-16).
  *
  * usage: test_cfi FIXTURES ELF...   (libc and /usr/bin/luajit added)
  */
@@ -264,6 +268,33 @@ static void check_at(const char *path, const struct luw_cfi *t,
 	}
 }
 
+/*
+ * Does the FDE f claim rbp+16 at its first byte over the frame-pointer
+ * prologue?  Then its rows hold only from the third instruction on.
+ */
+static int fp_prologue_fde(const char *path, const struct luw_elf *elf,
+			   const struct ref_fde *f)
+{
+	static const unsigned char want[] = { 0x55, 0x48, 0x89, 0xe5 };
+	unsigned char code[sizeof(want)];
+	uint64_t off;
+	FILE *fp;
+	int ok;
+
+	if (!f->nrows || f->rows[0].loc != f->lo || f->signal ||
+	    strcmp(f->rows[0].cfa, "rbp+16") || f->hi - f->lo < sizeof(want) ||
+	    luw_elf_vaddr2off(elf, f->lo, &off))
+		return 0;
+	fp = fopen(path, "rb");
+	if (!fp)
+		return 0;
+	ok = fseek(fp, (long)off, SEEK_SET) == 0 &&
+	     fread(code, 1, sizeof(code), fp) == sizeof(code) &&
+	     !memcmp(code, want, sizeof(want));
+	fclose(fp);
+	return ok;
+}
+
 static int fde_cmp(const void *a, const void *b)
 {
 	const struct ref_fde *x = a, *y = b;
@@ -276,7 +307,7 @@ static void check_file(const char *path)
 	char err[512];
 	struct luw_cfi *t = luw_cfi_build(path, err, sizeof(err));
 	struct luw_elf *elf = luw_elf_load(path, err, sizeof(err));
-	size_t checked = 0, gaps = 0;
+	size_t checked = 0, gaps = 0, fixed = 0;
 	struct ref ref;
 
 	CHECK(t && elf, "%s: %s", path, err);
@@ -292,14 +323,29 @@ static void check_file(const char *path)
 	qsort(ref.fdes, ref.nfdes, sizeof(*ref.fdes), fde_cmp);
 	for (size_t i = 0; i < ref.nfdes && failures < 20; i++) {
 		const struct ref_fde *f = &ref.fdes[i];
+		uint64_t from = f->lo;
 
+		if (fp_prologue_fde(path, elf, f)) {
+			struct ref_row entry = { .loc = f->lo, .cfa = "rsp+8",
+						 .ra = "c-8" };
+			struct ref_row pushed = { .loc = f->lo + 1,
+						  .cfa = "rsp+16", .ra = "c-8",
+						  .rbp = "c-16" };
+
+			check_at(path, t, elf, f->lo, &entry, 0, &checked);
+			check_at(path, t, elf, f->lo + 1, &pushed, 0, &checked);
+			check_at(path, t, elf, f->lo + 3, &pushed, 0, &checked);
+			from = f->lo + 4;
+			fixed++;
+		}
 		for (size_t j = 0; j < f->nrows; j++) {
 			uint64_t end = j + 1 < f->nrows ? f->rows[j + 1].loc : f->hi;
+			uint64_t at = f->rows[j].loc < from ? from : f->rows[j].loc;
 
-			if (end <= f->rows[j].loc)
+			if (end <= at)
 				continue;
-			check_at(path, t, elf, f->rows[j].loc, &f->rows[j],
-				 f->signal, &checked);
+			check_at(path, t, elf, at, &f->rows[j], f->signal,
+				 &checked);
 			check_at(path, t, elf, end - 1, &f->rows[j], f->signal,
 				 &checked);
 		}
@@ -320,9 +366,14 @@ static void check_file(const char *path)
 	CHECK(checked > 2 * ref.nfdes / 2, "%s: only %zu rows checked", path,
 	      checked);
 	printf("%s: %zu FDEs, %zu row ends and %zu gaps agree with readelf "
-	       "(%u entries, %zu unsup, %zu plt, %zu end rows)\n",
+	       "(%u entries, %zu unsup, %zu plt, %zu end rows; %zu "
+	       "frame-pointer prologues given their entry rules)\n",
 	       path, ref.nfdes, checked, gaps, t->n, t->st.unsup, t->st.plt,
-	       t->st.end);
+	       t->st.end, fixed);
+	if (!strcmp(path, "/usr/bin/luajit"))
+		CHECK(fixed == 1, "%s: %zu FDEs over a frame-pointer prologue "
+		      "claim rbp+16 at entry, want 1 (lj_vm_ffi_call)", path,
+		      fixed);
 	free_ref(&ref);
 out:
 	luw_cfi_free(t);

@@ -332,9 +332,59 @@ static int add_row(struct rows *rs, const struct luw_seg *segs, size_t nsegs,
 	return rows_push(rs, &r);
 }
 
+/* The file's bytes: the code an FDE covers is checked against them. */
+struct image {
+	const uint8_t *p;
+	size_t size;
+};
+
+/*
+ * An FDE whose first row already puts the CFA at rbp + 16 describes its
+ * body, not its entry: at a function's first instruction the call has
+ * just pushed the return address and the CFA is rsp + 8, whatever rbp
+ * holds.  LuaJIT's buildvm writes such an FDE for lj_vm_ffi_call (and
+ * the same in its forks), so a sample at its entry read a return address
+ * through the caller's rbp.  When the code starts with the standard
+ * prologue that makes the FDE true (push %rbp; mov %rsp,%rbp), the two
+ * instructions before it get their real rules; returns the bytes covered.
+ */
+static uint64_t fix_fp_prologue(const struct image *img,
+				const struct luw_seg *segs, size_t nsegs,
+				uint64_t lo, uint64_t hi,
+				const struct luw_uw_entry *first,
+				struct rows *rs)
+{
+	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
+	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	struct luw_uw_entry r = { 0 };
+	uint64_t off;
+
+	if (!s || !img->p || hi - lo < sizeof(prologue) ||
+	    first->rule != LUW_UW_RULE(LUW_UW_CFA_RBP, LUW_UW_RBP_CFA) ||
+	    first->cfa_off != 16 || first->aux != -16 || first->ra_off != -8)
+		return 0;
+	off = s->offset + (lo - s->vaddr);
+	if (off > img->size || img->size - off < sizeof(prologue) ||
+	    lo - s->vaddr + sizeof(prologue) > s->filesz ||
+	    memcmp(img->p + off, prologue, sizeof(prologue)))
+		return 0;
+	r.ra_off = -8;
+	r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_SAME);
+	r.cfa_off = 8;
+	if (add_row(rs, segs, nsegs, lo, lo + 1, &r))
+		return (uint64_t)-1;
+	r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_CFA);
+	r.cfa_off = 16;
+	r.aux = -16;
+	if (add_row(rs, segs, nsegs, lo + 1, lo + sizeof(prologue), &r))
+		return (uint64_t)-1;
+	return sizeof(prologue);
+}
+
 /* Walk one FDE [lo, hi) row by row. */
 static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
-		    const struct luw_seg *segs, size_t nsegs, struct rows *rs,
+		    const struct luw_seg *segs, size_t nsegs,
+		    const struct image *img, struct rows *rs,
 		    struct luw_cfi_stats *st)
 {
 	uint64_t addr = lo;
@@ -361,6 +411,14 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		st->rows++;
 		if (e > hi)
 			e = hi;
+		if (addr == lo) {
+			uint64_t done = fix_fp_prologue(img, segs, nsegs, lo,
+							e, &rule, rs);
+
+			if (done == (uint64_t)-1)
+				return -1;
+			addr += done;
+		}
 		if (add_row(rs, segs, nsegs, addr, e, &rule))
 			return -1;
 		addr = e;
@@ -395,6 +453,7 @@ static Elf_Scn *find_scn(Elf *elf, const char *want, GElf_Shdr *sh)
 static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
 {
+	struct image img;
 	struct cie_enc *cies = NULL;
 	size_t ncies = 0, cap = 0;
 	const unsigned char *ident;
@@ -408,6 +467,7 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)))
 		return 0;
 	ident = (const unsigned char *)elf_getident(elf, NULL);
+	img.p = (const uint8_t *)elf_rawfile(elf, &img.size);
 	for (;;) {
 		Dwarf_CFI_Entry ent;
 		int r = dwarf_next_cfi(ident, d, true, off, &next, &ent);
@@ -448,7 +508,7 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 					 &len)) {
 				st->fdes_bad++;
 			} else if (len && walk_fde(cfi, lo, lo + len, segs, nsegs,
-						   rs, st)) {
+						   &img, rs, st)) {
 				rc = -1;
 				break;
 			}
