@@ -21,20 +21,12 @@ export HOME=$out/home GOFLAGS=-mod=mod GOCACHE=$out/gocache
 mkdir -p "$HOME"
 pprof() { go tool pprof "$@" 2>"$out/pprof.err"; }
 
-fail=0
-check() {	# folded-file
-	local in=$1 name
-	name=$(basename "$in" .folded)
-	# pprof shortens C++-looking names (drops <...> and (...)): those
-	# stacks are left out here and checked through -raw below.
-	grep -v '[<(]' "$in" >"$out/$name.in"
-	"$bin/luaunwind-flamegraph" --no-svg --pprof "$out/$name.pb.gz" \
-		--period-ns 1000000 --duration-ns 2000000000 "$out/$name.in"
-
-	# -traces: one block per sample, leaf first, value on the first line;
-	# an empty frame name shows as <unknown>.  Rebuilt as folded text:
-	# root first, the count after a space.
-	pprof -traces -sample_index=samples "$out/$name.pb.gz" | awk '
+# traces FILE.pb.gz: go tool pprof -traces (one block per sample, leaf
+# first, value on the first line; an empty frame name shows as
+# <unknown>) rebuilt as sorted folded text: root first, count after a
+# space.
+traces() {
+	pprof -traces -sample_index=samples "$1" | awk '
 		function flush(  i, s) {
 			if (n == 0) return
 			s = f[n]
@@ -47,7 +39,20 @@ check() {	# folded-file
 		!inblock { next }
 		n == 0 { v = $1; sub(/^ *[0-9]+ +/, ""); f[++n] = frame($0); next }
 		{ sub(/^ +/, ""); f[++n] = frame($0) }
-		END { flush() }' | sort >"$out/$name.got"
+		END { flush() }' | sort
+}
+
+fail=0
+check() {	# folded-file
+	local in=$1 name
+	name=$(basename "$in" .folded)
+	# pprof shortens C++-looking names (drops <...> and (...)): those
+	# stacks are left out here and checked through -raw below.
+	grep -v '[<(]' "$in" >"$out/$name.in"
+	"$bin/luaunwind-flamegraph" --no-svg --pprof "$out/$name.pb.gz" \
+		--period-ns 1000000 --duration-ns 2000000000 "$out/$name.in"
+
+	traces "$out/$name.pb.gz" >"$out/$name.got"
 
 	# The input merged and sorted the same way (tab or space before the
 	# count).
@@ -64,6 +69,23 @@ check() {	# folded-file
 
 check "$fixtures/sample.folded"
 check "$fixtures/sysprof_callchain.expected.folded"
+
+# A sysprof stream straight through luaunwind-report --pprof: the same
+# stacks as its --folded output.
+st=$fixtures/sysprof_callchain.bin
+"$bin/luaunwind-report" --folded "$st" | sort >"$out/stream.want"
+if "$bin/luaunwind-report" --pprof "$out/stream.pb.gz" "$st"; then
+	traces "$out/stream.pb.gz" >"$out/stream.got"
+	if ! cmp -s "$out/stream.want" "$out/stream.got"; then
+		echo "pprof check: sysprof stream: go tool pprof -traces differs from --folded:" >&2
+		diff "$out/stream.want" "$out/stream.got" >&2 || true
+		fail=1
+	fi
+	echo "sysprof stream: $(wc -l <"$out/stream.got") stacks equal in go tool pprof -traces"
+else
+	echo "pprof check: luaunwind-report --pprof failed on $st" >&2
+	fail=1
+fi
 
 p=$out/sample-full.pb.gz
 "$bin/luaunwind-flamegraph" --no-svg --pprof "$p" --period-ns 1000000 \

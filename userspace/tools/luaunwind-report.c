@@ -34,13 +34,13 @@ static const char usage[] =
 	"  --compat      the lines of luajit-parse-sysprof (\"stack;<TAB>COUNT\")\n"
 	"  --vmstates    samples per VM state\n"
 	"  --svg OUT     the merged stacks as an interactive flame graph in OUT\n"
+	"  --top N       the N heaviest stacks and frames with most self time\n"
+	"  --pprof OUT   gzipped profile.proto (go tool pprof) into OUT\n"
 	"memprof streams:\n"
 	"  (default)     the report of luajit-parse-memprof\n"
 	"  --leak-only   only its HEAP SUMMARY\n"
 	"luaunwind record files (.luw, from luaunwind-ctl record):\n"
-	"  --folded, --svg OUT, --vmstates   as for sysprof\n"
-	"  --top N       the N heaviest stacks and frames with most self time\n"
-	"  --pprof OUT   gzipped profile.proto (go tool pprof) into OUT\n"
+	"  --folded, --svg OUT, --vmstates, --top N, --pprof OUT   as for sysprof\n"
 	"  --vm-frames   keep LuaJIT's own VM frames (folded away by default)\n"
 	"  --pid PID     FILE is a raw capture (cat /dev/luaunwind > FILE):\n"
 	"                name its frames against the live process PID\n"
@@ -91,6 +91,50 @@ static int finish_output(const char *file, int wrote_ok)
 	return 0;
 }
 
+static int write_svg(const char *file, const struct luw_stacks *stacks)
+{
+	FILE *svg = fopen(svg_path, "w");
+	struct luw_flamegraph_opts o;
+
+	luw_flamegraph_defaults(&o);
+	o.subtitle = file;
+	if (!svg || luw_flamegraph_write(svg, stacks, &o) || fclose(svg)) {
+		fprintf(stderr, PROG ": %s: %s\n", svg_path, strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Merged stacks out as the mode asks: a flame graph, pprof (po gives the
+ * sampling period and times where the input knows them), the heaviest
+ * stacks, or folded text.
+ */
+static int write_stacks(const char *file, const struct luw_stacks *stacks,
+			enum mode mode, const struct luw_pprof_opts *po)
+{
+	FILE *out;
+
+	switch (mode) {
+	case M_SVG:
+		return write_svg(file, stacks);
+	case M_PPROF:
+		out = fopen(pprof_path, "wb");
+		if (!out || luw_pprof_write(out, stacks, po) || fclose(out)) {
+			fprintf(stderr, PROG ": %s: %s\n", pprof_path,
+				strerror(errno));
+			return 1;
+		}
+		return 0;
+	case M_TOP:
+		return finish_output(file, !luw_stacks_write_top(stacks, stdout,
+								 top_n));
+	default:
+		return finish_output(file,
+				     !luw_stacks_write_folded(stacks, stdout));
+	}
+}
+
 static int report_sysprof(const char *file, struct luw_rd *r,
 			  struct luw_symtab *st, enum mode mode)
 {
@@ -99,7 +143,7 @@ static int report_sysprof(const char *file, struct luw_rd *r,
 						   : LUW_SPR_FOLDED;
 	struct luw_stacks *stacks = NULL;
 	struct luw_spr *rep;
-	int rc, out, status = 0;
+	int rc, status = 0;
 
 	if (m == LUW_SPR_FOLDED && !(stacks = luw_stacks_new()))
 		goto oom;
@@ -109,24 +153,13 @@ static int report_sysprof(const char *file, struct luw_rd *r,
 		goto oom;
 	}
 	rc = luw_sysprof_decode_body(r, &luw_spr_ops, rep);
-	if (mode == M_SVG) {
-		FILE *svg = fopen(svg_path, "w");
-		struct luw_flamegraph_opts o;
+	if (m == LUW_SPR_FOLDED) {
+		/* The stream names no sampling interval: pprof gets none. */
+		struct luw_pprof_opts po = { 0 };
 
-		luw_flamegraph_defaults(&o);
-		o.subtitle = file;
-		if (!svg || luw_flamegraph_write(svg, stacks, &o) ||
-		    fclose(svg)) {
-			fprintf(stderr, PROG ": %s: %s\n", svg_path,
-				strerror(errno));
-			status = 1;
-		}
+		status = write_stacks(file, stacks, mode, &po);
 	} else {
-		if (m == LUW_SPR_FOLDED)
-			out = !luw_stacks_write_folded(stacks, stdout);
-		else
-			out = !luw_spr_write(rep, stdout);
-		status = finish_output(file, out);
+		status = finish_output(file, !luw_spr_write(rep, stdout));
 	}
 	if (luw_spr_oom(rep) || rc == -2) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
@@ -165,20 +198,6 @@ static int report_memprof(const char *file, struct luw_rd *r,
 	return status;
 }
 
-static int write_svg(const char *file, const struct luw_stacks *stacks)
-{
-	FILE *svg = fopen(svg_path, "w");
-	struct luw_flamegraph_opts o;
-
-	luw_flamegraph_defaults(&o);
-	o.subtitle = file;
-	if (!svg || luw_flamegraph_write(svg, stacks, &o) || fclose(svg)) {
-		fprintf(stderr, PROG ": %s: %s\n", svg_path, strerror(errno));
-		return 1;
-	}
-	return 0;
-}
-
 /* A .luw record file (or a raw capture turned into one), all in f. */
 static int report_luw(const char *file, struct luwf_file *f, enum mode mode)
 {
@@ -198,32 +217,19 @@ static int report_luw(const char *file, struct luwf_file *f, enum mode mode)
 		luw_stacks_free(stacks);
 		return 1;
 	}
-	if (mode == M_SVG) {
-		status = write_svg(file, stacks);
-	} else if (mode == M_PPROF) {
+	if (mode == M_VMSTATES) {
+		status = finish_output(file,
+				       !luw_lrep_write_vmstates(&res, stdout));
+	} else if (mode == M_COMPAT || mode == M_LEAK) {
+		status = usage_error("%s", "record files take --folded, --svg, "
+				     "--vmstates, --top, --pprof, --vm-frames");
+	} else {
 		struct luw_pprof_opts po = { 0 };
-		FILE *out = fopen(pprof_path, "wb");
 
 		po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
 		po.duration_ns = res.duration_ns;
 		po.time_ns = res.start_ns;
-		if (!out || luw_pprof_write(out, stacks, &po) || fclose(out)) {
-			fprintf(stderr, PROG ": %s: %s\n", pprof_path,
-				strerror(errno));
-			status = 1;
-		}
-	} else if (mode == M_VMSTATES) {
-		status = finish_output(file,
-				       !luw_lrep_write_vmstates(&res, stdout));
-	} else if (mode == M_TOP) {
-		status = finish_output(file, !luw_stacks_write_top(stacks, stdout,
-								   top_n));
-	} else if (mode == M_DEFAULT || mode == M_FOLDED) {
-		status = finish_output(file,
-				       !luw_stacks_write_folded(stacks, stdout));
-	} else {
-		status = usage_error("%s", "record files take --folded, --svg, "
-				     "--vmstates, --top, --pprof, --vm-frames");
+		status = write_stacks(file, stacks, mode, &po);
 	}
 	if (res.bad)
 		fprintf(stderr, PROG ": %s: %llu records with inconsistent splices skipped\n",
