@@ -12,15 +12,21 @@ REP=$K/luaunwind-report
 SO=$W/rec_sandwich.so
 cc -O2 -fPIC -shared -fomit-frame-pointer -I/usr/include/luajit-2.1 \
 	-o "$SO" tests/kernel/rec_sandwich.c || fail "building rec_sandwich.so"
+# sandwich NAME SECONDS [LEAF]: runs the sandwich (fib(LEAF) at the
+# leaf), records it for SECONDS into $W/NAME.luw, reports $W/NAME.folded;
+# $pid is the target, left running.
+sandwich() {
+	luajit tests/kernel/rec_sandwich.lua "$W" ${3:-} >"$W/$1.out" 2>&1 &
+	pid=$!
+	kids="$kids $pid"
+	for i in $(seq 150); do grep -q ready "$W/$1.out" && break; sleep 0.1; done
+	grep -q ready "$W/$1.out" || { cat "$W/$1.out" >&2; fail "$1: target did not start"; }
+	$CTL record -p "$pid" -o "$W/$1.luw" --duration "$2" 2>"$W/$1.err" ||
+		{ cat "$W/$1.err" >&2; fail "$1: record"; }
+	$REP "$W/$1.luw" >"$W/$1.folded" || fail "$1: report"
+}
 load
-luajit tests/kernel/rec_sandwich.lua "$W" >"$W/sw.out" 2>&1 &
-pid=$!
-kids="$kids $pid"
-for i in $(seq 150); do grep -q ready "$W/sw.out" && break; sleep 0.1; done
-grep -q ready "$W/sw.out" || { cat "$W/sw.out" >&2; fail "target did not start"; }
-$CTL record -p "$pid" -o "$W/sw.luw" --duration 4 2>"$W/rec.err" ||
-	{ cat "$W/rec.err" >&2; fail "record"; }
-$REP "$W/sw.luw" >"$W/sw.folded" || fail "report"
+sandwich sw 4
 total=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw.folded")
 seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?@[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
 n=$(grep -E "$seq" "$W/sw.folded" | awk '{ n += $NF } END { print n + 0 }')
@@ -42,14 +48,7 @@ kill "$pid"
 # (or any more).  sw_call_back stays below that activation, once, and
 # every stack through outer keeps the order main chunk -> outer ->
 # sw_call_back.
-luajit tests/kernel/rec_sandwich.lua "$W" 1 >"$W/sw1.out" 2>&1 &
-pid=$!
-kids="$kids $pid"
-for i in $(seq 150); do grep -q ready "$W/sw1.out" && break; sleep 0.1; done
-grep -q ready "$W/sw1.out" || { cat "$W/sw1.out" >&2; fail "target (leaf 1) did not start"; }
-$CTL record -p "$pid" -o "$W/sw1.luw" --duration 3 2>"$W/rec1.err" ||
-	{ cat "$W/rec1.err" >&2; fail "record (leaf 1)"; }
-$REP "$W/sw1.luw" >"$W/sw1.folded" || fail "report (leaf 1)"
+sandwich sw1 3 1
 t1=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw1.folded")
 cb=$(grep 'sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
 twice=$(grep 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
