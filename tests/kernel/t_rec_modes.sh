@@ -7,7 +7,7 @@
 #  - leaf: every raw sample has one host frame and at most one Lua frame,
 #    so a reported stack is the innermost Lua frame, alone when the host
 #    frame is the interpreter's (lua_payload, unnamed: there is no caller
-#    frame to name it), or under the host leaf (ffi.meta___call;c_payload);
+#    frame to name it), or under the host leaf (ffi.meta.__call;c_payload);
 #  - default: raw samples are bare headers (no host, Lua or splice), the
 #    module still counts them per vmstate (status), LFUNC and CFUNC both
 #    seen; the record file reports as [VMSTATE] stacks whose counts are
@@ -87,7 +87,7 @@ deep=$(awk '{ $NF = ""; if (split($0, f, ";") > 2) n++ } END { print n + 0 }' "$
 [ "$deep" -eq 0 ] || { head -3 "$W/leaf.folded" >&2; fail "leaf: $deep stacks of more than two frames"; }
 # No caller frame, so no name from the caller's bytecode: @chunk:line.
 lp=$(grep '^@[^;]*payload_stock\.lua:8 [0-9]*$' "$W/leaf.folded" | sum /dev/stdin)
-cp=$(grep '^ffi\.meta___call;c_payload [0-9]*$' "$W/leaf.folded" | sum /dev/stdin)
+cp=$(grep '^ffi\.meta\.__call;c_payload [0-9]*$' "$W/leaf.folded" | sum /dev/stdin)
 [ $((100 * (lp + cp))) -ge $((90 * total)) ] || {
 	awk '{ print $NF, $0 }' "$W/leaf.folded" | sort -rn | head -5 >&2
 	fail "leaf: $lp lua_payload + $cp c_payload of $total samples"

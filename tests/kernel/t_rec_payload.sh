@@ -26,9 +26,9 @@ total=$(awk '{ n += $NF } END { print n + 0 }' "$W/gone.folded")
 lua=$(grep -c ';main;.*@[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded")
 [ "$lua" -ge 1 ] || { head -5 "$W/gone.folded" >&2; fail "no main -> main chunk -> lua_payload stack"; }
 luas=$(grep ';lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
-# C: ...;@payload_stock.lua:0;ffi.meta___call;<FFI call C code>;c_payload;c_payload
+# C: ...;@payload_stock.lua:0;ffi.meta.__call;<FFI call C code>;c_payload;c_payload
 # (lj_vm_ffi_call folded away)
-cs=$(grep '@[^;]*payload_stock\.lua:0;ffi\.meta___call;[^@]*;c_payload;c_payload' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+cs=$(grep '@[^;]*payload_stock\.lua:0;ffi\.meta\.__call;[^@]*;c_payload;c_payload' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
 [ $((luas + cs)) -ge $((80 * total / 100)) ] ||
 	fail "only $luas Lua + $cs C payload samples of $total"
 [ "$cs" -ge $((total / 10)) ] || fail "only $cs of $total samples in c_payload below the main chunk"
