@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Debian's luajit (stripped, GC64, no frame pointers), interpreter only,
 # calling a C Fibonacci (-O2 -fomit-frame-pointer, -fPIC) through the FFI
-# in a loop.  50 probes with luaunwind-hostunwind; >= 95% of them must be
-# inside c_payload and unwind completely: the C recursion, then luajit's
+# in a loop.  50 probes with luaunwind-hostunwind; >= 95% of them must
+# unwind completely, at least half land inside c_payload, and >= 95% of
+# those go in order through the C recursion, then luajit's
 # VM (a frame inside the VM's one big fixed-frame FDE), lua_pcall, main,
 # __libc_start_main and _start as the last frame.
 #
@@ -49,7 +50,7 @@ for _ in $(seq 100); do
 done
 "$tool" -n 50 -i 20 "$pid" >"$tmp/out"
 
-read -r n good < <(awk -v vm_lo="$vm_lo" -v vm_hi="$vm_hi" -v lj="$(basename "$luajit")" '
+read -r n full inc good < <(awk -v vm_lo="$vm_lo" -v vm_hi="$vm_hi" -v lj="$(basename "$luajit")" '
 	function hex(s,   i, c, v) {
 		v = 0
 		for (i = 1; i <= length(s); i++) {
@@ -62,8 +63,16 @@ read -r n good < <(awk -v vm_lo="$vm_lo" -v vm_hi="$vm_hi" -v lj="$(basename "$l
 		if (!inb) return
 		n++
 		# c_payload frames first, then luajit; VM, lua_pcall, main in order.
-		ok = (end == "complete") && nf > 0 && names[0] == "c_payload" &&
-		     names[nf-1] == "_start" && names[nf-2] == "__libc_start_main"
+		full = (end == "complete") && nf > 1 &&
+		       names[nf-1] == "_start" && names[nf-2] == "__libc_start_main"
+		if (full) nfull++
+		if (nf == 0 || names[0] != "c_payload") {
+			if (!full && bad++ < 3) print "bad sample:\n" blk > "/dev/stderr"
+			inb = 0
+			return
+		}
+		inc++
+		ok = full
 		state = 0
 		for (i = 0; i < nf && ok; i++) {
 			if (state == 0 && names[i] != "c_payload") state = 1
@@ -84,10 +93,13 @@ read -r n good < <(awk -v vm_lo="$vm_lo" -v vm_hi="$vm_hi" -v lj="$(basename "$l
 		invm[nf] = (m[1] == lj && off >= vm_lo && off < vm_hi)
 		names[nf++] = nm; blk = blk "\n" $0
 	}
-	END { done_block(); print n + 0, good + 0 }' "$tmp/out")
-echo "luajit FFI: $n samples, $good inside c_payload and complete through the VM to _start"
-if [ "$n" -lt 50 ] || [ $((good * 100)) -lt $((n * 95)) ]; then
-	echo "FAIL: want >= 95% of >= 50"
+	END { done_block(); print n + 0, nfull + 0, inc + 0, good + 0 }' "$tmp/out")
+echo "luajit FFI: $n samples, $full complete to _start; $inc inside c_payload, $good of them complete through the VM to _start"
+# Where a ptrace stop lands depends on the machine's load: the share
+# inside c_payload is not the point, completeness is.
+if [ "$n" -lt 50 ] || [ $((full * 100)) -lt $((n * 95)) ] ||
+   [ $((inc * 2)) -lt "$n" ] || [ $((good * 100)) -lt $((inc * 95)) ]; then
+	echo "FAIL: want >= 50 samples, >= 95% complete, half inside c_payload, >= 95% of those through the VM"
 	sed -n '1,40p' "$tmp/out"
 	exit 1
 fi
