@@ -1,8 +1,9 @@
 /*
  * Target with many threads: waits until the file argv[2] exists (so the
  * tracer can attach first), then starts argv[1] threads that spin for
- * argv[3] seconds, and exits.  With argv[4] = "leader-exit" the main
- * thread leaves with pthread_exit() right after starting them.
+ * argv[3] seconds or until that file is removed, whichever comes first,
+ * and exits.  With argv[4] = "leader-exit" the main thread leaves with
+ * pthread_exit() right after starting them.
  *   spin_threads N GO_FILE SECONDS [leader-exit]
  */
 #include <pthread.h>
@@ -13,6 +14,7 @@
 #include <unistd.h>
 
 static double seconds;
+static const char *go;
 
 static double now(void)
 {
@@ -28,9 +30,11 @@ static void *spin(void *arg)
 	double end = now() + seconds;
 
 	(void)arg;
-	while (now() < end)
-		for (int i = 0; i < 100000; i++)
-			x++;
+	/* The go file is looked at every ~10 ms of spinning or so. */
+	while (now() < end && !access(go, F_OK))
+		for (int k = 0; k < 100; k++)
+			for (int i = 0; i < 100000; i++)
+				x++;
 	return NULL;
 }
 
@@ -43,6 +47,7 @@ int main(int argc, char **argv)
 		return 2;
 	n = atoi(argv[1]);
 	seconds = atof(argv[3]);
+	go = argv[2];
 	t = calloc((size_t)n, sizeof(*t));
 	while (access(argv[2], F_OK))
 		usleep(10000);

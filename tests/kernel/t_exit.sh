@@ -23,16 +23,17 @@ n=$(grep -c "^sample pid=$pid " "$W/dump")
 s=$(field samples "$(sed -n 2p "$W/status")")
 [ "$s" -ge "$n" ] || fail "stats samples $s < $n read"
 
-# Leader exits at once; its 4 threads spin for 2 s more.
+# Leader exits at once; its 4 threads spin until the go file goes away
+# (60 s at most).
 touch "$W/go"
-$K/spin_threads 4 "$W/go" 2 leader-exit &
+$K/spin_threads 4 "$W/go" 60 leader-exit &
 pid=$!
-# This target lives 2 s: attach without building unwind tables first.
 $CTL attach $pid --freq 999 --no-lua --no-tables || fail "attach threaded"
 sleep 1
 $CTL status | grep -q "pids=$pid" || fail "detached while its threads still run"
 $CTL dump --nonblock >"$W/dump2"
 grep "^sample pid=$pid " "$W/dump2" | grep -qv "tid=$pid " || fail "no samples from the threads"
+rm "$W/go"
 wait $pid
 for i in $(seq 40); do
 	$CTL status | grep -q '^targets=0' && break
