@@ -9,8 +9,9 @@
  *   work_<k> x (LUA_DEPTH + k); cleaf; c_rec x C_DEPTH
  * and no Lua frame of one thread can show up in another's sample.
  * Prints "thread I tid T" per thread, then "ready" once every thread runs
- * Lua; exits after SECONDS (default: never).
- *   lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS]
+ * Lua; exits after SECONDS (default or 0: never).  "r14": c_rec spins
+ * with r14 (the VM's DISPATCH register) zeroed.
+ *   lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS [r14]]
  * Built -O2 -fomit-frame-pointer: host frames come from unwind tables.
  * Threads get 512 KiB stacks: attach scans every writable anonymous
  * mapping for global_States, and 32 default 8 MiB stacks make that scan
@@ -28,7 +29,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int lua_depth, c_depth;
+static int lua_depth, c_depth, clobber_r14;
 static atomic_int running;
 static volatile unsigned long sink;
 
@@ -37,7 +38,18 @@ static volatile unsigned long sink;
 
 __attribute__((noinline)) static int c_rec(int n)
 {
-	if (n <= 1) {
+	if (n <= 1 && clobber_r14) {
+		long cnt = SPIN;
+
+		/*
+		 * r14 is DISPATCH in LuaJIT's VM, and C code called from it
+		 * usually leaves it alone: zero it while spinning, so the
+		 * walk cannot take G from it.
+		 */
+		__asm__ volatile("xor %%r14d, %%r14d\n"
+				 "1: dec %0\n"
+				 "jnz 1b" : "+r"(cnt) : : "r14", "cc");
+	} else if (n <= 1) {
 		for (int i = 0; i < SPIN; i++)
 			sink++;
 	} else {
@@ -116,13 +128,14 @@ int main(int argc, char **argv)
 	int n, secs;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS]\n");
+		fprintf(stderr, "usage: lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS [r14]]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
 	lua_depth = atoi(argv[2]);
 	c_depth = atoi(argv[3]);
 	secs = argc > 4 ? atoi(argv[4]) : 0;
+	clobber_r14 = argc > 5 && !strcmp(argv[5], "r14");
 	if (n < 1 || lua_depth < 1 || c_depth < 1) {
 		fprintf(stderr, "lua_threads: counts must be >= 1\n");
 		return 2;
