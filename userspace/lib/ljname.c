@@ -15,6 +15,9 @@
 #include "ljlayout.h"
 
 enum {
+	BC_ISGE = 1, BC_ISGT = 3, BC_ISNEP = 11,
+	BC_UNM = 20, BC_LEN = 21, BC_ADDVN = 22, BC_MODVV = 36, BC_POW = 37,
+	BC_CAT = 38, BC_GSET = 55, BC_TSETV = 60, BC_TSETR = 64,
 	BC_ISTC = 12, BC_ISFC = 13, BC_MOV = 18, BC_KPRI = 43, BC_KNIL = 44,
 	BC_UGET = 45, BC_FNEW = 51, BC_TNEW = 52, BC_TDUP = 53, BC_GGET = 54,
 	BC_TGETV = 56, BC_TGETS = 57, BC_TGETR = 59, BC_TSETM = 63,
@@ -184,6 +187,46 @@ static int varname(const struct pt *p, uint32_t pc, uint32_t slot, char *out,
 	return 0;
 }
 
+/*
+ * A Lua function entered from an instruction other than a call runs as
+ * a metamethod (a continuation frame's pc leads back to the instruction
+ * that invoked it): named by the event, as lj_debug_funcname() does from
+ * the opcode's metamethod mode in lj_bc.h.
+ */
+static int mm_name(unsigned int op, char *out, size_t outlen)
+{
+	static const char *const arith[] = {
+		"__add", "__sub", "__mul", "__div", "__mod"
+	};
+	const char *mm = NULL;
+
+	if (op <= BC_ISGE)
+		mm = "__lt";
+	else if (op <= BC_ISGT)
+		mm = "__le";
+	else if (op <= BC_ISNEP)
+		mm = "__eq";
+	else if (op == BC_UNM)
+		mm = "__unm";
+	else if (op == BC_LEN)
+		mm = "__len";
+	else if (op >= BC_ADDVN && op <= BC_MODVV)
+		mm = arith[(op - BC_ADDVN) % 5];
+	else if (op == BC_POW)
+		mm = "__pow";
+	else if (op == BC_CAT)
+		mm = "__concat";
+	else if (op == BC_GGET || (op >= BC_TGETV && op <= BC_TGETR))
+		mm = "__index";
+	else if (op == BC_GSET || (op >= BC_TSETV && op <= BC_TSETR &&
+				   op != BC_TSETM))
+		mm = "__newindex";
+	if (!mm || strlen(mm) >= outlen)
+		return 0;
+	memcpy(out, mm, strlen(mm) + 1);
+	return 1;
+}
+
 int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
 		    uint32_t pc, char *out, size_t outlen)
 {
@@ -210,7 +253,7 @@ int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
 	if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
 		return -1;
 	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT)
-		return 0;
+		return mm_name(ins & 0xff, out, outlen);
 	slot = (ins >> 8) & 0xff;
 restart:
 	{

@@ -24,7 +24,8 @@
 /*
  * Name of the function called by the instruction before bytecode index
  * `pc` (a return position, as frame links hold it) of proto `pt` in
- * process pid.  1 and out filled, 0 when the bytecode names nothing
+ * process pid (for an instruction that is not a call, the metamethod it
+ * ran, "__index" etc.).  1 and out filled, 0 when the bytecode names nothing
  * (a computed callee), -1 when memory could not be read.
  */
 int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
