@@ -54,24 +54,51 @@ static void write_stats(struct luwf_writer *w, const struct luw_stats *a,
 	luwf_buf_free(&sb);
 }
 
-/* One read() worth of records: names first, then the records. */
-static int take(struct luw_symz *z, struct luwf_writer *w, const void *buf,
-		size_t n, struct luw_rec_result *res)
+static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * The rings are the module's, not this reader's: they can still hold
+ * samples of a target detached before this record began (the last
+ * ticks of an earlier record, taken after its final drain).  With the
+ * targets named, those are dropped here -- the file could not name their
+ * frames, their process being gone.  npids 0 keeps everything.
+ * One read() worth of records: names first, then the records.
+ */
+static int take(struct luw_symz *z, struct luwf_writer *w, void *buf,
+		size_t n, const pid_t *pids, unsigned int npids,
+		struct luw_rec_result *res)
 {
 	struct luwdev_rec r;
-	size_t off = 0;
+	size_t off = 0, at = 0, keep = 0;
 	int got;
 
 	while ((got = luwdev_next(buf, n, &off, &r)) > 0) {
+		if (r.type == LUW_REC_SAMPLE && npids &&
+		    !wanted((pid_t)r.sample->pid, pids, npids)) {
+			at = off;
+			continue;
+		}
 		if (r.type == LUW_REC_SAMPLE)
 			res->records++;
 		else
 			res->lost += r.lost->count;
+		if (keep != at)
+			memmove((char *)buf + keep, (char *)buf + at, off - at);
+		keep += off - at;
+		at = off;
 	}
 	if (got < 0)
 		return -2;
-	luw_symz_records(z, buf, n);
-	return luwf_write_section(w, LUWF_SEC_SAMPLES, buf, n);
+	if (!keep)
+		return 0;
+	luw_symz_records(z, buf, keep);
+	return luwf_write_section(w, LUWF_SEC_SAMPLES, buf, keep);
 }
 
 int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
@@ -136,7 +163,8 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		double t = now_s();
 
 		if (n > 0) {
-			int r = take(z, &w, buf, (size_t)n, res);
+			int r = take(z, &w, buf, (size_t)n, pids,
+					 o->natt ? npids : 0, res);
 
 			if (r == -2) {
 				snprintf(err, errlen, "the module returned a malformed record");
