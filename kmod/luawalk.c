@@ -49,6 +49,16 @@ void luw_luawalk_exit(void)
 	luw_lws = NULL;
 }
 
+/*
+ * The fallback G (when the sampled thread's registers and VM frame name
+ * none) is attach's hint, given only when userspace found exactly one
+ * global_State.  A process may make more later (a state per thread):
+ * t->g_seen becomes LUW_G_MANY once walks have validated two different
+ * ones, and from then on there is no fallback -- another thread's G
+ * would give this sample that thread's Lua stack.
+ */
+#define LUW_G_MANY		1ULL
+
 /* One sample's Lua state. */
 struct luw_lw {
 	struct luw_proc *t;
@@ -102,6 +112,7 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 			 u64 vm_sp)
 {
 	const struct luw_proc *t = lw->t;
+	u64 g;
 	struct luw_lj_walk_in in = {
 		.ly = &t->ly,
 		.read = luw_lj_read,
@@ -119,7 +130,8 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		in.regs.ip = ip;
 		in.regs.r[LUW_X86_RSP] = sp;
 	}
-	in.g_hint = READ_ONCE(t->g_seen) ?: t->g_hint;
+	g = READ_ONCE(t->g_seen);
+	in.g_hint = g == LUW_G_MANY ? 0 : t->g_hint;
 	lw->out.frames = lw->ws->lf;
 	lw->out.max_frames = t->max_lua;
 	lw->out.segs = lw->ws->segs;
@@ -326,6 +338,20 @@ static u32 luw_lua_emit(struct luw_lw *lw, struct luw_lua_frame *out,
 	return nlua;
 }
 
+/* Remember the G a walk validated; a second one ends the fallback. */
+static void luw_lua_g_seen(struct luw_proc *t, u64 g)
+{
+	u64 old = READ_ONCE(t->g_seen);
+
+	while (old != g && old != LUW_G_MANY) {
+		u64 was = cmpxchg(&t->g_seen, old, old ? LUW_G_MANY : g);
+
+		if (was == old)
+			break;
+		old = was;
+	}
+}
+
 static bool luw_lua_failed(const struct luw_lj_walk_out *o)
 {
 	return o->status != LUW_LJW_OK;
@@ -459,9 +485,8 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			s->trace = (u32)lw.out.vmstate_raw;
 		if (lw.walked && luw_lua_failed(&lw.out))
 			rflags |= LUW_RF_LUA_TRUNC;
-		if (lw.out.status == LUW_LJW_OK && lw.out.G &&
-		    READ_ONCE(t->g_seen) != lw.out.G)
-			WRITE_ONCE(t->g_seen, lw.out.G);
+		if (lw.out.status == LUW_LJW_OK && lw.out.G)
+			luw_lua_g_seen(t, lw.out.G);
 	}
 	if (lw.faults) {
 		rflags |= LUW_RF_FAULT;

@@ -72,7 +72,7 @@ struct luw_proc {
 	u64 vm_end;
 	u64 interp_end;
 	u64 g_hint;		/* from attach, 0 if none */
-	u64 g_seen;		/* last G a walk validated (handler writes) */
+	u64 g_seen;		/* the G walks validated, or LUW_G_MANY */
 	bool has_layout;
 	struct luw_lj_layout ly;
 	u16 max_host;

@@ -13,6 +13,38 @@
 #    GCfunc: objects of one global_State) in samples of two threads.
 . tests/kernel/lib.sh
 REP=$K/luaunwind-report
+# raw_counts PID TIDS DUMP OUT ERR: over PID's samples in DUMP (threads
+# listed in TIDS), "samples threads with-lua shared alien" into OUT; each
+# Lua frame address seen under two tids is named in ERR.
+raw_counts() {
+	awk -v pid="$1" -v tidsfile="$2" '
+BEGIN { while ((getline l < tidsfile) > 0) { split(l, w, " "); if (w[1] == "thread") known[w[4]] = 1 } }
+$1 == "sample" && $2 == "pid=" pid {
+	tid = substr($3, 5)
+	n++
+	if (!(tid in known)) { alien++; next }
+	tids[tid] = 1
+	lua = ""
+	for (f = 4; f <= NF; f++)
+		if ($f ~ /^lua=/) lua = substr($f, 5)
+	if (lua == "") next
+	withlua++
+	m = split(lua, fr, ",")
+	for (j = 1; j <= m; j++) {
+		split(fr[j], p, ":")
+		a = p[2]
+		if (a in owner && owner[a] != tid) {
+			if (!(a in reported))
+				print "frame " fr[j] " in tids " owner[a] " and " tid > "/dev/stderr"
+			reported[a] = 1
+			shared++
+		}
+		owner[a] = tid
+	}
+}
+END { nt = 0; for (t in tids) nt++; printf "%d %d %d %d %d\n", n, nt, withlua, shared, alien }
+' "$3" >"$4" 2>"$5" || fail "awk"
+}
 load
 # 32 spinning threads on 2 CPUs would leave the test's own shell, attach
 # and the readers 1/33 of a CPU: the target runs at nice 19, and still
@@ -82,33 +114,7 @@ $CTL dump --duration 4 >"$W/dump" || fail "dump"
 $CTL status "$pid" >"$W/status" || fail "status"
 $CTL detach "$pid" || fail "detach"
 echo "record (4 s) took $((t1 - t0)) s, attach $((t3 - t2)) s"
-awk -v pid="$pid" -v tidsfile="$W/lt.out" '
-BEGIN { while ((getline l < tidsfile) > 0) { split(l, w, " "); if (w[1] == "thread") known[w[4]] = 1 } }
-$1 == "sample" && $2 == "pid=" pid {
-	tid = substr($3, 5)
-	n++
-	if (!(tid in known)) { alien++; next }
-	tids[tid] = 1
-	lua = ""
-	for (f = 4; f <= NF; f++)
-		if ($f ~ /^lua=/) lua = substr($f, 5)
-	if (lua == "") next
-	withlua++
-	m = split(lua, fr, ",")
-	for (j = 1; j <= m; j++) {
-		split(fr[j], p, ":")
-		a = p[2]
-		if (a in owner && owner[a] != tid) {
-			if (!(a in reported))
-				print "frame " fr[j] " in tids " owner[a] " and " tid > "/dev/stderr"
-			reported[a] = 1
-			shared++
-		}
-		owner[a] = tid
-	}
-}
-END { nt = 0; for (t in tids) nt++; printf "%d %d %d %d %d\n", n, nt, withlua, shared, alien }
-' "$W/dump" >"$W/raw.count" 2>"$W/shared" || fail "awk"
+raw_counts "$pid" "$W/lt.out" "$W/dump" "$W/raw.count" "$W/shared"
 read n nt withlua shared alien <"$W/raw.count"
 [ "$n" -ge 500 ] || fail "dump: only $n samples in 4 s at 999 Hz"
 [ "$alien" -eq 0 ] || fail "$alien samples from tids that run no lua_State"
@@ -117,5 +123,24 @@ read n nt withlua shared alien <"$W/raw.count"
 [ "$nt" -ge 28 ] || fail "samples from only $nt of 32 threads ($n samples)"
 kill "$pid"
 wait "$pid" 2>/dev/null
+
+# No unwind table and r14 (DISPATCH) zeroed in the C leaf: the sample's
+# own registers and host stack name no global_State, and with 32 of them
+# in the process no other one may stand in: such samples carry no Lua
+# frames rather than another thread's.
+nice -n 19 $K/lua_threads 32 3 8 0 r14 >"$W/lt2.out" 2>&1 &
+pid=$!
+kids="$kids $pid"
+for i in $(seq 300); do grep -q ready "$W/lt2.out" && break; sleep 0.1; done
+grep -q ready "$W/lt2.out" || { cat "$W/lt2.out" >&2; fail "lua_threads r14 did not start"; }
+$CTL attach "$pid" --freq 999 --no-tables >/dev/null || fail "attach --no-tables"
+$CTL dump --duration 3 >"$W/dump2" || fail "dump --no-tables"
+$CTL detach "$pid" || fail "detach --no-tables"
+raw_counts "$pid" "$W/lt2.out" "$W/dump2" "$W/raw2.count" "$W/shared2"
+read n2 nt2 withlua2 shared2 alien2 <"$W/raw2.count"
+[ "$n2" -ge 300 ] || fail "no tables: only $n2 samples in 3 s at 999 Hz"
+[ "$shared2" -eq 0 ] || { head -3 "$W/shared2" >&2; fail "no tables: $shared2 Lua frames seen in samples of two threads"; }
+kill "$pid"
+wait "$pid" 2>/dev/null
 unload
-pass "report: $good of $total samples have the full merged stack, none mixed; raw: $n samples from $nt threads, $withlua with Lua frames, none shared"
+pass "report: $good of $total samples have the full merged stack, none mixed; raw: $n samples from $nt threads, $withlua with Lua frames, none shared; no tables, r14 zeroed: $n2 samples, $withlua2 with Lua frames, none shared"
