@@ -457,6 +457,11 @@ int main(int argc, char **argv)
 		return cmd_record(argc, argv);
 	if (!strcmp(cmd, "attach"))
 		return cmd_attach(argc, argv);
+	/* A usage error is one whether or not the module is loaded. */
+	if (strcmp(cmd, "version") && strcmp(cmd, "status") &&
+	    strcmp(cmd, "start") && strcmp(cmd, "stop") &&
+	    (strcmp(cmd, "detach") || argc != 1))
+		usage();
 
 	fd = open_dev(0);
 	if (!strcmp(cmd, "version")) {
@@ -471,11 +476,8 @@ int main(int argc, char **argv)
 					  luwdev_stop(fd, pid);
 
 		rc = err ? fail(cmd, err) : 0;
-	} else if (!strcmp(cmd, "status")) {
-		rc = cmd_status(fd, argc, argv);
 	} else {
-		usage();
-		rc = 2;
+		rc = cmd_status(fd, argc, argv);
 	}
 	close(fd);
 	return rc;
