@@ -4,24 +4,7 @@
 set -u
 bin=$1/luaunwind-report
 fix=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
-
-# expect STATUS REGEX(stderr) CMD...
-expect() {
-	local want=$1 re=$2 got
-	shift 2
-	"$@" >"$tmp/out" 2>"$tmp/err"
-	got=$?
-	if [ "$got" != "$want" ] || ! grep -Eq -- "$re" "$tmp/err"; then
-		echo "FAIL: $* -> exit $got (want $want), stderr:"
-		cat "$tmp/err"
-		fail=1
-	else
-		echo "ok: $* -> $got: $(head -1 "$tmp/err")"
-	fi
-}
+. "$(dirname "$0")/cli_expect.sh"
 
 expect 1 'no input file' "$bin"
 expect 1 "unknown option '--bogus'" "$bin" --bogus "$fix/memprof_basic.bin"
