@@ -4,50 +4,93 @@
  *
  * Shared by the kernel module (kmod/) and userspace (userspace/lib/luwdev.c).
  *
- * Device
- * ------
+ * Device and sessions
+ * --------------------
  * /dev/luaunwind is a misc device, mode 0600.  open() needs CAP_PERFMON or
- * CAP_SYS_ADMIN (EPERM otherwise).  Targets are module-wide, not per open
- * file: one program attaches, another reads, a third detaches.  A target
- * that exits is detached by the module within about 100 ms.
+ * CAP_SYS_ADMIN (EPERM otherwise).  Each open file is a session of its
+ * own, as a perf event fd is: the targets it attaches, their unwind
+ * tables and the rings their samples go to belong to it, no other file
+ * can see or touch them, and they end when the last file using the
+ * session is closed (a killed `luaunwind-ctl record` leaves nothing
+ * sampling).  A session is shared only on purpose, with LUW_IOC_JOIN:
+ *  - with another open file of this module the caller holds (fd >= 0),
+ *    e.g. a second descriptor for O_NONBLOCK reads;
+ *  - with the caller's kept session (fd == -1): one per effective uid,
+ *    which outlives its files.  LUW_JOIN_CREATE makes the file's own
+ *    session the kept one when the caller has none (this is what
+ *    `luaunwind-ctl attach` does; `detach`, `status`, `dump` and `record`
+ *    without -p join it).  A kept session ends when its last target is
+ *    detached or gone and no file uses it.
+ *
+ * A target is sampled while its threads run the program that was
+ * attached: a target that exits, or execs another program, ends (within
+ * about 100 ms) with an END record in its session's rings; no sample is
+ * ever taken of the new program.  Attaching asks what ptrace read access
+ * would (PTRACE_MODE_READ_REALCREDS, as perf does): the caller's real uid
+ * and gid equal the target's real, effective and saved ones and the
+ * target is dumpable (SUID_DUMP_USER), or the caller has CAP_SYS_PTRACE
+ * over the target's user namespace (and its mm's, when not dumpable).
+ * Yama restricts ptrace attach only, not read access, so it does not
+ * apply here either.  The check runs under the target's exec lock, so
+ * it is made against the program that will be sampled.
  *
  * ioctl conventions
  * -----------------
  * Every argument is a struct whose first field is its size in bytes, set
- * by the caller to sizeof() of the struct it was compiled with.  A size
- * smaller than the first published version of that struct is EINVAL; a
- * larger one is accepted when every byte the module does not know is zero
- * (so old modules run new programs that leave new fields unset), else
- * EINVAL.  Unknown bits in any flags field are EINVAL, never ignored; so
- * are non-zero reserved fields.  A pointer the module cannot read or write
- * is EFAULT; a command number that is not listed here is ENOTTY.
+ * by the caller to sizeof() of the struct it was compiled with.  Commands
+ * are told apart by their type (LUW_IOC_MAGIC) and number alone: the size
+ * that _IOW() encodes into the command is ignored, so a program built
+ * against an older, shorter struct keeps working.  A size smaller than the
+ * first published version of that struct is EINVAL; a larger one is
+ * accepted when every byte the module does not know is zero (so old
+ * modules run new programs that leave new fields unset), else EINVAL.
+ * Unknown bits in any flags field are EINVAL, never ignored; so are
+ * non-zero reserved fields.  A pointer the module cannot read or write is
+ * EFAULT; a command number that is not listed here is ENOTTY.
  *
  *   LUW_IOC_VERSION      kernel fills struct luw_version.
  *   LUW_IOC_ATTACH       start sampling every thread of a process (threads
- *                        created later included).  ESRCH no such process,
- *                        EBUSY already attached, ENOSPC too many targets
- *                        (LUW_MAX_TARGETS), EPERM no ptrace read access,
- *                        EOPNOTSUPP the event cannot be created (no PMU).
- *   LUW_IOC_DETACH       stop and forget one target (ESRCH: not attached).
+ *                        created later included) in this session.  ESRCH
+ *                        no such process, EBUSY already attached in this
+ *                        session, ENOSPC too many targets
+ *                        (LUW_MAX_TARGETS in all), EPERM no ptrace read
+ *                        access, EOPNOTSUPP the event cannot be created
+ *                        (no PMU), EINVAL a rate outside the bounds below
+ *                        or above the admin's
+ *                        /proc/sys/kernel/perf_event_max_sample_rate.
+ *   LUW_IOC_DETACH       stop and forget one target (ESRCH: not attached
+ *                        in this session).
  *   LUW_IOC_UNWIND_TABLE hand over the compact unwind table of one
  *                        executable mapping of a target (format in
  *                        luaunwind_unwind.h); replaces any table for the
- *                        same range.
+ *                        same range.  ENOMEM also when the module's tables
+ *                        would exceed LUW_MAX_TABLES_BYTES in all.
  *   LUW_IOC_START/STOP   enable/disable sampling of one target (pid) or of
- *                        all of them (pid 0); attach can leave it stopped.
- *   LUW_IOC_STATS        counters of one target (pid) or of everything
- *                        since the module was loaded (pid 0).
- *   LUW_IOC_LIST         pids of the attached targets.
+ *                        all of the session's (pid 0); attach can leave it
+ *                        stopped.
+ *   LUW_IOC_STATS        counters of one target (pid) or of the whole
+ *                        session, detached targets included (pid 0).
+ *   LUW_IOC_LIST         pids of the session's targets.
+ *   LUW_IOC_JOIN         share a session (see above).  ENOENT: no kept
+ *                        session and no LUW_JOIN_CREATE; EBADF: fd is not
+ *                        an open /dev/luaunwind; EBUSY: this file has
+ *                        attached, read or polled already (its session
+ *                        stays its own).  Holding an open file is what
+ *                        lets a caller share it, as with any descriptor;
+ *                        with LUW_JOIN_CREATE and a kept session already
+ *                        there, the file joins that one.
  *
  * read(), poll()
  * --------------
- * Samples land in per-CPU rings (module parameter ring_kb, per CPU).
- * read() copies out as many whole records as fit in the buffer, draining
+ * Samples land in the session's per-CPU rings (module parameter ring_kb,
+ * per CPU; allocated at the session's first attach).  read() copies out as many whole records as fit in the buffer, draining
  * the rings in CPU order, so records are ordered by time only within one
  * CPU; it never returns part of a record.  A buffer too small for the next
  * record is EINVAL (LUW_RECORD_MAX always suffices).  With nothing to read
- * it blocks, or returns EAGAIN under O_NONBLOCK.  poll() reports EPOLLIN
- * when a record is waiting.  A full ring drops the sample (counted in
+ * it blocks, or returns EAGAIN under O_NONBLOCK; once the session has had
+ * targets and has none left, and its rings are empty, it returns 0 (end of
+ * file), and so does a read of 0 bytes.  poll() reports EPOLLIN when a record is
+ * waiting, EPOLLHUP at end of file.  A full ring drops the sample (counted in
  * drops) and the next record written to that ring is a LOST record.
  *
  * Record stream
@@ -56,7 +99,7 @@
  * 8-byte boundary and its size is a multiple of 8.
  *
  * stream         := record*
- * record         := sample | lost
+ * record         := sample | lost | end
  *
  * sample         := sample-header host-frame{nhost} lua-frame{nlua}
  *                   splice{nsplice}
@@ -114,6 +157,17 @@
  *                    record that made it into the ring>
  * time           := <U64: when the loss was noticed, CLOCK_MONOTONIC ns>
  *
+ * end            := size type reason pad{4} pid reserved time
+ * size           := <U16: sizeof(struct luw_end)>
+ * type           := <U8: LUW_REC_END>
+ * reason         := <U8: LUW_END_EXIT | LUW_END_EXEC>
+ * pid            := <U32: the target, as attach named it>
+ * reserved       := <U32: 0>
+ * time           := <U64: when the module noticed, CLOCK_MONOTONIC ns>
+ * The last record of a target that exited or exec'd; none after
+ * LUW_IOC_DETACH (the caller knows).  Records of one target written before
+ * its end record may still follow it from other CPUs' rings.
+ *
  * A target attached with LUW_ATTACH_VMSTATE_ONLY gets samples with
  * nhost, nlua and nsplice all 0: the header alone, with vmstate and trace
  * as above, and only LUW_RF_KERNEL and LUW_RF_FAULT among the rflags (the
@@ -163,10 +217,11 @@
 #include "luaunwind_unwind.h"
 
 #define LUW_DEVICE		"/dev/luaunwind"
-#define LUW_ABI_VERSION		2	/* 2: Lua walk, attach version 1 */
-#define LUW_RECORD_VERSION	1
+/* 2: Lua walk, attach version 1; 3: sessions, magic 0xE8, END records */
+#define LUW_ABI_VERSION		3
+#define LUW_RECORD_VERSION	2	/* 2: LUW_REC_END */
 
-#define LUW_MAX_TARGETS		64
+#define LUW_MAX_TARGETS		64	/* in all sessions together */
 #define LUW_MAX_HOST_FRAMES	128
 #define LUW_MAX_LUA_FRAMES	128
 #define LUW_MAX_SPLICES		32
@@ -174,6 +229,15 @@
 #define LUW_MAX_TABLE_BYTES	(64U << 20)
 /* Unwind tables (mappings) per target. */
 #define LUW_MAX_MAPPINGS	256
+/* Unwind table bytes of all targets together. */
+#define LUW_MAX_TABLES_BYTES	(512U << 20)
+/*
+ * One sample's user-memory reads, every walk and scan together, and the
+ * faults it may take: a walk that reaches either ends there, flagged
+ * truncated (a hostile or garbage stack costs at most this much).
+ */
+#define LUW_SAMPLE_READS	1024
+#define LUW_SAMPLE_FAULTS	16
 
 /*
  * VM states (enum luw_vmstate, LUW_VMST_INTERP ... LUW_VMST_UNKNOWN) are
@@ -191,6 +255,8 @@
 #define LUW_FEAT_LUA_WALK	(1ULL << 3)
 /* LUW_ATTACH_VMSTATE_ONLY accepted */
 #define LUW_FEAT_VMSTATE_ONLY	(1ULL << 4)
+/* per-file sessions, LUW_IOC_JOIN, END records, stats version 1 */
+#define LUW_FEAT_SESSIONS	(1ULL << 5)
 
 struct luw_version {
 	__u32 size;
@@ -200,8 +266,13 @@ struct luw_version {
 	__u64 features;		/* out: LUW_FEAT_* */
 	__u32 ring_bytes;	/* out: size of each per-CPU ring */
 	__u32 max_targets;	/* out: LUW_MAX_TARGETS */
+	/* ---- end of version 0 ---- */
+	/* out: targets attached now, every session's (a count only) */
+	__u32 nr_targets;
+	__u32 reserved;		/* 0 */
 };
 #define LUW_VERSION_SIZE_VER0	32
+#define LUW_VERSION_SIZE_VER1	40
 
 /* ---- attach ----------------------------------------------------------- */
 
@@ -221,8 +292,15 @@ struct luw_version {
 #define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED | \
 				 LUW_ATTACH_VMSTATE_ONLY)
 
+/*
+ * Rate bounds.  A frequency is also held to the admin's
+ * perf_event_max_sample_rate, a cpu-clock period to its inverse.
+ */
 #define LUW_FREQ_MAX		100000	/* Hz */
 #define LUW_PERIOD_MIN_NS	10000	/* 100 kHz */
+#define LUW_PERIOD_MAX_NS	10000000000ULL	/* 0.1 Hz */
+#define LUW_CYCLES_PERIOD_MIN	100000ULL
+#define LUW_CYCLES_PERIOD_MAX	(1ULL << 40)
 
 struct luw_attach {
 	__u32 size;
@@ -320,8 +398,18 @@ struct luw_stats {
 	__u64 handler_calls;	/* out: handler runs on a target thread */
 	__u64 vmstate[16];	/* out: samples per LUW_VMST_* */
 	__u64 hist[LUW_HIST_BUCKETS];	/* out: handler time, see above */
+	/* ---- end of version 0 ---- */
+	__u64 reads;		/* out: user-memory reads of every sample */
+	__u64 read_bytes;	/* out: bytes those reads copied */
+	/* out: samples cut short by LUW_SAMPLE_READS or LUW_SAMPLE_FAULTS */
+	__u64 budget_cuts;
+	__u64 ended;		/* out: targets ended by exit or exec */
+	/* out: reads per sample, bucketed as hist (the count for ns) */
+	__u64 reads_hist[LUW_HIST_BUCKETS];
 };
 #define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
+#define LUW_STATS_SIZE_VER1	(LUW_STATS_SIZE_VER0 + 32 + \
+				 LUW_HIST_BUCKETS * 8)
 
 /* ---- list ------------------------------------------------------------- */
 
@@ -334,9 +422,27 @@ struct luw_list {
 };
 #define LUW_LIST_SIZE_VER0	24
 
+/* ---- join ------------------------------------------------------------- */
+
+/* No kept session: make this file's session the caller's kept one. */
+#define LUW_JOIN_CREATE		(1U << 0)
+#define LUW_JOIN_FLAGS		LUW_JOIN_CREATE
+
+struct luw_join {
+	__u32 size;
+	__u32 flags;		/* LUW_JOIN_*; only with fd == -1 */
+	__s32 fd;		/* an open /dev/luaunwind, or -1: kept */
+	__u32 reserved;		/* 0 */
+};
+#define LUW_JOIN_SIZE_VER0	16
+
 /* ---- commands --------------------------------------------------------- */
 
-#define LUW_IOC_MAGIC		0xb7
+/*
+ * Not in Documentation/userspace-api/ioctl/ioctl-number.rst (0xb7, used
+ * up to ABI 2, is nsfs's NSIO).
+ */
+#define LUW_IOC_MAGIC		0xE8
 #define LUW_IOC_VERSION		_IOWR(LUW_IOC_MAGIC, 0x00, struct luw_version)
 #define LUW_IOC_ATTACH		_IOW(LUW_IOC_MAGIC, 0x01, struct luw_attach)
 #define LUW_IOC_DETACH		_IOW(LUW_IOC_MAGIC, 0x02, struct luw_target)
@@ -345,11 +451,16 @@ struct luw_list {
 #define LUW_IOC_STOP		_IOW(LUW_IOC_MAGIC, 0x05, struct luw_target)
 #define LUW_IOC_STATS		_IOWR(LUW_IOC_MAGIC, 0x06, struct luw_stats)
 #define LUW_IOC_LIST		_IOWR(LUW_IOC_MAGIC, 0x07, struct luw_list)
+#define LUW_IOC_JOIN		_IOW(LUW_IOC_MAGIC, 0x08, struct luw_join)
 
 /* ---- records ---------------------------------------------------------- */
 
 #define LUW_REC_SAMPLE		1
 #define LUW_REC_LOST		2
+#define LUW_REC_END		3
+
+#define LUW_END_EXIT		1	/* every thread of the target exited */
+#define LUW_END_EXEC		2	/* the target exec'd another program */
 
 /* Hit in kernel mode: host frames start at the user registers saved on
  * entry to the kernel.
@@ -415,6 +526,16 @@ struct luw_lost {
 	__u8 pad[5];
 	__u32 count;
 	__u32 cpu;
+	__u64 time;
+};
+
+struct luw_end {
+	__u16 size;
+	__u8 type;
+	__u8 reason;		/* LUW_END_* */
+	__u8 pad[4];
+	__u32 pid;
+	__u32 reserved;
 	__u64 time;
 };
 

@@ -4,11 +4,13 @@
  *
  * Each step uses the compact unwind table userspace uploaded for the
  * mapping that holds the pc (luaunwind_unwind.h), and frame pointers where
- * there is no table or no usable rule.  Every stack read is
- * copy_from_user_nofault(), which is safe in NMI and returns an error for
- * anything not mapped and resident instead of faulting it in.  The walk is
- * bounded three ways: the frame count, strictly increasing CFAs, and a
- * stack window above the interrupted sp.
+ * there is no table or no usable rule.  Every user read goes through
+ * luw_user_read(): copy_from_user_nmi(), perf's own helper for user stacks,
+ * which refuses while the CPU is switching mm (copy_from_user_nofault()
+ * checks that only from 6.2 on) and returns an error for anything not
+ * mapped and resident instead of faulting it in.  The walk is bounded four
+ * ways: the frame count, strictly increasing CFAs, a stack window above
+ * the interrupted sp, and the sample's read budget.
  *
  * The walk is a cursor (struct luw_hw) so that the Lua side (luawalk.c)
  * can look at each frame and restart it at the caller of a VM entry.
@@ -25,16 +27,31 @@
  */
 #define LUW_STACK_WINDOW	(64ULL << 20)
 
+/*
+ * Every user read of a sample, host and Lua walks alike: counted, and
+ * refused once the sample has spent LUW_SAMPLE_READS reads or taken
+ * LUW_SAMPLE_FAULTS faults, so garbage costs a bounded time.
+ */
+int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
+{
+	if (c->reads >= LUW_SAMPLE_READS || c->faults >= LUW_SAMPLE_FAULTS) {
+		c->cut = true;
+		return -E2BIG;
+	}
+	c->reads++;
+	c->bytes += len;
+	if (copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr, len)) {
+		c->faults++;
+		return -EFAULT;
+	}
+	return 0;
+}
+
 static int luw_read_user(void *ctx, __u64 addr, __u64 *val)
 {
 	struct luw_hw *w = ctx;
 
-	if (copy_from_user_nofault(val, (const void __user *)(uintptr_t)addr,
-				   sizeof(*val))) {
-		w->faults++;
-		return -EFAULT;
-	}
-	return 0;
+	return luw_user_read(w->cost, val, addr, sizeof(*val));
 }
 
 static const struct luw_table *luw_table_of(const struct luw_maps *m, u64 key)
@@ -66,7 +83,8 @@ bool luw_hw_has_table(const struct luw_hw *w)
 }
 
 /* Caller holds rcu_read_lock() from here to the last step. */
-void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs)
+void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
+		 struct luw_cost *cost)
 {
 	w->r.ip = regs->ip;
 	w->r.sp = regs->sp;
@@ -74,7 +92,7 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs)
 	w->r.flags = LUW_UW_R_BP_VALID;
 	w->r.stack_end = min_t(u64, regs->sp + LUW_STACK_WINDOW, TASK_SIZE_MAX);
 	w->m = rcu_dereference(t->maps);
-	w->faults = 0;
+	w->cost = cost;
 	w->table_used = false;
 }
 
@@ -126,20 +144,16 @@ int luw_hw_step(struct luw_hw *w)
 	return rc < 0 ? LUW_HW_STOP : LUW_HW_NEXT;
 }
 
-void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags, u64 *faults)
+void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags)
 {
 	if (w->table_used)
 		*rflags |= LUW_RF_HOST_TABLE;
 	if (!complete)
 		*rflags |= LUW_RF_HOST_TRUNC;
-	if (w->faults) {
-		*rflags |= LUW_RF_FAULT;
-		*faults += w->faults;
-	}
 }
 
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
-		  unsigned int max, u8 *rflags, u64 *faults)
+		  unsigned int max, u8 *rflags, struct luw_cost *cost)
 {
 	struct luw_hw w;
 	unsigned int n = 0;
@@ -149,7 +163,7 @@ int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 	if (!max)
 		return 0;
 	rcu_read_lock();
-	luw_hw_init(&w, t, regs);
+	luw_hw_init(&w, t, regs, cost);
 	pcs[n++] = w.r.ip;
 	while (n < max) {
 		rc = luw_hw_step(&w);
@@ -160,6 +174,6 @@ int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		pcs[n++] = w.r.ip;
 	}
 	rcu_read_unlock();
-	luw_hw_finish(&w, complete, rflags, faults);
+	luw_hw_finish(&w, complete, rflags);
 	return n;
 }

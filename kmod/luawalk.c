@@ -7,7 +7,8 @@
  * The host cursor (hostwalk.c) goes up from the interrupted frame.  The
  * first frame that runs VM code -- the interpreter, or the machine code of
  * the running trace -- triggers the one Lua walk of the sample
- * (luaunwind_ljwalk.h, every read nofault and counted against a budget).
+ * (luaunwind_ljwalk.h, every read through luw_user_read(), against the
+ * sample's one budget).
  * Each VM frame met from then on takes the next Lua segment and the cursor
  * jumps to the caller of that segment's VM entry, read from the entry's C
  * frame: interpreter and trace code are never unwound, so a trace (no
@@ -23,9 +24,6 @@
 
 #include "luw.h"
 #include <luaunwind_ljwalk.h>
-
-/* User reads one Lua walk may do: ~10 per frame at full depth. */
-#define LUW_LUA_READS		2048
 
 struct luw_lua_scratch {
 	u64 pcs[LUW_MAX_HOST_FRAMES];
@@ -66,19 +64,14 @@ struct luw_lw {
 	struct luw_lj_walk_out out;
 	struct luw_lj_regs regs;	/* of the interrupted frame */
 	bool walked;			/* out holds this sample's walk */
-	u64 faults;
+	struct luw_cost *cost;		/* the sample's, shared with the host */
 };
 
 static int luw_lj_read(void *ctx, __u64 addr, void *dst, __u32 len)
 {
 	struct luw_lw *lw = ctx;
 
-	if (copy_from_user_nofault(dst, (const void __user *)(uintptr_t)addr,
-				   len)) {
-		lw->faults++;
-		return -EFAULT;
-	}
-	return 0;
+	return luw_user_read(lw->cost, dst, addr, len);
 }
 
 static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
@@ -121,7 +114,11 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		.interp_end = t->interp_end,
 		.vm_end = t->vm_end,
 		.vm_sp = vm_sp,
-		.max_reads = LUW_LUA_READS,
+		/*
+		 * The budget refuses reads past the sample's; this only
+		 * keeps the walker's own count meaningful.
+		 */
+		.max_reads = LUW_SAMPLE_READS,
 	};
 
 	if (sample_frame) {
@@ -362,10 +359,10 @@ static bool luw_lua_failed(const struct luw_lj_walk_out *o)
  * it; returns the record size.
  */
 u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
-		    struct luw_sample *s, u64 *faults)
+		    struct luw_sample *s, struct luw_cost *cost)
 {
 	struct luw_lua_scratch *ws = this_cpu_ptr(luw_lws);
-	struct luw_lw lw = { .t = t, .ws = ws };
+	struct luw_lw lw = { .t = t, .ws = ws, .cost = cost };
 	unsigned int n = 0, nsp = 0, seg = 0, max = t->max_host;
 	bool complete = false, probed = false, probed_here = false, sub = false;
 	struct luw_lua_frame *lout;
@@ -378,7 +375,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 
 	luw_lj_regs_from(&lw.regs, regs);
 	rcu_read_lock();
-	luw_hw_init(&w, t, regs);
+	luw_hw_init(&w, t, regs, cost);
 	ws->pcs[n++] = w.r.ip;
 	for (;;) {
 		u64 pc = w.r.ip;
@@ -450,7 +447,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		ws->pcs[n++] = w.r.ip;
 	}
 	rcu_read_unlock();
-	luw_hw_finish(&w, complete, &rflags, faults);
+	luw_hw_finish(&w, complete, &rflags);
 
 	/*
 	 * No VM frame on a host stack that ended early: the thread may still
@@ -487,10 +484,6 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			rflags |= LUW_RF_LUA_TRUNC;
 		if (lw.out.status == LUW_LJW_OK && lw.out.G)
 			luw_lua_g_seen(t, lw.out.G);
-	}
-	if (lw.faults) {
-		rflags |= LUW_RF_FAULT;
-		*faults += lw.faults;
 	}
 	s->flags = rflags;
 	s->nhost = n;

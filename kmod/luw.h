@@ -3,28 +3,43 @@
  * luaunwind.ko internals shared between its files.
  *
  *   main.c      misc device, file operations, ioctl decoding
+ *   session.c   sessions: one per open file, shared only by LUW_IOC_JOIN
  *   target.c    attached processes: attach/detach, start/stop, unwind
- *               tables, stats, reaping targets that exited
+ *               tables, stats, ending targets that exited or exec'd
  *   sample.c    the perf overflow handler: builds one record per sample
  *   hostwalk.c  host (C) stack walk: compact unwind tables, frame pointers
  *   luawalk.c   Lua stack walk merged with the host walk (the record body)
- *   ring.c      per-CPU lock-free rings, read() and poll()
+ *   ring.c      a session's per-CPU lock-free rings, read() and poll()
+ *
+ * Locking: luw_lock (a mutex) serialises everything but the sampling
+ * handler and the ring reader: sessions, targets, events, tables, stats.
+ * The handler takes no lock: it reaches its target through the event's
+ * context pointer and the session through the target, and both are freed
+ * only after the target's events are released and an RCU grace period
+ * has passed.
  */
 #ifndef LUW_KMOD_H
 #define LUW_KMOD_H
 
+#include <linux/irq_work.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
+#include <linux/uidgid.h>
+#include <linux/wait.h>
 #include <linux/percpu.h>
 #include <linux/pid.h>
 #include <linux/poll.h>
 #include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
 #include <linux/types.h>
+
+#include "compat.h"
 
 #include <luaunwind.h>
 #include <luaunwind_layout.h>
 #include <luaunwind_unwind.h>
 
+struct mm_struct;
 struct perf_event;
 struct perf_sample_data;
 struct pt_regs;
@@ -38,9 +53,67 @@ struct luw_tstats {
 	u64 skipped;
 	u64 handler_ns;
 	u64 handler_calls;
+	u64 reads;
+	u64 read_bytes;
+	u64 budget_cuts;
 	u64 vmstate[LUW_VMST_COUNT];
 	u64 hist[LUW_HIST_BUCKETS];
+	u64 reads_hist[LUW_HIST_BUCKETS];
 };
+
+/* One CPU's ring of a session: one producer (the handler on that CPU). */
+struct luw_ring {
+	u64 head;
+	u64 tail;
+	u32 lost;		/* drops not yet reported by a LOST record */
+	int nest;
+	u8 *data;
+	struct irq_work wake;
+	struct luw_session *s;
+};
+
+/*
+ * What a file reads from and controls.  nref counts the files using it,
+ * plus one while it is its owner's kept session.  Under luw_lock but
+ * rings, wq and the read side.
+ */
+struct luw_session {
+	struct list_head node;		/* on luw_sessions */
+	struct list_head targets;	/* struct luw_proc.node */
+	unsigned int nr_targets;
+	unsigned int nref;
+	bool had_targets;		/* end of file needs one gone */
+	bool kept;
+	kuid_t owner;			/* effective uid of the opener */
+	struct luw_tstats retired;	/* detached targets, folded in */
+	u64 ended;			/* targets ended by exit or exec */
+	struct luw_ring __percpu *rings; /* from the first attach on */
+	wait_queue_head_t wq;
+	struct mutex read_lock;
+	unsigned int read_next_cpu;
+};
+
+/*
+ * An open file: its session never changes once the file has read,
+ * polled or attached (used), so a sleeping reader's wait queue stays.
+ */
+struct luw_file {
+	struct luw_session *s;
+	bool used;
+};
+
+/*
+ * One sample's user-memory reads: every walk and scan draws on the same
+ * LUW_SAMPLE_READS and LUW_SAMPLE_FAULTS.
+ */
+struct luw_cost {
+	u32 reads;
+	u32 faults;
+	u64 bytes;
+	bool cut;		/* a read was refused: budget spent */
+};
+
+int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len);
 
 /* The unwind table of one executable mapping. */
 struct luw_table {
@@ -48,6 +121,7 @@ struct luw_table {
 	u64 start;
 	u64 end;
 	u64 file_offset;
+	u64 bytes;		/* of buf, counted against the module's cap */
 	const struct luw_uw_entry *ent;
 	u32 nent;
 	void *buf;		/* kvmalloc'ed header + entries */
@@ -61,8 +135,15 @@ struct luw_maps {
 };
 
 struct luw_proc {
-	struct list_head node;		/* on luw_targets, under luw_lock */
+	struct list_head node;		/* on its session's targets */
+	struct luw_session *sess;
 	struct pid *pid;		/* the thread group; holds the pid ns */
+	/*
+	 * The program attached (mmgrab'ed, so the address is never reused
+	 * while we compare against it): samples are taken only while
+	 * current->mm is this one, never after an exec.
+	 */
+	struct mm_struct *mm;
 	unsigned int ns_level;		/* attacher's pid namespace level */
 	pid_t vpid;			/* pid as the attacher named it */
 	bool dying;			/* handler: ignore from now on */
@@ -81,17 +162,33 @@ struct luw_proc {
 	struct perf_event **events;	/* one per CPU, NULL when offline */
 	struct luw_tstats __percpu *stats;
 	struct luw_maps __rcu *maps;
+	u64 table_bytes;		/* accounted in luw_table_bytes */
 };
 
-/* target.c */
+/* main.c */
+bool luw_is_device_file(const struct file *file);
+
+/* session.c */
 extern struct mutex luw_lock;
+extern struct list_head luw_sessions;
+struct luw_session *luw_session_new(void);
+void luw_session_put(struct luw_session *s);
+struct luw_session *luw_file_session(struct luw_file *f);
+int luw_session_join(struct luw_file *f, const struct luw_join *j);
+void luw_session_unkeep_idle(void);
+void luw_session_exit(void);
+
+/* target.c; all under luw_lock */
+int luw_attach(struct luw_session *s, const struct luw_attach *a);
+int luw_detach(struct luw_session *s, pid_t pid);
+int luw_start_stop(struct luw_session *s, pid_t pid, bool start);
+struct luw_table *luw_table_load(const struct luw_unwind_table *u);
+int luw_table_install(struct luw_session *s, pid_t pid, struct luw_table *tab);
+int luw_get_stats(struct luw_session *s, struct luw_stats *st);
+u32 luw_list(struct luw_session *s, s32 *pids, u32 max);
+void luw_targets_destroy(struct luw_session *s);
+u32 luw_nr_targets_now(void);
 void luw_target_exit(void);
-int luw_attach(const struct luw_attach *a);
-int luw_detach(pid_t pid);
-int luw_start_stop(pid_t pid, bool start);
-int luw_upload_table(const struct luw_unwind_table *u);
-int luw_get_stats(struct luw_stats *s);
-int luw_list(struct luw_list *l, s32 __user *pids);
 
 /* sample.c */
 void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
@@ -103,7 +200,7 @@ void luw_sample_exit(void);
 struct luw_hw {
 	struct luw_uw_regs r;		/* the current frame */
 	const struct luw_maps *m;
-	u64 faults;
+	struct luw_cost *cost;
 	bool table_used;
 };
 
@@ -111,27 +208,32 @@ struct luw_hw {
 #define LUW_HW_END	1	/* outermost frame: complete */
 #define LUW_HW_STOP	2	/* cannot go on: truncated */
 
-void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs);
+void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
+		 struct luw_cost *cost);
 int luw_hw_step(struct luw_hw *w);
 bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
 bool luw_hw_has_table(const struct luw_hw *w);
 bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val);
-void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags, u64 *faults);
+void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
-		  unsigned int max, u8 *rflags, u64 *faults);
+		  unsigned int max, u8 *rflags, struct luw_cost *cost);
 
 /* luawalk.c */
 int luw_luawalk_init(void);
 void luw_luawalk_exit(void);
 u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
-		    struct luw_sample *s, u64 *faults);
+		    struct luw_sample *s, struct luw_cost *cost);
 
 /* ring.c */
 extern unsigned int luw_ring_bytes;
-int luw_ring_init(void);
-void luw_ring_exit(void);
-bool luw_ring_write(const void *rec, u32 size, u64 now);
-ssize_t luw_ring_read(char __user *buf, size_t len, bool nonblock);
-__poll_t luw_ring_poll(struct file *file, poll_table *wait);
+int luw_ring_check_param(void);
+int luw_ring_alloc(struct luw_session *s);
+void luw_ring_free(struct luw_session *s);
+bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now);
+ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
+		      bool nonblock);
+__poll_t luw_ring_poll(struct luw_session *s, struct file *file,
+		       poll_table *wait);
+void luw_ring_wake(struct luw_session *s);
 
 #endif /* LUW_KMOD_H */

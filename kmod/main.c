@@ -8,16 +8,19 @@
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include "luw.h"
 
-static_assert(sizeof(struct luw_version) == LUW_VERSION_SIZE_VER0);
+static_assert(sizeof(struct luw_version) == LUW_VERSION_SIZE_VER1);
 static_assert(sizeof(struct luw_attach) == LUW_ATTACH_SIZE_VER1);
 static_assert(sizeof(struct luw_target) == LUW_TARGET_SIZE_VER0);
 static_assert(sizeof(struct luw_unwind_table) == LUW_UNWIND_TABLE_SIZE_VER0);
-static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER0);
+static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER1);
 static_assert(sizeof(struct luw_list) == LUW_LIST_SIZE_VER0);
+static_assert(sizeof(struct luw_join) == LUW_JOIN_SIZE_VER0);
+static_assert(sizeof(struct luw_end) == 24);
 static_assert(sizeof(struct luw_sample) == 40);
 static_assert(sizeof(struct luw_lua_frame) == 24);
 static_assert(sizeof(struct luw_splice) == 8);
@@ -65,14 +68,30 @@ static long luw_ioc_version(void __user *u)
 	v.nr_cpus = nr_cpu_ids;
 	v.features = LUW_FEAT_FP_UNWIND | LUW_FEAT_TABLE_UNWIND |
 		     LUW_FEAT_CYCLES | LUW_FEAT_LUA_WALK |
-		     LUW_FEAT_VMSTATE_ONLY;
+		     LUW_FEAT_VMSTATE_ONLY | LUW_FEAT_SESSIONS;
 	v.ring_bytes = luw_ring_bytes;
 	v.max_targets = LUW_MAX_TARGETS;
+	v.nr_targets = luw_nr_targets_now();
 	return luw_copy_out(u, &v);
 }
 
-static long luw_ioc_target(unsigned int cmd, void __user *u)
+/*
+ * The session a control command acts on.  Marks the file used: from now
+ * on LUW_IOC_JOIN cannot swap its session.  Returns with luw_lock held.
+ */
+static struct luw_session *luw_lock_session(struct file *file)
 {
+	struct luw_file *f = file->private_data;
+
+	mutex_lock(&luw_lock);
+	f->used = true;
+	return f->s;
+}
+
+static long luw_ioc_target(struct file *file, unsigned int nr,
+			   void __user *u)
+{
+	struct luw_session *s;
 	struct luw_target t;
 	int err;
 
@@ -81,28 +100,35 @@ static long luw_ioc_target(unsigned int cmd, void __user *u)
 		return err;
 	if (t.flags || t.reserved)
 		return -EINVAL;
-	switch (cmd) {
-	case LUW_IOC_DETACH:
-		return luw_detach(t.pid);
-	case LUW_IOC_START:
-		return luw_start_stop(t.pid, true);
-	default:
-		return luw_start_stop(t.pid, false);
-	}
+	s = luw_lock_session(file);
+	if (nr == _IOC_NR(LUW_IOC_DETACH))
+		err = luw_detach(s, t.pid);
+	else
+		err = luw_start_stop(s, t.pid, nr == _IOC_NR(LUW_IOC_START));
+	mutex_unlock(&luw_lock);
+	return err;
 }
 
-static long luw_ioc_attach(void __user *u)
+static long luw_ioc_attach(struct file *file, void __user *u)
 {
+	struct luw_session *s;
 	struct luw_attach a;
 	int err;
 
 	err = luw_copy_in(&a, sizeof(a), LUW_ATTACH_SIZE_VER0, u);
-	return err ?: luw_attach(&a);
+	if (err)
+		return err;
+	s = luw_lock_session(file);
+	err = luw_attach(s, &a);
+	mutex_unlock(&luw_lock);
+	return err;
 }
 
-static long luw_ioc_unwind_table(void __user *u)
+static long luw_ioc_unwind_table(struct file *file, void __user *u)
 {
 	struct luw_unwind_table ut;
+	struct luw_table *tab;
+	struct luw_session *s;
 	int err;
 
 	err = luw_copy_in(&ut, sizeof(ut), LUW_UNWIND_TABLE_SIZE_VER0, u);
@@ -110,32 +136,45 @@ static long luw_ioc_unwind_table(void __user *u)
 		return err;
 	if (ut.flags)
 		return -EINVAL;
-	return luw_upload_table(&ut);
-}
-
-static long luw_ioc_stats(void __user *u)
-{
-	struct luw_stats *s;
-	long err;
-
-	/* Too big for the stack. */
-	s = kzalloc(sizeof(*s), GFP_KERNEL);
-	if (!s)
-		return -ENOMEM;
-	err = luw_copy_in(s, sizeof(*s), LUW_STATS_SIZE_VER0, u);
-	if (!err && s->flags)
-		err = -EINVAL;
-	if (!err)
-		err = luw_get_stats(s);
-	if (!err)
-		err = luw_copy_out(u, s);
-	kfree(s);
+	/* Copy and check the table before taking the lock: it may be big. */
+	tab = luw_table_load(&ut);
+	if (IS_ERR(tab))
+		return PTR_ERR(tab);
+	s = luw_lock_session(file);
+	err = luw_table_install(s, ut.pid, tab);
+	mutex_unlock(&luw_lock);
 	return err;
 }
 
-static long luw_ioc_list(void __user *u)
+static long luw_ioc_stats(struct file *file, void __user *u)
 {
+	struct luw_session *s;
+	struct luw_stats *st;
+	long err;
+
+	/* Too big for the stack. */
+	st = kzalloc(sizeof(*st), GFP_KERNEL);
+	if (!st)
+		return -ENOMEM;
+	err = luw_copy_in(st, sizeof(*st), LUW_STATS_SIZE_VER0, u);
+	if (!err && st->flags)
+		err = -EINVAL;
+	if (!err) {
+		s = luw_lock_session(file);
+		err = luw_get_stats(s, st);
+		mutex_unlock(&luw_lock);
+	}
+	if (!err)
+		err = luw_copy_out(u, st);
+	kfree(st);
+	return err;
+}
+
+static long luw_ioc_list(struct file *file, void __user *u)
+{
+	struct luw_session *s;
 	struct luw_list l;
+	s32 *pids;
 	int err;
 
 	err = luw_copy_in(&l, sizeof(l), LUW_LIST_SIZE_VER0, u);
@@ -143,29 +182,58 @@ static long luw_ioc_list(void __user *u)
 		return err;
 	if (l.flags || (l.max && !l.pids_ptr))
 		return -EINVAL;
-	err = luw_list(&l, u64_to_user_ptr(l.pids_ptr));
+	pids = kcalloc(LUW_MAX_TARGETS, sizeof(*pids), GFP_KERNEL);
+	if (!pids)
+		return -ENOMEM;
+	s = luw_lock_session(file);
+	l.count = luw_list(s, pids, LUW_MAX_TARGETS);
+	mutex_unlock(&luw_lock);
+	if (copy_to_user(u64_to_user_ptr(l.pids_ptr), pids,
+			 min(l.count, l.max) * sizeof(*pids)))
+		err = -EFAULT;
+	kfree(pids);
 	return err ?: luw_copy_out(u, &l);
 }
 
+static long luw_ioc_join(struct file *file, void __user *u)
+{
+	struct luw_join j;
+	int err;
+
+	err = luw_copy_in(&j, sizeof(j), LUW_JOIN_SIZE_VER0, u);
+	return err ?: luw_session_join(file->private_data, &j);
+}
+
+/*
+ * Commands are told apart by type and number only: the size _IOW()
+ * encodes is that of the caller's struct, which the struct's own size
+ * field already versions (a program built against an older, shorter
+ * struct would otherwise get ENOTTY).
+ */
 static long luw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	void __user *u = (void __user *)arg;
+	unsigned int nr = _IOC_NR(cmd);
 
-	switch (cmd) {
-	case LUW_IOC_VERSION:
+	if (_IOC_TYPE(cmd) != LUW_IOC_MAGIC)
+		return -ENOTTY;
+	switch (nr) {
+	case _IOC_NR(LUW_IOC_VERSION):
 		return luw_ioc_version(u);
-	case LUW_IOC_ATTACH:
-		return luw_ioc_attach(u);
-	case LUW_IOC_DETACH:
-	case LUW_IOC_START:
-	case LUW_IOC_STOP:
-		return luw_ioc_target(cmd, u);
-	case LUW_IOC_UNWIND_TABLE:
-		return luw_ioc_unwind_table(u);
-	case LUW_IOC_STATS:
-		return luw_ioc_stats(u);
-	case LUW_IOC_LIST:
-		return luw_ioc_list(u);
+	case _IOC_NR(LUW_IOC_ATTACH):
+		return luw_ioc_attach(file, u);
+	case _IOC_NR(LUW_IOC_DETACH):
+	case _IOC_NR(LUW_IOC_START):
+	case _IOC_NR(LUW_IOC_STOP):
+		return luw_ioc_target(file, nr, u);
+	case _IOC_NR(LUW_IOC_UNWIND_TABLE):
+		return luw_ioc_unwind_table(file, u);
+	case _IOC_NR(LUW_IOC_STATS):
+		return luw_ioc_stats(file, u);
+	case _IOC_NR(LUW_IOC_LIST):
+		return luw_ioc_list(file, u);
+	case _IOC_NR(LUW_IOC_JOIN):
+		return luw_ioc_join(file, u);
 	default:
 		return -ENOTTY;
 	}
@@ -173,27 +241,67 @@ static long luw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 
 static int luw_open(struct inode *inode, struct file *file)
 {
+	struct luw_file *f;
+	int err;
+
 	/* The device reads other processes' stacks: perf's own bar. */
 	if (!perfmon_capable())
 		return -EPERM;
-	return stream_open(inode, file);
+	err = stream_open(inode, file);
+	if (err)
+		return err;
+	f = kzalloc(sizeof(*f), GFP_KERNEL_ACCOUNT);
+	if (!f)
+		return -ENOMEM;
+	f->s = luw_session_new();
+	if (!f->s) {
+		kfree(f);
+		return -ENOMEM;
+	}
+	file->private_data = f;
+	return 0;
+}
+
+static int luw_release(struct inode *inode, struct file *file)
+{
+	struct luw_file *f = file->private_data;
+
+	mutex_lock(&luw_lock);
+	luw_session_put(f->s);
+	/* A kept session whose attach failed has nothing to keep. */
+	luw_session_unkeep_idle();
+	mutex_unlock(&luw_lock);
+	kfree(f);
+	return 0;
 }
 
 static ssize_t luw_read(struct file *file, char __user *buf, size_t len,
 			loff_t *ppos)
 {
-	return luw_ring_read(buf, len, file->f_flags & O_NONBLOCK);
+	return luw_ring_read(luw_file_session(file->private_data), buf, len,
+			     file->f_flags & O_NONBLOCK);
+}
+
+static __poll_t luw_poll(struct file *file, poll_table *wait)
+{
+	return luw_ring_poll(luw_file_session(file->private_data), file, wait);
 }
 
 static const struct file_operations luw_fops = {
 	.owner = THIS_MODULE,
 	.open = luw_open,
+	.release = luw_release,
 	.read = luw_read,
-	.poll = luw_ring_poll,
+	.poll = luw_poll,
 	.unlocked_ioctl = luw_ioctl,
 	/* Every struct has the same layout for 32-bit callers. */
 	.compat_ioctl = compat_ptr_ioctl,
 };
+
+bool luw_is_device_file(const struct file *file)
+{
+	return file->f_op == &luw_fops;
+}
 
 static struct miscdevice luw_dev = {
 	.minor = MISC_DYNAMIC_MINOR,
@@ -206,30 +314,27 @@ static int __init luw_init(void)
 {
 	int err;
 
-	err = luw_ring_init();
+	err = luw_ring_check_param();
 	if (err)
 		return err;
 	err = luw_sample_init();
 	if (err)
-		goto out_ring;
+		return err;
 	err = misc_register(&luw_dev);
 	if (err)
-		goto out_sample;
-	return 0;
-
-out_sample:
-	luw_sample_exit();
-out_ring:
-	luw_ring_exit();
+		luw_sample_exit();
 	return err;
 }
 
 static void __exit luw_exit(void)
 {
+	/* No file is open (each holds a module reference): kept sessions. */
 	misc_deregister(&luw_dev);
 	luw_target_exit();
+	luw_session_exit();
+	/* Table frees queued by uploads run module code: let them finish. */
+	rcu_barrier();
 	luw_sample_exit();
-	luw_ring_exit();
 }
 
 module_init(luw_init);

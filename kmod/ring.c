@@ -2,9 +2,11 @@
 /*
  * Per-CPU sample rings.
  *
- * Each CPU has one ring with exactly one producer, the overflow handler
- * running on that CPU (hardirq for cpu-clock, NMI for cycles), and one
- * consumer at a time, read() under luw_read_lock.  head and tail are free
+ * Each session has one ring per CPU, allocated at its first attach.  A
+ * ring has exactly one producer, the overflow handler running on that CPU
+ * (hardirq for cpu-clock, NMI for cycles; the reaper's END records are
+ * written with interrupts off, so they take the producer's place), and
+ * one consumer at a time, read() under the session's read_lock.  head and tail are free
  * running byte counters: the producer owns head, the consumer owns tail,
  * and each publishes its counter with a release store after touching the
  * data, so no lock is ever taken in the handler.  Two handlers can still
@@ -32,59 +34,69 @@ MODULE_PARM_DESC(ring_kb, "size of each per-CPU sample ring in KiB, a power of t
 
 unsigned int luw_ring_bytes;
 
-struct luw_ring {
-	u64 head;
-	u64 tail;
-	u32 lost;		/* drops not yet reported by a LOST record */
-	int nest;
-	u8 *data;
-	struct irq_work wake;
-};
+unsigned int luw_ring_bytes;
 
-static DEFINE_PER_CPU(struct luw_ring, luw_rings);
-static DECLARE_WAIT_QUEUE_HEAD(luw_wq);
-static DEFINE_MUTEX(luw_read_lock);
-static unsigned int luw_read_next_cpu;
-
-static void luw_ring_wake(struct irq_work *w)
+static void luw_ring_wake_work(struct irq_work *w)
 {
-	wake_up_interruptible(&luw_wq);
+	struct luw_ring *r = container_of(w, struct luw_ring, wake);
+
+	wake_up_interruptible(&r->s->wq);
 }
 
-int luw_ring_init(void)
+int luw_ring_check_param(void)
 {
-	int cpu;
-
 	if (ring_kb < 16 || ring_kb > 65536 || !is_power_of_2(ring_kb)) {
 		pr_err("luaunwind: ring_kb=%u: need a power of two in 16..65536\n",
 		       ring_kb);
 		return -EINVAL;
 	}
 	luw_ring_bytes = ring_kb * 1024;
-	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
-
-		init_irq_work(&r->wake, luw_ring_wake);
-		r->data = vzalloc_node(luw_ring_bytes, cpu_to_node(cpu));
-		if (!r->data) {
-			luw_ring_exit();
-			return -ENOMEM;
-		}
-	}
 	return 0;
 }
 
-void luw_ring_exit(void)
+/* At the session's first attach; luw_lock held. */
+int luw_ring_alloc(struct luw_session *s)
+{
+	struct luw_ring __percpu *rings;
+	int cpu;
+
+	if (s->rings)
+		return 0;
+	rings = alloc_percpu_gfp(struct luw_ring, GFP_KERNEL_ACCOUNT);
+	if (!rings)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct luw_ring *r = per_cpu_ptr(rings, cpu);
+
+		r->s = s;
+		init_irq_work(&r->wake, luw_ring_wake_work);
+		r->data = __vmalloc(luw_ring_bytes,
+				    GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+		if (!r->data) {
+			s->rings = rings;
+			luw_ring_free(s);
+			return -ENOMEM;
+		}
+	}
+	s->rings = rings;
+	return 0;
+}
+
+/* No handler can write any more (the targets are gone); luw_lock held. */
+void luw_ring_free(struct luw_session *s)
 {
 	int cpu;
 
+	if (!s->rings)
+		return;
 	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
+		struct luw_ring *r = per_cpu_ptr(s->rings, cpu);
 
 		irq_work_sync(&r->wake);
 		vfree(r->data);
-		r->data = NULL;
 	}
+	free_percpu(s->rings);
+	s->rings = NULL;
 }
 
 static void luw_ring_put(struct luw_ring *r, u64 pos, const void *src, u32 n)
@@ -99,12 +111,13 @@ static void luw_ring_put(struct luw_ring *r, u64 pos, const void *src, u32 n)
 }
 
 /*
- * Called by the handler with interrupts off.  Returns false when the
- * record was dropped (ring full or nested handler); the caller counts it.
+ * Called with interrupts off: by the handler, or by the reaper for an END
+ * record.  Returns false when the record was dropped (ring full or nested
+ * writer); the caller counts it.
  */
-bool luw_ring_write(const void *rec, u32 size, u64 now)
+bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 {
-	struct luw_ring *r = this_cpu_ptr(&luw_rings);
+	struct luw_ring *r = this_cpu_ptr(s->rings);
 	u64 head, tail, need;
 	bool ok = false;
 
@@ -138,19 +151,21 @@ bool luw_ring_write(const void *rec, u32 size, u64 now)
 	smp_store_release(&r->head, head + size);
 	ok = true;
 	/* irq_work is NMI safe; wake_up() from NMI is not. */
-	if (wq_has_sleeper(&luw_wq))
+	if (wq_has_sleeper(&s->wq))
 		irq_work_queue(&r->wake);
 out:
 	r->nest--;
 	return ok;
 }
 
-static bool luw_ring_any(void)
+static bool luw_ring_any(struct luw_session *s)
 {
 	int cpu;
 
+	if (!s->rings)
+		return false;
 	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(&luw_rings, cpu);
+		struct luw_ring *r = per_cpu_ptr(s->rings, cpu);
 
 		/* Pairs with the release of head in luw_ring_write(). */
 		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
@@ -204,45 +219,71 @@ static ssize_t luw_ring_drain(struct luw_ring *r, char __user *buf, size_t len)
 	return done ?: err;
 }
 
-ssize_t luw_ring_read(char __user *buf, size_t len, bool nonblock)
+/*
+ * End of file: the session had targets and none is left to write.  Before
+ * its first attach a reader waits (another file of the session may attach);
+ * a target attached later makes it readable again.
+ */
+static bool luw_ring_eof(struct luw_session *s)
+{
+	return READ_ONCE(s->had_targets) && !READ_ONCE(s->nr_targets) &&
+	       !luw_ring_any(s);
+}
+
+/* Someone may wait for records that will not come: the last target went. */
+void luw_ring_wake(struct luw_session *s)
+{
+	wake_up_interruptible(&s->wq);
+}
+
+ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
+		      bool nonblock)
 {
 	unsigned int ncpu = nr_cpu_ids, i;
 	ssize_t done = 0, n;
 	int err;
 
+	if (!len)
+		return 0;
 	for (;;) {
-		if (mutex_lock_interruptible(&luw_read_lock))
+		if (mutex_lock_interruptible(&s->read_lock))
 			return -ERESTARTSYS;
-		for (i = 0; i < ncpu; i++) {
-			unsigned int cpu = (luw_read_next_cpu + i) % ncpu;
+		for (i = 0; s->rings && i < ncpu; i++) {
+			unsigned int cpu = (s->read_next_cpu + i) % ncpu;
 
 			if (!cpu_possible(cpu))
 				continue;
-			n = luw_ring_drain(per_cpu_ptr(&luw_rings, cpu),
+			n = luw_ring_drain(per_cpu_ptr(s->rings, cpu),
 					   buf + done, len - done);
 			if (n < 0) {
 				if (done)
 					break;
-				mutex_unlock(&luw_read_lock);
+				mutex_unlock(&s->read_lock);
 				return n;
 			}
 			done += n;
 		}
 		/* Start with the next CPU next time, so none starves. */
-		luw_read_next_cpu = (luw_read_next_cpu + 1) % ncpu;
-		mutex_unlock(&luw_read_lock);
+		s->read_next_cpu = (s->read_next_cpu + 1) % ncpu;
+		mutex_unlock(&s->read_lock);
 		if (done)
 			return done;
+		if (luw_ring_eof(s))
+			return 0;
 		if (nonblock)
 			return -EAGAIN;
-		err = wait_event_interruptible(luw_wq, luw_ring_any());
+		err = wait_event_interruptible(s->wq, luw_ring_any(s) ||
+						      luw_ring_eof(s));
 		if (err)
 			return err;
 	}
 }
 
-__poll_t luw_ring_poll(struct file *file, poll_table *wait)
+__poll_t luw_ring_poll(struct luw_session *s, struct file *file,
+		       poll_table *wait)
 {
-	poll_wait(file, &luw_wq, wait);
-	return luw_ring_any() ? EPOLLIN | EPOLLRDNORM : 0;
+	poll_wait(file, &s->wq, wait);
+	if (luw_ring_any(s))
+		return EPOLLIN | EPOLLRDNORM;
+	return luw_ring_eof(s) ? EPOLLHUP : 0;
 }

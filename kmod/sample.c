@@ -65,7 +65,7 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 {
 	struct pid_namespace *ns = t->pid->numbers[t->ns_level].ns;
 	u64 *pcs = (u64 *)(s + 1);
-	u64 faults = 0;
+	struct luw_cost cost = { 0 };
 	u8 rflags = 0;
 	int n;
 
@@ -79,14 +79,16 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 	s->flags = rflags;
 	s->vmstate = LUW_VMST_UNKNOWN;
 	if (t->has_layout) {
-		s->size = luw_merged_walk(t, regs, s, &faults);
+		s->size = luw_merged_walk(t, regs, s, &cost);
 		rflags = s->flags;
 	} else {
-		n = luw_host_walk(t, regs, pcs, t->max_host, &rflags, &faults);
-		s->flags = rflags;
+		n = luw_host_walk(t, regs, pcs, t->max_host, &rflags, &cost);
 		s->nhost = n;
 		s->size = sizeof(*s) + n * sizeof(u64);
 	}
+	if (cost.faults)
+		rflags |= LUW_RF_FAULT;
+	s->flags = rflags;
 	if (t->vmstate_only) {
 		/* Walked for the vmstate alone, cut short on purpose. */
 		rflags &= ~(LUW_RF_HOST_TRUNC | LUW_RF_LUA_TRUNC |
@@ -102,9 +104,28 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 	s->cpu = smp_processor_id();
 	s->time = now;
 
-	st->faults += faults;
+	st->faults += cost.faults;
+	st->reads += cost.reads;
+	st->read_bytes += cost.bytes;
+	st->reads_hist[luw_hist_bucket(cost.reads)]++;
+	if (cost.cut)
+		st->budget_cuts++;
 	if (rflags & (LUW_RF_HOST_TRUNC | LUW_RF_LUA_TRUNC))
 		st->truncated++;
+}
+
+/*
+ * Threads of the target the walk cannot read as the 64-bit LuaJIT it was
+ * attached for: 32-bit code (a compat task), and io_uring workers, whose
+ * user registers are zero.
+ */
+static bool luw_unwalkable(struct task_struct *task)
+{
+#ifdef PF_IO_WORKER
+	if (task->flags & PF_IO_WORKER)
+		return true;
+#endif
+	return !user_64bit_mode(task_pt_regs(task));
 }
 
 void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
@@ -117,10 +138,13 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 	u64 t0;
 
 	/*
-	 * Per-CPU events see every task; only the target's threads count.
-	 * task_tgid() of current is stable while current runs.
+	 * Per-CPU events see every task; only the target's threads count,
+	 * and only while they run the program attached: after an exec the
+	 * mm differs (the reaper ends the target), and nothing of the new
+	 * program is read.  Both are stable while current runs.
 	 */
-	if (task_tgid(current) != t->pid || READ_ONCE(t->dying))
+	if (task_tgid(current) != t->pid || current->mm != t->mm ||
+	    READ_ONCE(t->dying))
 		return;
 
 	t0 = ktime_get_mono_fast_ns();
@@ -128,7 +152,7 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 	st->handler_calls++;
 
 	if ((current->flags & (PF_EXITING | PF_KTHREAD)) || !current->mm ||
-	    !regs) {
+	    !regs || luw_unwalkable(current)) {
 		st->skipped++;
 		goto out;
 	}
@@ -140,7 +164,7 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 
 	s = &this_cpu_ptr(luw_scratch)->hdr;
 	luw_fill_sample(t, regs, s, st, t0);
-	if (luw_ring_write(s, s->size, t0)) {
+	if (luw_ring_write(t->sess, s, s->size, t0)) {
 		st->samples++;
 		st->vmstate[s->vmstate]++;
 	} else {

@@ -1,29 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Attached processes ("targets").
+ * Attached processes ("targets"), each in the session that attached it.
  *
  * Sampling design: each target gets one perf event per online CPU
  * (task == NULL), and the handler keeps only samples whose current thread
- * belongs to the target's thread group.  The alternative, one event per
- * task, would need an event per thread and a hook on clone() to follow new
- * threads (kernel counters are not inherited); per-CPU events follow every
- * thread, present and future, for free, cost a fixed number of events per
- * target, and a cpu-clock hrtimer that finds another task running returns
- * after one comparison.
+ * belongs to the target's thread group and runs the program that was
+ * attached (its mm).  The alternative, one event per task, would need an
+ * event per thread and a hook on clone() to follow new threads; per-CPU
+ * events follow every thread, present and future, for free, cost a fixed
+ * number of events per target, and a cpu-clock hrtimer that finds another
+ * task running returns after two comparisons.
  *
- * luw_lock (a mutex) serialises everything but the handler: the target
- * list, creating and releasing events, uploads, stats folding.  The
- * handler never takes it: it reaches its target through the event's
- * context pointer, and a target is freed only after its events are
- * released and an RCU grace period has passed (handlers run with
- * interrupts off, or in NMI, both RCU read-side sections).
+ * Everything here runs under luw_lock (session.c); the handler never
+ * takes it.  A target is freed only after its events are released and an
+ * RCU grace period has passed (handlers run with interrupts off, or in
+ * NMI, both RCU read-side sections).
  */
 #include <linux/cpu.h>
 #include <linux/cred.h>
 #include <linux/capability.h>
+#include <linux/fs.h>
+#include <linux/kstrtox.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/pid_namespace.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
@@ -32,13 +34,11 @@
 
 #include "luw.h"
 
-DEFINE_MUTEX(luw_lock);
-static LIST_HEAD(luw_targets);
-static unsigned int luw_nr_targets;
-static struct luw_tstats luw_retired;	/* detached targets, folded in */
+static unsigned int luw_nr_targets;	/* all sessions together */
+static u64 luw_table_bytes;		/* all targets' tables together */
 static bool luw_unloading;
 
-/* How often targets that exited are looked for. */
+/* How often targets that exited or exec'd are looked for. */
 #define LUW_REAP_INTERVAL	(HZ / 10)
 
 static void luw_reap(struct work_struct *work);
@@ -69,113 +69,268 @@ static void luw_table_free(struct luw_table *tab)
 	kfree(tab);
 }
 
+/* Module code run by RCU: luw_exit() waits for it with rcu_barrier(). */
 static void luw_table_free_rcu(struct rcu_head *head)
 {
 	luw_table_free(container_of(head, struct luw_table, rcu));
 }
 
-/* Caller has unlinked t; sleeps. */
-static void luw_target_destroy(struct luw_proc *t)
+static void luw_target_unlink(struct luw_proc *t, struct list_head *to)
 {
-	struct luw_tstats *sum;
+	struct luw_session *s = t->sess;
+
+	list_move_tail(&t->node, to);
+	s->nr_targets--;
+	luw_nr_targets--;
+	if (!s->nr_targets)
+		luw_ring_wake(s);	/* readers: end of file */
+}
+
+/* Free unlinked targets; sleeps. */
+static void luw_targets_release(struct list_head *list)
+{
+	struct luw_proc *t, *tmp;
 	struct luw_maps *m;
 	unsigned int i;
 	int cpu;
 
-	WRITE_ONCE(t->dying, true);
-	for_each_possible_cpu(cpu) {
-		if (t->events[cpu])
-			perf_event_release_kernel(t->events[cpu]);
+	if (list_empty(list))
+		return;
+	list_for_each_entry(t, list, node) {
+		WRITE_ONCE(t->dying, true);
+		for_each_possible_cpu(cpu) {
+			if (t->events[cpu])
+				perf_event_release_kernel(t->events[cpu]);
+		}
 	}
 	/* A handler that already started on another CPU finishes first. */
 	synchronize_rcu();
 
-	sum = kzalloc(sizeof(*sum), GFP_KERNEL);
-	mutex_lock(&luw_lock);
-	if (sum) {
-		luw_target_stats(t, sum);
-		luw_stats_add(&luw_retired, sum);
+	list_for_each_entry_safe(t, tmp, list, node) {
+		luw_target_stats(t, &t->sess->retired);
+		m = rcu_dereference_protected(t->maps, true);
+		if (m) {
+			for (i = 0; i < m->n; i++)
+				luw_table_free(m->t[i]);
+			kfree(m);
+		}
+		luw_table_bytes -= t->table_bytes;
+		mmdrop(t->mm);
+		free_percpu(t->stats);
+		put_pid(t->pid);
+		kfree(t->events);
+		kfree(t);
 	}
-	mutex_unlock(&luw_lock);
-	kfree(sum);
-
-	m = rcu_dereference_protected(t->maps, true);
-	if (m) {
-		for (i = 0; i < m->n; i++)
-			luw_table_free(m->t[i]);
-		kfree(m);
-	}
-	free_percpu(t->stats);
-	put_pid(t->pid);
-	kfree(t->events);
-	kfree(t);
 }
 
-/* The target named vpid in the caller's pid namespace; luw_lock held. */
-static struct luw_proc *luw_find(pid_t vpid)
+void luw_targets_destroy(struct luw_session *s)
+{
+	struct luw_proc *t, *tmp;
+	LIST_HEAD(gone);
+
+	lockdep_assert_held(&luw_lock);
+	list_for_each_entry_safe(t, tmp, &s->targets, node)
+		luw_target_unlink(t, &gone);
+	luw_targets_release(&gone);
+}
+
+/* The session's target named vpid in the caller's pid namespace. */
+static struct luw_proc *luw_find(struct luw_session *s, pid_t vpid)
 {
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct luw_proc *t;
 
 	lockdep_assert_held(&luw_lock);
-	list_for_each_entry(t, &luw_targets, node) {
+	list_for_each_entry(t, &s->targets, node) {
 		if (t->vpid == vpid && t->pid->numbers[t->ns_level].ns == ns)
 			return t;
 	}
 	return NULL;
 }
 
-static bool luw_alive(struct luw_proc *t)
+/* 0 while t runs the program attached, else why it ended (LUW_END_*). */
+static int luw_ended(struct luw_proc *t)
 {
-	struct task_struct *task;
-	bool alive;
+	struct task_struct *task, *th;
+	struct mm_struct *mm = NULL;
+	int why = LUW_END_EXIT;
 
 	rcu_read_lock();
 	task = pid_task(t->pid, PIDTYPE_TGID);
 	/* A leader that exited early stays a zombie while threads run. */
-	alive = task && atomic_read(&task->signal->live) > 0;
+	if (task && atomic_read(&task->signal->live) > 0) {
+		/* exec replaces the mm of the whole group at once. */
+		for_each_thread(task, th) {
+			mm = READ_ONCE(th->mm);
+			if (mm)
+				break;
+		}
+		if (mm)
+			why = mm == t->mm ? 0 : LUW_END_EXEC;
+	}
 	rcu_read_unlock();
-	return alive;
+	return why;
+}
+
+/* Tell the session's reader, in band, that a target is over. */
+static void luw_end_record(struct luw_proc *t, int why)
+{
+	struct luw_end e = {
+		.size = sizeof(e),
+		.type = LUW_REC_END,
+		.reason = why,
+		.pid = t->vpid,
+		.time = ktime_get_mono_fast_ns(),
+	};
+	unsigned long flags;
+
+	/* The ring's producer runs with interrupts off; so do we. */
+	local_irq_save(flags);
+	luw_ring_write(t->sess, &e, sizeof(e), e.time);
+	local_irq_restore(flags);
 }
 
 static void luw_reap(struct work_struct *work)
 {
+	struct luw_session *s;
 	struct luw_proc *t, *tmp;
-	LIST_HEAD(dead);
+	LIST_HEAD(gone);
+	int why;
 
 	mutex_lock(&luw_lock);
-	list_for_each_entry_safe(t, tmp, &luw_targets, node) {
-		if (!luw_alive(t)) {
-			list_move(&t->node, &dead);
-			luw_nr_targets--;
+	list_for_each_entry(s, &luw_sessions, node) {
+		list_for_each_entry_safe(t, tmp, &s->targets, node) {
+			why = luw_ended(t);
+			if (!why)
+				continue;
+			/* exec: the handler stopped already (mm differs). */
+			luw_end_record(t, why);
+			s->ended++;
+			luw_target_unlink(t, &gone);
 		}
 	}
-	if (!list_empty(&luw_targets) && !luw_unloading)
+	luw_targets_release(&gone);
+	luw_session_unkeep_idle();
+	if (luw_nr_targets && !luw_unloading)
 		schedule_delayed_work(&luw_reaper, LUW_REAP_INTERVAL);
 	mutex_unlock(&luw_lock);
-
-	list_for_each_entry_safe(t, tmp, &dead, node)
-		luw_target_destroy(t);
 }
 
 /*
- * Sampling a process reads its memory, so ask what ptrace would: the
- * same user throughout, or CAP_SYS_PTRACE.
+ * ptrace read access (PTRACE_MODE_READ_REALCREDS), as far as a module can
+ * ask it: the same user throughout and a dumpable program, or
+ * CAP_SYS_PTRACE over the target's user namespace (and its mm's when it
+ * is not dumpable).  The _noaudit checks keep a same-user attach from
+ * logging a capability denial.
  */
-static bool luw_may_sample(struct task_struct *task)
+static bool luw_may_sample(struct task_struct *task, struct mm_struct *mm)
 {
 	const struct cred *me = current_cred(), *tc;
 	bool ok;
 
-	if (capable(CAP_SYS_PTRACE))
-		return true;
 	rcu_read_lock();
 	tc = __task_cred(task);
-	ok = uid_eq(me->euid, tc->euid) && uid_eq(me->euid, tc->suid) &&
-	     uid_eq(me->euid, tc->uid) && gid_eq(me->egid, tc->egid) &&
-	     gid_eq(me->egid, tc->sgid) && gid_eq(me->egid, tc->gid);
+	ok = (uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
+	      uid_eq(me->uid, tc->uid) && gid_eq(me->gid, tc->egid) &&
+	      gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid)) ||
+	     ns_capable_noaudit(tc->user_ns, CAP_SYS_PTRACE);
 	rcu_read_unlock();
+	if (ok && get_dumpable(mm) != SUID_DUMP_USER)
+		ok = ns_capable_noaudit(mm->user_ns, CAP_SYS_PTRACE);
 	return ok;
+}
+
+/*
+ * The program's mm with a user reference, from any thread still running
+ * it: a leader that called pthread_exit() has none while its threads run.
+ */
+static struct mm_struct *luw_group_mm(struct task_struct *task)
+{
+	struct mm_struct *mm = NULL;
+	struct task_struct *th;
+
+	rcu_read_lock();
+	for_each_thread(task, th) {
+		task_lock(th);
+		if (th->mm && !(th->flags & PF_KTHREAD)) {
+			mm = th->mm;
+			mmget(mm);
+		}
+		task_unlock(th);
+		if (mm)
+			break;
+	}
+	rcu_read_unlock();
+	return mm;
+}
+
+/*
+ * Check access and take the program's mm under the exec lock, so that an
+ * exec cannot slip between the check and what will be sampled.
+ */
+static int luw_grab_program(struct task_struct *task, struct luw_proc *t)
+{
+	struct mm_struct *mm;
+	int err;
+
+	err = luw_exec_lock_killable(task);
+	if (err)
+		return err;
+	mm = luw_group_mm(task);
+	if (!mm) {
+		err = -ESRCH;	/* exiting */
+	} else if (!luw_may_sample(task, mm)) {
+		err = -EPERM;
+	} else {
+		mmgrab(mm);
+		t->mm = mm;
+	}
+	if (mm)
+		mmput(mm);
+	luw_exec_unlock(task);
+	return err;
+}
+
+/*
+ * The admin's perf_event_max_sample_rate.  The sysctl's variable is not
+ * exported to modules, so this reads it the way a user would (a
+ * workaround; perf_event_open() checks the variable itself).  When it
+ * cannot be read (no /proc where the caller lives): perf's default.
+ */
+static u32 luw_admin_max_rate(void)
+{
+	char buf[16] = "";
+	struct file *f;
+	loff_t pos = 0;
+	ssize_t n;
+	u32 rate;
+
+	f = filp_open("/proc/sys/kernel/perf_event_max_sample_rate",
+		      O_RDONLY, 0);
+	if (IS_ERR(f))
+		return LUW_FREQ_MAX;
+	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
+	filp_close(f, NULL);
+	if (n <= 0 || kstrtou32(strim(buf), 10, &rate) || !rate)
+		return LUW_FREQ_MAX;
+	return rate;
+}
+
+static int luw_rate_check(const struct luw_attach *a)
+{
+	u64 r = a->sample_rate;
+	u32 admin;
+
+	if (!r)
+		return -EINVAL;
+	if ((a->flags & LUW_ATTACH_PERIOD) && a->event == LUW_EVENT_CYCLES)
+		return r >= LUW_CYCLES_PERIOD_MIN &&
+		       r <= LUW_CYCLES_PERIOD_MAX ? 0 : -EINVAL;
+	admin = luw_admin_max_rate();
+	if (a->flags & LUW_ATTACH_PERIOD)
+		return r >= LUW_PERIOD_MIN_NS && r <= LUW_PERIOD_MAX_NS &&
+		       r >= div_u64(NSEC_PER_SEC, admin) ? 0 : -EINVAL;
+	return r <= LUW_FREQ_MAX && r <= admin ? 0 : -EINVAL;
 }
 
 /* Offsets into one LuaJIT object (global_State is the largest, ~400). */
@@ -189,12 +344,7 @@ static int luw_attach_check(const struct luw_attach *a)
 {
 	if (a->flags & ~LUW_ATTACH_FLAGS)
 		return -EINVAL;
-	if (a->pid <= 0 || a->event > LUW_EVENT_CYCLES || !a->sample_rate)
-		return -EINVAL;
-	if (!(a->flags & LUW_ATTACH_PERIOD) && a->sample_rate > LUW_FREQ_MAX)
-		return -EINVAL;
-	if ((a->flags & LUW_ATTACH_PERIOD) && a->event == LUW_EVENT_CPU_CLOCK &&
-	    a->sample_rate < LUW_PERIOD_MIN_NS)
+	if (a->pid <= 0 || a->event > LUW_EVENT_CYCLES)
 		return -EINVAL;
 	if (a->vm_start > a->vm_end || a->vm_end > TASK_SIZE_MAX)
 		return -EINVAL;
@@ -212,7 +362,7 @@ static int luw_attach_check(const struct luw_attach *a)
 	if (a->max_host_frames > LUW_MAX_HOST_FRAMES ||
 	    a->max_lua_frames > LUW_MAX_LUA_FRAMES)
 		return -EINVAL;
-	return 0;
+	return luw_rate_check(a);
 }
 
 static bool luw_ofs_ok(u16 ofs, bool optional)
@@ -338,16 +488,21 @@ static int luw_create_events(struct luw_proc *t, const struct luw_attach *a)
 	return err;
 }
 
-int luw_attach(const struct luw_attach *a)
+int luw_attach(struct luw_session *s, const struct luw_attach *a)
 {
 	struct task_struct *task;
 	struct luw_proc *t;
 	struct pid *pid;
 	int err;
 
+	lockdep_assert_held(&luw_lock);
 	err = luw_attach_check(a);
 	if (err)
 		return err;
+	if (luw_find(s, a->pid))
+		return -EBUSY;
+	if (luw_nr_targets >= LUW_MAX_TARGETS)
+		return -ENOSPC;
 
 	pid = find_get_pid(a->pid);
 	if (!pid)
@@ -358,18 +513,15 @@ int luw_attach(const struct luw_attach *a)
 		put_pid(pid);
 		return -ESRCH;
 	}
-	if ((task->flags & PF_KTHREAD) || !luw_may_sample(task)) {
-		err = (task->flags & PF_KTHREAD) ? -EINVAL : -EPERM;
-		put_task_struct(task);
-		put_pid(pid);
-		return err;
-	}
-	put_task_struct(task);
 
 	err = -ENOMEM;
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
-		goto out_pid;
+		goto out_task;
+	err = (task->flags & PF_KTHREAD) ? -EINVAL : luw_grab_program(task, t);
+	if (err)
+		goto out_free;
+	t->sess = s;
 	t->pid = pid;
 	t->ns_level = task_active_pid_ns(current)->level;
 	t->vpid = a->pid;
@@ -391,58 +543,51 @@ int luw_attach(const struct luw_attach *a)
 		t->max_lua = 1;
 	}
 	t->running = !(a->flags & LUW_ATTACH_STOPPED);
-	t->events = kcalloc(nr_cpu_ids, sizeof(*t->events), GFP_KERNEL);
-	t->stats = alloc_percpu(struct luw_tstats);
+	err = -ENOMEM;
+	t->events = kcalloc(nr_cpu_ids, sizeof(*t->events), GFP_KERNEL_ACCOUNT);
+	t->stats = alloc_percpu_gfp(struct luw_tstats, GFP_KERNEL_ACCOUNT);
 	if (!t->events || !t->stats)
 		goto out_free;
 	err = luw_layout_copy(t, a);
+	if (!err)
+		err = luw_ring_alloc(s);
+	if (!err)
+		err = luw_create_events(t, a);
 	if (err)
 		goto out_free;
-
-	mutex_lock(&luw_lock);
-	err = -EBUSY;
-	if (luw_find(a->pid))
-		goto out_unlock;
-	err = -ENOSPC;
-	if (luw_nr_targets >= LUW_MAX_TARGETS)
-		goto out_unlock;
-	err = luw_create_events(t, a);
-	if (err)
-		goto out_unlock;
-	list_add_tail(&t->node, &luw_targets);
+	put_task_struct(task);
+	list_add_tail(&t->node, &s->targets);
+	s->nr_targets++;
+	WRITE_ONCE(s->had_targets, true);
 	luw_nr_targets++;
 	if (!luw_unloading)
 		schedule_delayed_work(&luw_reaper, LUW_REAP_INTERVAL);
-	mutex_unlock(&luw_lock);
 	return 0;
 
-out_unlock:
-	mutex_unlock(&luw_lock);
 out_free:
+	if (t->mm)
+		mmdrop(t->mm);
 	free_percpu(t->stats);
 	kfree(t->events);
 	kfree(t);
-out_pid:
+out_task:
+	put_task_struct(task);
 	put_pid(pid);
 	return err;
 }
 
-int luw_detach(pid_t vpid)
+int luw_detach(struct luw_session *s, pid_t vpid)
 {
 	struct luw_proc *t;
+	LIST_HEAD(gone);
 
 	if (vpid <= 0)
 		return -EINVAL;
-	mutex_lock(&luw_lock);
-	t = luw_find(vpid);
-	if (t) {
-		list_del(&t->node);
-		luw_nr_targets--;
-	}
-	mutex_unlock(&luw_lock);
+	t = luw_find(s, vpid);
 	if (!t)
 		return -ESRCH;
-	luw_target_destroy(t);
+	luw_target_unlink(t, &gone);
+	luw_targets_release(&gone);
 	return 0;
 }
 
@@ -463,50 +608,43 @@ static void luw_target_run(struct luw_proc *t, bool start)
 	t->running = start;
 }
 
-int luw_start_stop(pid_t vpid, bool start)
+int luw_start_stop(struct luw_session *s, pid_t vpid, bool start)
 {
 	struct luw_proc *t;
-	int err = 0;
 
 	if (vpid < 0)
 		return -EINVAL;
-	mutex_lock(&luw_lock);
-	if (vpid) {
-		t = luw_find(vpid);
-		if (t)
+	if (!vpid) {
+		list_for_each_entry(t, &s->targets, node)
 			luw_target_run(t, start);
-		else
-			err = -ESRCH;
-	} else {
-		list_for_each_entry(t, &luw_targets, node)
-			luw_target_run(t, start);
+		return 0;
 	}
-	mutex_unlock(&luw_lock);
-	return err;
+	t = luw_find(s, vpid);
+	if (!t)
+		return -ESRCH;
+	luw_target_run(t, start);
+	return 0;
 }
 
-int luw_upload_table(const struct luw_unwind_table *u)
+/* Copy and check one mapping's table; no lock needed. */
+struct luw_table *luw_table_load(const struct luw_unwind_table *u)
 {
-	struct luw_maps *old, *new;
 	struct luw_table *tab;
-	unsigned int i, n = 0;
-	struct luw_proc *t;
-	bool placed = false;
 	int err;
 
 	if (u->pid <= 0 || u->table_size < sizeof(struct luw_uw_hdr) ||
 	    u->table_size > LUW_MAX_TABLE_BYTES || u->start >= u->end ||
 	    u->end > TASK_SIZE_MAX || !PAGE_ALIGNED(u->start) ||
 	    !PAGE_ALIGNED(u->end) || !PAGE_ALIGNED(u->file_offset))
-		return -EINVAL;
+		return ERR_PTR(-EINVAL);
 
-	tab = kzalloc(sizeof(*tab), GFP_KERNEL);
+	tab = kzalloc(sizeof(*tab), GFP_KERNEL_ACCOUNT);
 	if (!tab)
-		return -ENOMEM;
-	tab->buf = kvmalloc(u->table_size, GFP_KERNEL);
+		return ERR_PTR(-ENOMEM);
+	tab->buf = kvmalloc(u->table_size, GFP_KERNEL_ACCOUNT);
 	if (!tab->buf) {
 		kfree(tab);
-		return -ENOMEM;
+		return ERR_PTR(-ENOMEM);
 	}
 	err = -EFAULT;
 	if (copy_from_user(tab->buf, u64_to_user_ptr(u->table_ptr),
@@ -518,24 +656,58 @@ int luw_upload_table(const struct luw_unwind_table *u)
 	tab->start = u->start;
 	tab->end = u->end;
 	tab->file_offset = u->file_offset;
+	tab->bytes = u->table_size;
 	tab->ent = luw_uw_entries(tab->buf);
 	tab->nent = ((struct luw_uw_hdr *)tab->buf)->nentries;
+	return tab;
 
-	mutex_lock(&luw_lock);
+out_free:
+	luw_table_free(tab);
+	return ERR_PTR(err);
+}
+
+static bool luw_table_overlaps(const struct luw_table *a,
+			       const struct luw_table *b)
+{
+	return a->end > b->start && a->start < b->end;
+}
+
+/*
+ * Install tab as the table of its mapping (any it overlaps goes); tab is
+ * the target's or freed, whatever the result.  Everything the old tables
+ * are needed for happens before luw_lock is dropped: a detach or a
+ * second upload may free them right after.
+ */
+int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
+{
+	struct luw_maps *old, *new;
+	unsigned int i, n = 0;
+	struct luw_proc *t;
+	bool placed = false;
+	u64 freed = 0;
+	int err;
+
+	lockdep_assert_held(&luw_lock);
 	err = -ESRCH;
-	t = luw_find(u->pid);
+	t = luw_find(s, vpid);
 	if (!t)
-		goto out_unlock;
+		goto out_free;
 	old = rcu_dereference_protected(t->maps, lockdep_is_held(&luw_lock));
-	err = -ENOSPC;
-	new = kmalloc(struct_size(new, t, (old ? old->n : 0) + 1), GFP_KERNEL);
+	for (i = 0; old && i < old->n; i++)
+		if (luw_table_overlaps(old->t[i], tab))
+			freed += old->t[i]->bytes;
+	err = -ENOMEM;
+	if (luw_table_bytes - freed + tab->bytes > LUW_MAX_TABLES_BYTES)
+		goto out_free;
+	new = kmalloc(struct_size(new, t, (old ? old->n : 0) + 1),
+		      GFP_KERNEL_ACCOUNT);
 	if (!new)
-		goto out_unlock;
+		goto out_free;
 	/* Keep the array sorted; a new table replaces any it overlaps. */
 	for (i = 0; old && i < old->n; i++) {
 		struct luw_table *o = old->t[i];
 
-		if (o->end > tab->start && o->start < tab->end)
+		if (luw_table_overlaps(o, tab))
 			continue;
 		if (!placed && o->start > tab->start) {
 			new->t[n++] = tab;
@@ -545,112 +717,97 @@ int luw_upload_table(const struct luw_unwind_table *u)
 	}
 	if (!placed)
 		new->t[n++] = tab;
+	err = -ENOSPC;
 	if (n > LUW_MAX_MAPPINGS) {
 		kfree(new);
-		goto out_unlock;
+		goto out_free;
 	}
 	new->n = n;
 	rcu_assign_pointer(t->maps, new);
-	mutex_unlock(&luw_lock);
-
-	if (old) {
-		for (i = 0; i < old->n; i++) {
-			struct luw_table *o = old->t[i];
-
-			if (o->end > tab->start && o->start < tab->end)
-				call_rcu(&o->rcu, luw_table_free_rcu);
-		}
+	for (i = 0; old && i < old->n; i++)
+		if (luw_table_overlaps(old->t[i], tab))
+			call_rcu(&old->t[i]->rcu, luw_table_free_rcu);
+	if (old)
 		kfree_rcu(old, rcu);
-	}
+	t->table_bytes += tab->bytes - freed;
+	luw_table_bytes += tab->bytes - freed;
 	return 0;
 
-out_unlock:
-	mutex_unlock(&luw_lock);
 out_free:
 	luw_table_free(tab);
 	return err;
 }
 
-int luw_get_stats(struct luw_stats *s)
+int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 {
 	struct luw_tstats *sum;
 	struct luw_proc *t;
 	unsigned int i;
-	int err = 0;
 
-	if (s->pid < 0)
+	if (st->pid < 0)
 		return -EINVAL;
 	sum = kzalloc(sizeof(*sum), GFP_KERNEL);
 	if (!sum)
 		return -ENOMEM;
-	mutex_lock(&luw_lock);
-	if (s->pid) {
-		t = luw_find(s->pid);
-		if (t)
-			luw_target_stats(t, sum);
-		else
-			err = -ESRCH;
+	if (st->pid) {
+		t = luw_find(s, st->pid);
+		if (!t) {
+			kfree(sum);
+			return -ESRCH;
+		}
+		luw_target_stats(t, sum);
 	} else {
-		luw_stats_add(sum, &luw_retired);
-		list_for_each_entry(t, &luw_targets, node)
+		luw_stats_add(sum, &s->retired);
+		list_for_each_entry(t, &s->targets, node)
 			luw_target_stats(t, sum);
+		st->ended = s->ended;
 	}
-	s->nr_targets = luw_nr_targets;
-	mutex_unlock(&luw_lock);
-
-	s->samples = sum->samples;
-	s->drops = sum->drops;
-	s->faults = sum->faults;
-	s->truncated = sum->truncated;
-	s->skipped = sum->skipped;
-	s->handler_ns = sum->handler_ns;
-	s->handler_calls = sum->handler_calls;
-	BUILD_BUG_ON(ARRAY_SIZE(s->vmstate) < LUW_VMST_COUNT);
+	st->nr_targets = s->nr_targets;
+	st->samples = sum->samples;
+	st->drops = sum->drops;
+	st->faults = sum->faults;
+	st->truncated = sum->truncated;
+	st->skipped = sum->skipped;
+	st->handler_ns = sum->handler_ns;
+	st->handler_calls = sum->handler_calls;
+	st->reads = sum->reads;
+	st->read_bytes = sum->read_bytes;
+	st->budget_cuts = sum->budget_cuts;
+	BUILD_BUG_ON(ARRAY_SIZE(st->vmstate) < LUW_VMST_COUNT);
 	for (i = 0; i < LUW_VMST_COUNT; i++)
-		s->vmstate[i] = sum->vmstate[i];
-	for (i = 0; i < LUW_HIST_BUCKETS; i++)
-		s->hist[i] = sum->hist[i];
+		st->vmstate[i] = sum->vmstate[i];
+	for (i = 0; i < LUW_HIST_BUCKETS; i++) {
+		st->hist[i] = sum->hist[i];
+		st->reads_hist[i] = sum->reads_hist[i];
+	}
 	kfree(sum);
-	return err;
+	return 0;
 }
 
-int luw_list(struct luw_list *l, s32 __user *pids)
+/* The session's targets: their count, the first max pids into pids. */
+u32 luw_list(struct luw_session *s, s32 *pids, u32 max)
 {
 	struct luw_proc *t;
-	s32 *buf;
 	u32 n = 0;
-	int err = 0;
 
-	buf = kcalloc(LUW_MAX_TARGETS, sizeof(*buf), GFP_KERNEL);
-	if (!buf)
-		return -ENOMEM;
-	mutex_lock(&luw_lock);
-	list_for_each_entry(t, &luw_targets, node) {
-		if (n < LUW_MAX_TARGETS)
-			buf[n++] = t->vpid;
+	list_for_each_entry(t, &s->targets, node) {
+		if (n < max)
+			pids[n] = t->vpid;
+		n++;
 	}
-	mutex_unlock(&luw_lock);
-	l->count = n;
-	if (copy_to_user(pids, buf, min(n, l->max) * sizeof(*buf)))
-		err = -EFAULT;
-	kfree(buf);
-	return err;
+	return n;
 }
 
+u32 luw_nr_targets_now(void)
+{
+	return READ_ONCE(luw_nr_targets);
+}
+
+/* Unload: no new target can come (no file is open); stop the reaper. */
 void luw_target_exit(void)
 {
-	struct luw_proc *t, *tmp;
-	LIST_HEAD(all);
-
 	mutex_lock(&luw_lock);
 	luw_unloading = true;
 	mutex_unlock(&luw_lock);
 	cancel_delayed_work_sync(&luw_reaper);
-
-	mutex_lock(&luw_lock);
-	list_splice_init(&luw_targets, &all);
-	luw_nr_targets = 0;
-	mutex_unlock(&luw_lock);
-	list_for_each_entry_safe(t, tmp, &all, node)
-		luw_target_destroy(t);
 }

@@ -1,8 +1,12 @@
 /*
  * The ioctl ABI's error contract, checked against the loaded module:
- * ENOTTY for unknown commands, EINVAL for bad sizes, unknown flags and
- * non-zero reserved fields, EFAULT for bad pointers, ESRCH/EBUSY for
- * targets, and that good calls succeed.
+ * ENOTTY for unknown commands (and for ABI 2's magic), commands told apart
+ * by number whatever size they encode (a program built against an older
+ * struct keeps working), EINVAL for bad sizes, unknown flags, non-zero
+ * reserved fields and rates out of bounds (the admin's
+ * perf_event_max_sample_rate included), EFAULT for bad pointers,
+ * ESRCH/EBUSY for targets, the session rules of LUW_IOC_JOIN, and that
+ * good calls succeed.
  *   abi_errors SPIN_PID     (a running process to attach to)
  */
 #include <errno.h>
@@ -59,6 +63,88 @@ struct one_entry_table {
 	struct luw_uw_entry e[1];
 };
 
+static char saved_rate[16];
+
+/* Set the admin's perf_event_max_sample_rate; false if it cannot be. */
+static int set_max_rate(const char *val)
+{
+	const char *path = "/proc/sys/kernel/perf_event_max_sample_rate";
+	FILE *f;
+
+	if (!saved_rate[0]) {
+		f = fopen(path, "r");
+		if (!f || !fgets(saved_rate, sizeof(saved_rate), f)) {
+			fprintf(stderr, "FAIL cannot read %s\n", path);
+			failures++;
+			if (f)
+				fclose(f);
+			return 0;
+		}
+		fclose(f);
+	}
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) < 0 || fclose(f)) {
+		fprintf(stderr, "FAIL cannot write %s\n", path);
+		failures++;
+		return 0;
+	}
+	return 1;
+}
+
+/* LUW_IOC_JOIN: its errors, and the kept session it shares. */
+static void check_join(int pid)
+{
+	int a = luwdev_open(0), b = luwdev_open(0), c = luwdev_open(0);
+	int nul = open("/dev/null", O_RDONLY);
+	struct luw_join j = { .size = sizeof(j), .fd = -1 };
+	struct luw_attach at = attach_args(pid);
+	pid_t pids[4];
+	char buf[64];
+
+	j.flags = 2;
+	EXPECT(ioctl(a, LUW_IOC_JOIN, &j), -EINVAL);
+	j = (struct luw_join){ .size = sizeof(j), .fd = -1, .reserved = 1 };
+	EXPECT(ioctl(a, LUW_IOC_JOIN, &j), -EINVAL);
+	j = (struct luw_join){ .size = sizeof(j), .fd = b, .flags = LUW_JOIN_CREATE };
+	EXPECT(ioctl(a, LUW_IOC_JOIN, &j), -EINVAL);
+	j = (struct luw_join){ .size = sizeof(j), .fd = -2 };
+	EXPECT(ioctl(a, LUW_IOC_JOIN, &j), -EINVAL);
+	EXPECT(luwdev_join(a, nul, 0), -EBADF);
+	EXPECT(luwdev_join(a, 1000, 0), -EBADF);
+	/* No kept session yet in this guest. */
+	EXPECT(luwdev_join(a, -1, 0), -ENOENT);
+	/* a's session becomes the kept one; b joins it and sees a's target. */
+	EXPECT(luwdev_join(a, -1, LUW_JOIN_CREATE), 0);
+	EXPECT(luwdev_attach(a, &at), 0);
+	EXPECT(luwdev_join(b, -1, 0), 0);
+	if (luwdev_list(b, pids, 4) != 1 || pids[0] != pid) {
+		fprintf(stderr, "FAIL joined file does not see the kept target\n");
+		failures++;
+	}
+	/* c has a target of its own: it cannot join (they would orphan). */
+	EXPECT(luwdev_attach(c, &at), 0);
+	EXPECT(luwdev_join(c, a, 0), -EBUSY);
+	/* A file that has read cannot change session either (nothing was
+	 * ever attached in its own: no end of file, just nothing yet). */
+	close(c);
+	c = luwdev_open(O_NONBLOCK);
+	EXPECT(read(c, buf, sizeof(buf)), -EAGAIN);
+	EXPECT(luwdev_join(c, a, 0), -EBUSY);
+	close(c);
+	/* The kept session outlives its files ... */
+	close(a);
+	close(b);
+	a = luwdev_open(0);
+	EXPECT(luwdev_join(a, -1, 0), 0);
+	EXPECT(luwdev_detach(a, pid), 0);
+	close(a);
+	/* ... and ends with its last target. */
+	a = luwdev_open(0);
+	EXPECT(luwdev_join(a, -1, 0), -ENOENT);
+	close(a);
+	close(nul);
+}
+
 int main(int argc, char **argv)
 {
 	int pid, fd, r;
@@ -83,9 +169,9 @@ int main(int argc, char **argv)
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(unmapped, 4096);
 
-	/* Unknown commands. */
+	/* Unknown commands; ABI 2's magic (nsfs's) is not ours any more. */
 	EXPECT(ioctl(fd, _IO(LUW_IOC_MAGIC, 0x7f), 0), -ENOTTY);
-	EXPECT(ioctl(fd, _IOW(LUW_IOC_MAGIC, 0x01, int), &big), -ENOTTY);
+	EXPECT(ioctl(fd, _IOW(0xb7, 0x01, struct luw_attach), &big), -ENOTTY);
 	EXPECT(ioctl(fd, TCGETS, &big), -ENOTTY);
 
 	/* Version: good, short, bad pointers, larger with zero tail. */
@@ -127,6 +213,29 @@ int main(int argc, char **argv)
 	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
 	a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD; a.sample_rate = 100;
 	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD;
+	a.sample_rate = LUW_PERIOD_MAX_NS + 1;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD; a.sample_rate = 1ULL << 63;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD;
+	a.event = LUW_EVENT_CYCLES; a.sample_rate = 1;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD;
+	a.event = LUW_EVENT_CYCLES; a.sample_rate = LUW_CYCLES_PERIOD_MAX + 1;
+	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+	/* The admin's limit holds for us as for perf_event_open(). */
+	if (set_max_rate("1000")) {
+		a = attach_args(pid); a.sample_rate = 1001;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = attach_args(pid); a.flags = LUW_ATTACH_PERIOD;
+		a.sample_rate = 999999;		/* just over 1000 Hz */
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
+		a = attach_args(pid); a.sample_rate = 1000;
+		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
+		EXPECT(luwdev_detach(fd, pid), 0);
+		set_max_rate(saved_rate);
+	}
 	a = attach_args(pid); a.layout_size = 16;
 	EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
 	a = attach_args(pid); a.vm_start = 2; a.vm_end = 1;
@@ -186,10 +295,15 @@ int main(int argc, char **argv)
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
 		a = lua_args(pid, &ly); a.layout_ptr = (uintptr_t)unmapped;
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EFAULT);
-		/* Version 0 of the struct (no interp_end, no hint) still works. */
+		/* Version 0 of the struct (no interp_end, no hint) still works,
+		 * also through the command number a program built against it
+		 * used (_IOW encodes that struct's size). */
 		a = lua_args(pid, &ly); a.size = LUW_ATTACH_SIZE_VER0;
 		a.interp_end = 0;
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
+		EXPECT(luwdev_detach(fd, pid), 0);
+		EXPECT(ioctl(fd, _IOW(LUW_IOC_MAGIC, 0x01,
+				      char[LUW_ATTACH_SIZE_VER0]), &a), 0);
 		EXPECT(luwdev_detach(fd, pid), 0);
 		a = lua_args(pid, &ly);
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
@@ -239,6 +353,23 @@ int main(int argc, char **argv)
 	st->size = 16;
 	st->flags = 0;
 	EXPECT(ioctl(fd, LUW_IOC_STATS, st), -EINVAL);
+	/* A version 0 stats struct, through its own command number: answered
+	 * at that size, not a byte more. */
+	{
+		unsigned char *b = calloc(1, LUW_STATS_SIZE_VER1);
+
+		*(uint32_t *)b = LUW_STATS_SIZE_VER0;
+		((struct luw_stats *)b)->pid = pid;
+		memset(b + LUW_STATS_SIZE_VER0, 0x5a, 8);
+		EXPECT(ioctl(fd, _IOWR(LUW_IOC_MAGIC, 0x06,
+				       char[LUW_STATS_SIZE_VER0]), b), 0);
+		if (((struct luw_stats *)b)->nr_targets != 1 ||
+		    b[LUW_STATS_SIZE_VER0] != 0x5a) {
+			fprintf(stderr, "FAIL version 0 stats answered wrong\n");
+			failures++;
+		}
+		free(b);
+	}
 	/* Stats straddling the end of a mapping. */
 	{
 		char *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE,
@@ -308,16 +439,22 @@ int main(int argc, char **argv)
 		failures++;
 	}
 
-	/* read() with a bad buffer must not lose the module's state. */
+	/*
+	 * A second file joins fd's session; with no target left and the
+	 * rings drained, read() is end of file, and so is a 0-byte read.
+	 */
 	{
 		int nfd = luwdev_open(O_NONBLOCK);
 		char small[8];
 
+		EXPECT(luwdev_join(nfd, fd, 0), 0);
 		while (read(nfd, big, sizeof(big)) > 0)
 			;
-		EXPECT(read(nfd, small, sizeof(small)), -EAGAIN);
+		EXPECT(read(nfd, small, sizeof(small)), 0);
+		EXPECT(read(nfd, small, 0), 0);
 		close(nfd);
 	}
+	check_join(pid);
 	free(st);
 	close(fd);
 	if (failures) {

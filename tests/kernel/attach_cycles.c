@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 	npids = argc - 2;
 	fd = luwdev_open(0);
 	rd = luwdev_open(O_NONBLOCK);
-	if (fd < 0 || rd < 0)
+	if (fd < 0 || rd < 0 || luwdev_join(rd, fd, 0))
 		return 1;
 	pthread_create(&th, NULL, reader, &rd);
 	for (int i = 0; i < rounds; i++) {

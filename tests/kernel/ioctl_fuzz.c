@@ -210,6 +210,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "open: %s\n", strerror(fd < 0 ? -fd : -rd));
 		return 1;
 	}
+	if (luwdev_join(rd, fd, 0)) {
+		fprintf(stderr, "join: %s\n", strerror(errno));
+		return 1;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (;;) {
 		unsigned long cmd;

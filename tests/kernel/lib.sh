@@ -18,11 +18,28 @@ pass() {
 	echo "$T: ok${1:+: $*}"
 }
 
-# Start a program in the background and remember it for cleanup.
+# execd PID PROG: wait (10 s at most) until PID runs PROG rather than the
+# shell that forked it.  The module ends a target that execs, so an attach
+# in between would see the program's own exec and end it.  Reads comm with
+# the shell's own read: a fork per poll is slow under TCG beside a spinner.
+execd() {
+	want=$(basename "$2" | cut -c1-15)
+	for i in $(seq 200); do
+		comm=
+		read -r comm <"/proc/$1/comm" 2>/dev/null
+		[ "$comm" = "$want" ] && return 0
+		sleep 0.05
+	done
+	fail "$2 (pid $1) did not start"
+}
+
+# Start a program in the background, remember it for cleanup, and wait
+# until it runs.
 bg() {
 	"$@" &
 	kids="$kids $!"
 	last=$!
+	execd "$last" "$1"
 }
 
 cleanup() {

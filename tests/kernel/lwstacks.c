@@ -170,6 +170,11 @@ static int cmd_read(pid_t pid, double secs)
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
 		return 1;
 	}
+	/* The target was attached by luaunwind-ctl attach: its session. */
+	if (luwdev_join(fd, -1, 0)) {
+		fprintf(stderr, "lwstacks: no kept session (attach first)\n");
+		return 1;
+	}
 	while (now_s() < end) {
 		struct luwdev_rec r;
 		size_t off = 0;

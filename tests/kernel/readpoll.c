@@ -94,6 +94,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "open failed\n");
 		return 1;
 	}
+	/* The readers share the session ctl attaches in. */
+	CHECK(luwdev_join(nb, ctl, 0) == 0 && luwdev_join(bl, ctl, 0) == 0,
+	      "join");
 
 	/* Drain whatever an earlier test left. */
 	while (read(nb, buf, sizeof(buf)) > 0)

@@ -4,11 +4,16 @@
 # leaves first (pthread_exit) while its threads run on.
 . tests/kernel/lib.sh
 load
-$K/spin 1.5 &
+# spin_exec spins until its go file goes, then exits.
+touch "$W/go1"
+$K/spin_exec "$W/go1" &
 pid=$!
+execd $pid $K/spin_exec
 $CTL attach $pid --freq 999 --no-lua || fail "attach"
-$CTL dump --duration 3 >"$W/dump" &
+$CTL dump --duration 30 >"$W/dump" 2>"$W/dump.err" &
 dumper=$!
+sleep 1.5
+rm "$W/go1"
 wait $pid
 # The reaper looks every 100 ms.
 for i in $(seq 30); do
@@ -20,14 +25,17 @@ grep -q '^targets=0' "$W/status" || fail "target $pid still attached after it ex
 wait $dumper
 n=$(grep -c "^sample pid=$pid " "$W/dump")
 [ "$n" -ge 100 ] || fail "only $n samples of the exited target"
-s=$(field samples "$(sed -n 2p "$W/status")")
-[ "$s" -ge "$n" ] || fail "stats samples $s < $n read"
+grep -q "^end pid=$pid reason=exit " "$W/dump" || fail "no end record for $pid"
+# The session's own totals, printed by dump as it ends.
+s=$(field samples "$(cat "$W/dump.err")")
+[ "${s:-0}" -ge "$n" ] || fail "stats samples ${s:-none} < $n read: $(cat "$W/dump.err")"
 
 # Leader exits at once; its 4 threads spin until the go file goes away
 # (60 s at most).
 touch "$W/go"
 $K/spin_threads 4 "$W/go" 60 leader-exit &
 pid=$!
+execd $pid $K/spin_threads
 $CTL attach $pid --freq 999 --no-lua --no-tables || fail "attach threaded"
 sleep 1
 $CTL status | grep -q "pids=$pid" || fail "detached while its threads still run"

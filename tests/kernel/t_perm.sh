@@ -1,6 +1,10 @@
 #!/bin/sh
 # Device permission: mode 0600, and without CAP_PERFMON/CAP_SYS_ADMIN
-# open() is EPERM even when the file mode lets the caller in.
+# open() is EPERM even when the file mode lets the caller in.  Attach asks
+# what ptrace read access would: another user's process and a
+# non-dumpable one are refused to a CAP_PERFMON user, allowed to root
+# (CAP_SYS_PTRACE).  And sessions are private: that user neither sees
+# nor touches root's targets.
 . tests/kernel/lib.sh
 load
 mode=$(stat -c '%a %U' /dev/luaunwind)
@@ -22,8 +26,38 @@ out=$(setpriv --inh-caps=-all --bounding-set=-all $CTL version 2>&1) &&
 	fail "capability-less root opened the device"
 echo "$out" | grep -q "Operation not permitted" || fail "root without caps: $out"
 # nobody with CAP_PERFMON alone: allowed.
-setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+perfmon \
-	--ambient-caps=+perfmon $CTL version >/dev/null ||
-	fail "nobody with CAP_PERFMON cannot open"
+AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+perfmon --ambient-caps=+perfmon"
+$AS_NOBODY $CTL version >/dev/null || fail "nobody with CAP_PERFMON cannot open"
+
+# ---- attach: ptrace read access ------------------------------------------
+bg $K/spin; rootpid=$last
+touch /tmp/go_perm
+setpriv --reuid=65534 --regid=65534 --clear-groups $K/spin_exec /tmp/go_perm &
+own=$!; kids="$kids $own"; execd $own $K/spin_exec
+setpriv --reuid=65534 --regid=65534 --clear-groups $K/spin_exec /tmp/go_perm --nodump &
+nodump=$!; kids="$kids $nodump"; execd $nodump $K/spin_exec
+out=$($AS_NOBODY $K/try_attach $own)
+[ "$out" = ok ] || fail "nobody cannot attach to its own process: $out"
+out=$($AS_NOBODY $K/try_attach $rootpid)
+[ "$out" = EPERM ] || fail "nobody attached to root's process: $out"
+out=$($AS_NOBODY $K/try_attach $nodump)
+[ "$out" = EPERM ] || fail "nobody attached to its non-dumpable process: $out"
+out=$($K/try_attach $nodump)
+[ "$out" = ok ] || fail "root cannot attach to a non-dumpable process: $out"
+# A same-user attach asks for CAP_SYS_PTRACE without an audit record: no
+# capability denial in the kernel log.
+! dmesg | grep -qi 'denied.*sys_ptrace' || fail "capability denial logged"
+
+# ---- sessions are private ------------------------------------------------
+$CTL attach $rootpid --freq 99 --no-lua >/dev/null || fail "root attach"
+out=$($AS_NOBODY $CTL status | head -1)
+[ "$out" = "targets=0" ] || fail "nobody sees root's session: $out"
+$AS_NOBODY $CTL detach $rootpid 2>/dev/null && fail "nobody detached root's target"
+$AS_NOBODY $CTL dump --nonblock >/dev/null 2>&1 && fail "nobody read root's session"
+$CTL status | grep -q "pids=$rootpid" || fail "root's target gone"
+# ... while the module counts every session's targets (a number only).
+v=$($AS_NOBODY $CTL version)
+[ "$(field all_targets "$v")" -ge 1 ] || fail "version: $v"
+$CTL detach $rootpid || fail "detach"
 unload
 pass

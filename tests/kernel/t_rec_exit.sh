@@ -3,7 +3,8 @@
 # reportable file, and record stops by itself.  This one is attached with
 # `luaunwind-ctl attach` first and recorded without -p (record takes
 # whatever is attached).  Before that: record stopped by SIGINT (Ctrl-C)
-# also leaves a complete file, and detaches the target it attached.
+# also leaves a complete file, and detaches the target it attached; one
+# killed with SIGKILL leaves nothing attached.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
@@ -18,8 +19,21 @@ $REP "$W/int.luw" >"$W/int.folded" || fail "report of the SIGINT file"
 n=$(awk '{ n += $NF } END { print n + 0 }' "$W/int.folded")
 [ "$n" -ge 100 ] || fail "SIGINT: only $n samples"
 $CTL status | grep -q '^targets=0' || fail "record -p left the target attached"
+# SIGKILL leaves nothing sampling either: record -p's session ends with
+# its file.  version counts every session's targets.
+targets() {
+	field all_targets "$($CTL version)"
+}
+$CTL record -p "$pid" -o "$W/kill.luw" --duration 120 2>"$W/kill.err" &
+rec=$!
+for i in $(seq 100); do [ "$(targets)" = 1 ] && break; sleep 0.1; done
+[ "$(targets)" = 1 ] || fail "record -p did not attach: $(cat "$W/kill.err")"
+sleep 1
+kill -KILL $rec
+wait $rec 2>/dev/null
+[ "$(targets)" = 0 ] || fail "SIGKILL of record left $(targets) target(s) sampling"
 stop_lua
-start_lua luajit $WL/payload_stock.lua nojit 6 $K
+start_lua luajit $WL/payload_stock.lua nojit 10 $K
 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
 	{ cat "$W/attach.out" >&2; fail "attach"; }
 start=$(date +%s)

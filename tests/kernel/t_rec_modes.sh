@@ -21,11 +21,6 @@ feat=$($CTL version | tr ' ' '\n' | sed -n 's/^features=//p')
 [ $((feat & 0x10)) -ne 0 ] || fail "version features=$feat lacks LUW_FEAT_VMSTATE_ONLY"
 start_lua luajit $WL/payload_stock.lua nojit 120 $K
 
-# drain: drop records left in the rings, so a phase reads only its own.
-drain() {
-	$CTL dump --nonblock >/dev/null || fail "drain"
-}
-
 # sum FILE: the samples of a folded file.
 sum() {
 	awk '{ n += $NF } END { print n + 0 }' "$1"
@@ -45,7 +40,6 @@ $CTL status | grep -q '^targets=0' || fail "a bad --mode left something attached
 # ---- callchain ---------------------------------------------------------------
 $CTL record -p "$pid" -o "$W/cc.luw" --duration 2 --mode callchain 2>"$W/cc.err" ||
 	{ cat "$W/cc.err" >&2; fail "record --mode callchain"; }
-drain
 $REP "$W/cc.luw" >"$W/cc.folded" || fail "report callchain"
 total=$(sum "$W/cc.folded")
 full=$(grep ';main;.*@[^;]*payload_stock\.lua:0;' "$W/cc.folded" | sum /dev/stdin)
@@ -58,7 +52,6 @@ $CTL attach "$pid" --freq 999 --mode leaf >"$W/leaf.attach" 2>&1 ||
 	{ cat "$W/leaf.attach" >&2; fail "attach --mode leaf"; }
 $CTL dump --duration 2 >"$W/leaf.dump" || fail "dump leaf"
 $CTL detach "$pid" || fail "detach leaf"
-drain
 n=$(grep -c '^sample ' "$W/leaf.dump")
 [ "$n" -ge 300 ] || fail "leaf: only $n raw samples"
 # more_than_one: dump sample lines with a second host pc or Lua frame.
@@ -79,7 +72,6 @@ withlua=$(grep -c '^sample .* lua=' "$W/leaf.dump")
 # ---- leaf: record + report -----------------------------------------------------
 $CTL record -p "$pid" -o "$W/leaf.luw" --duration 2 --mode leaf 2>"$W/leaf.err" ||
 	{ cat "$W/leaf.err" >&2; fail "record --mode leaf"; }
-drain
 $REP "$W/leaf.luw" >"$W/leaf.folded" || fail "report leaf"
 total=$(sum "$W/leaf.folded")
 [ "$total" -ge 300 ] || fail "leaf: only $total samples recorded"

@@ -1,5 +1,6 @@
 #!/bin/sh
-# A capture taken the plain way -- attach, then `cat /dev/luaunwind` -- is
+# A raw capture -- attach, then `luaunwind-ctl dump --raw` (the records of
+# the kept session, as read from /dev/luaunwind) -- is
 # reported with `luaunwind-report --pid PID raw.bin`, named against the
 # live process: the same merged lua_payload and c_payload stacks as a
 # recorded file.  Garbage instead of records is refused with exit 2.
@@ -10,9 +11,9 @@ load
 start_lua luajit $WL/payload_stock.lua nojit 120 $K
 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
 	{ cat "$W/attach.out" >&2; fail "attach"; }
-timeout -s INT 3 cat /dev/luaunwind >"$W/raw.bin"
+$CTL dump --raw --duration 3 >"$W/raw.bin" || fail "dump --raw"
 $CTL detach "$pid" || fail "detach"
-[ -s "$W/raw.bin" ] || fail "cat /dev/luaunwind read nothing"
+[ -s "$W/raw.bin" ] || fail "dump --raw read nothing"
 $REP --pid "$pid" "$W/raw.bin" >"$W/raw.folded" 2>"$W/raw.err" ||
 	{ cat "$W/raw.err" >&2; fail "report --pid"; }
 stop_lua

@@ -1,7 +1,8 @@
 #!/bin/sh
 # rmmod while targets are attached and sampling: refused (in use) while a
 # reader holds the device open, clean once it is closed; the targets run
-# on, and the module loads and works again.
+# on, and the module loads and works again; also right after a table
+# replacement.
 . tests/kernel/lib.sh
 for round in 1 2 3; do
 	load
@@ -18,5 +19,16 @@ for round in 1 2 3; do
 	unload
 	kill -0 $a && kill -0 $b || fail "a target died with the module"
 	kill $a $b; wait $a $b 2>/dev/null
+done
+# rmmod right after a table replacement: the replaced table is freed by an
+# RCU callback in module code, which unload waits for (6.12's lazy RCU
+# can hold such a callback for seconds).
+for round in 1 2 3 4 5; do
+	load
+	bg $K/spin 60; s=$last
+	out=$($K/try_attach $s replace)
+	[ "$out" = ok ] || fail "attach + table replacement: $out"
+	unload
+	kill $s; wait $s 2>/dev/null
 done
 pass

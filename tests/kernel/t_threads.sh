@@ -6,6 +6,7 @@ load
 $K/spin_threads 32 "$W/go" 4 &
 pid=$!
 kids="$kids $pid"
+execd $pid $K/spin_threads
 bg $K/spin; other=$last
 $CTL attach $pid --freq 999 --no-lua || fail "attach"
 $CTL attach $other --freq 999 --no-lua || fail "attach second"

@@ -61,6 +61,13 @@ int luwdev_stats(int fd, pid_t pid, struct luw_stats *s)
 	return luwdev_ioctl(fd, LUW_IOC_STATS, s);
 }
 
+int luwdev_join(int fd, int other_fd, unsigned int flags)
+{
+	struct luw_join j = { .size = sizeof(j), .flags = flags, .fd = other_fd };
+
+	return luwdev_ioctl(fd, LUW_IOC_JOIN, &j);
+}
+
 int luwdev_list(int fd, pid_t *pids, unsigned int max)
 {
 	int32_t buf[LUW_MAX_TARGETS];
@@ -156,6 +163,14 @@ int luwdev_next(const void *buf, size_t len, size_t *off, struct luwdev_rec *r)
 		if (size != sizeof(struct luw_lost))
 			return -EBADMSG;
 		r->lost = (const struct luw_lost *)p;
+		break;
+	case LUW_REC_END:
+		if (size != sizeof(struct luw_end))
+			return -EBADMSG;
+		r->end = (const struct luw_end *)p;
+		if (r->end->reason != LUW_END_EXIT &&
+		    r->end->reason != LUW_END_EXEC)
+			return -EBADMSG;
 		break;
 	default:
 		return -EBADMSG;

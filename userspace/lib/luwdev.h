@@ -25,8 +25,15 @@ int luwdev_detach(int fd, pid_t pid);
 /* pid 0: every target. */
 int luwdev_start(int fd, pid_t pid);
 int luwdev_stop(int fd, pid_t pid);
-/* pid 0: everything since the module was loaded. */
+/* pid 0: the whole session, detached targets included. */
 int luwdev_stats(int fd, pid_t pid, struct luw_stats *s);
+/*
+ * Share a session (LUW_IOC_JOIN): that of other_fd, another open
+ * /dev/luaunwind; or, with other_fd -1, the caller's kept session
+ * (flags LUW_JOIN_CREATE: this file's becomes it when there is none).
+ * -ENOENT: no kept session.
+ */
+int luwdev_join(int fd, int other_fd, unsigned int flags);
 /* Up to max pids into pids; returns how many targets are attached. */
 int luwdev_list(int fd, pid_t *pids, unsigned int max);
 /* Hand over the unwind table (luaunwind_unwind.h) of one mapping. */
@@ -42,6 +49,7 @@ struct luwdev_rec {
 	const struct luw_lua_frame *lua;	/* sample->nlua frames */
 	const struct luw_splice *splice;	/* sample->nsplice */
 	const struct luw_lost *lost;		/* LUW_REC_LOST */
+	const struct luw_end *end;		/* LUW_REC_END */
 };
 
 /*

@@ -413,10 +413,10 @@ int luw_lrep_run(const struct luwf_file *f, const struct luw_lrep_opts *o,
 		if (s.type != LUWF_SEC_SAMPLES)
 			continue;
 		while ((rc = luwdev_next(s.p, s.size, &ro, &r)) > 0) {
-			if (r.type == LUW_REC_LOST) {
+			if (r.type == LUW_REC_LOST)
 				res->lost += r.lost->count;
+			if (r.type != LUW_REC_SAMPLE)
 				continue;
-			}
 			res->records++;
 			if (r.sample->vmstate < LUW_VMST_COUNT)
 				res->vmstate[r.sample->vmstate]++;

@@ -79,8 +79,11 @@ static int take(struct luw_symz *z, struct luwf_writer *w, void *buf,
 	int got;
 
 	while ((got = luwdev_next(buf, n, &off, &r)) > 0) {
-		if (r.type == LUW_REC_SAMPLE && npids &&
-		    !wanted((pid_t)r.sample->pid, pids, npids)) {
+		/* End records say what record.c finds out by itself
+		 * (all_gone); the file keeps samples and losses. */
+		if (r.type == LUW_REC_END ||
+		    (r.type == LUW_REC_SAMPLE && npids &&
+		     !wanted((pid_t)r.sample->pid, pids, npids))) {
 			at = off;
 			continue;
 		}

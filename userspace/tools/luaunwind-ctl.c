@@ -10,8 +10,14 @@
  *   luaunwind-ctl status [PID]
  *   luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]
  *                        [--mode default|leaf|callchain]
- *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock]
+ *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]
  *
+ * Sessions (include/luaunwind.h): attach puts the process in the caller's
+ * kept session, which outlives this program; detach, start, stop, status,
+ * dump and record without -p act on that session.  record -p PID records
+ * in a session of its own, which ends with it (killed or not), unless PID
+ * is in the kept session already: then it records that, as it is, and
+ * leaves it attached.
  * --mode, as Tarantool's sysprof names them: callchain (the default) full
  * merged stacks; leaf the innermost host frame and the innermost Lua frame
  * only (--max-host 1 --max-lua 1: a Lua function alone where the host leaf
@@ -23,9 +29,13 @@
  * lib/record.c): with -p it attaches first (and detaches at the end)
  * unless PID is attached already; without, it records what is attached.
  *
- * dump prints one line per record:
+ * dump prints one line per record, until the session has no target left
+ * (or --count, --duration, a signal), then the session's totals on stderr
+ * ("samples=N drops=N targets=N ended=N"); --raw writes the records themselves
+ * instead (the stream of include/luaunwind.h, for luaunwind-report --pid):
  *   sample pid=P tid=T cpu=C time=NS vmstate=NAME flags=0xF host=PC,PC,...
  *   lost cpu=C count=N time=NS
+ *   end pid=P reason=exit|exec time=NS
  *
  * Exit status: 0 ok, 1 any error, usage errors included.
  */
@@ -56,7 +66,7 @@ static void usage(void)
 	      "       luaunwind-ctl status [PID]\n"
 	      "       luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
-	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock]\n",
+	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n",
 	      stderr);
 	exit(1);
 }
@@ -111,6 +121,24 @@ static int open_dev(int flags)
 	return fd;
 }
 
+/*
+ * The device, in the caller's kept session; create: make one if there is
+ * none.  Without one (and no create) the file keeps a session of its own,
+ * which has no target: status shows none, dump reads end of file.
+ */
+static int open_kept(int flags, int create)
+{
+	int fd = open_dev(flags);
+	int err = luwdev_join(fd, -1, create ? LUW_JOIN_CREATE : 0);
+
+	if (err && !(err == -ENOENT && !create)) {
+		fprintf(stderr, "luaunwind-ctl: joining the kept session: %s\n",
+			strerror(-err));
+		exit(1);
+	}
+	return fd;
+}
+
 static int fail(const char *what, int err)
 {
 	fprintf(stderr, "luaunwind-ctl: %s: %s\n", what, strerror(-err));
@@ -124,9 +152,10 @@ static int cmd_version(int fd)
 
 	if (err)
 		return fail("version", err);
-	printf("abi=%u record=%u cpus=%u ring_bytes=%u max_targets=%u features=0x%llx\n",
+	printf("abi=%u record=%u cpus=%u ring_bytes=%u max_targets=%u features=0x%llx"
+	       " all_targets=%u\n",
 	       v.abi_version, v.record_version, v.nr_cpus, v.ring_bytes,
-	       v.max_targets, (unsigned long long)v.features);
+	       v.max_targets, (unsigned long long)v.features, v.nr_targets);
 	return 0;
 }
 
@@ -177,7 +206,7 @@ static int cmd_attach(int argc, char **argv)
 		}
 	}
 	/* Options first: a usage error says so, loaded module or not. */
-	fd = open_dev(0);
+	fd = open_kept(0, 1);
 	rc = luw_att_attach(fd, pid, &o, &att, &errnum, err, sizeof(err));
 	close(fd);
 	if (rc) {
@@ -249,6 +278,12 @@ static void print_record(const struct luwdev_rec *r)
 		       r->lost->count, (unsigned long long)r->lost->time);
 		return;
 	}
+	if (r->type == LUW_REC_END) {
+		printf("end pid=%u reason=%s time=%llu\n", r->end->pid,
+		       r->end->reason == LUW_END_EXEC ? "exec" : "exit",
+		       (unsigned long long)r->end->time);
+		return;
+	}
 	printf("sample pid=%u tid=%u cpu=%u time=%llu vmstate=%s flags=0x%x host=",
 	       s->pid, s->tid, s->cpu, (unsigned long long)s->time,
 	       luwdev_vmstate_name(s->vmstate), s->flags);
@@ -283,12 +318,14 @@ static int cmd_dump(int argc, char **argv)
 {
 	long long count = -1;
 	double duration = -1, deadline = 0;
-	int nonblock = 0, fd, rc = 0;
+	int nonblock = 0, raw = 0, fd, rc = 0;
 	static uint64_t buf[(256 << 10) / 8];
 
 	for (int i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--nonblock"))
 			nonblock = 1;
+		else if (!strcmp(argv[i], "--raw"))
+			raw = 1;
 		else if (i + 1 >= argc)
 			usage();
 		else if (!strcmp(argv[i], "--count"))
@@ -299,6 +336,12 @@ static int cmd_dump(int argc, char **argv)
 			usage();
 	}
 	fd = open_dev(O_NONBLOCK);
+	if (luwdev_join(fd, -1, 0)) {
+		fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
+			"(luaunwind-ctl attach PID first)\n");
+		close(fd);
+		return 1;
+	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	if (duration >= 0)
@@ -333,6 +376,8 @@ static int cmd_dump(int argc, char **argv)
 			rc = fail("read", -errno);
 			break;
 		}
+		if (n == 0)
+			break;	/* no target left */
 		while (count != 0) {
 			int got = luwdev_next(buf, (size_t)n, &off, &r);
 
@@ -344,7 +389,13 @@ static int cmd_dump(int argc, char **argv)
 				rc = 1;
 				break;
 			}
-			print_record(&r);
+			if (raw)
+				fwrite(r.sample ? (const void *)r.sample :
+				       r.lost ? (const void *)r.lost :
+						(const void *)r.end,
+				       r.size, 1, stdout);
+			else
+				print_record(&r);
 			if (r.type == LUW_REC_SAMPLE && count > 0)
 				count--;
 		}
@@ -352,6 +403,17 @@ static int cmd_dump(int argc, char **argv)
 			break;
 	}
 	fflush(stdout);
+	if (!rc) {
+		struct luw_stats st;
+
+		/* The session's totals, as perf record ends with its own. */
+		if (!luwdev_stats(fd, 0, &st))
+			fprintf(stderr, "luaunwind-ctl: dump: samples=%llu "
+				"drops=%llu targets=%u ended=%llu\n",
+				(unsigned long long)st.samples,
+				(unsigned long long)st.drops, st.nr_targets,
+				(unsigned long long)st.ended);
+	}
 	close(fd);
 	return rc;
 }
@@ -362,6 +424,18 @@ static void on_record_signal(int sig)
 {
 	(void)sig;
 	stop_record = 1;
+}
+
+/* Is pid a target of the session fd reads? */
+static int kept_has(int fd, pid_t pid)
+{
+	pid_t pids[LUW_MAX_TARGETS];
+	int n = luwdev_list(fd, pids, LUW_MAX_TARGETS);
+
+	for (int i = 0; i < n && i < LUW_MAX_TARGETS; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
 }
 
 /* record: the loop is record.c; this parses options and says what went on. */
@@ -398,10 +472,15 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "luaunwind-ctl: no process %d\n", (int)pid);
 		return 1;
 	}
-	fd = open_dev(0);
+	fd = open_kept(0, 0);
 	if (pid) {
-		/* Attached already (luaunwind-ctl attach): record it as it is,
-		 * and leave it attached afterwards. */
+		/* In the kept session (luaunwind-ctl attach): record it as it
+		 * is, and leave it attached afterwards.  Else attach it in a
+		 * session of this file's own. */
+		if (!kept_has(fd, pid)) {
+			close(fd);
+			fd = open_dev(0);
+		}
 		if (luw_att_attach(fd, pid, &ao, &att, &errnum, err, sizeof(err)) &&
 		    (errnum != EBUSY ||
 		     luw_att_open(pid, 1, &att, err, sizeof(err)))) {
@@ -463,7 +542,7 @@ int main(int argc, char **argv)
 	    (strcmp(cmd, "detach") || argc != 1))
 		usage();
 
-	fd = open_dev(0);
+	fd = strcmp(cmd, "version") ? open_kept(0, 0) : open_dev(0);
 	if (!strcmp(cmd, "version")) {
 		rc = cmd_version(fd);
 	} else if (!strcmp(cmd, "detach") && argc == 1) {

@@ -1,0 +1,72 @@
+#!/bin/sh
+# exec ends a target.  A process attached while it runs one program and
+# then exec'ing another is not sampled any more: its session gets an END
+# record (reason exec), no sample taken after it, the target leaves the
+# session, and the new program runs on.  The same when the new program is
+# setuid root and the attacher an ordinary user (CAP_PERFMON only), who
+# then cannot attach to it at all.
+. tests/kernel/lib.sh
+load
+
+# after_end DUMP PID: PID's samples timed after its end record; -1: none.
+after_end() {
+	awk -v pid="$2" '
+	$1 == "end" && $2 == "pid=" pid { split($4, t, "="); end = t[2] }
+	$1 == "sample" && $2 == "pid=" pid { split($5, t, "="); tm[NR] = t[2] }
+	END {
+		if (end == "") { print -1; exit }
+		n = 0
+		for (i in tm) if (tm[i] + 0 > end + 0) n++
+		print n
+	}' "$1"
+}
+
+# check NAME PID: the dump of a target that exec'd after >= 1.5 s.
+check() {
+	grep -q "^end pid=$2 reason=exec " "$W/$1.dump" ||
+		fail "$1: no exec end record: $(tail -3 "$W/$1.dump")"
+	n=$(grep -c "^sample pid=$2 " "$W/$1.dump")
+	[ "$n" -ge 50 ] || fail "$1: only $n samples before the exec"
+	a=$(after_end "$W/$1.dump" "$2")
+	[ "$a" -eq 0 ] || fail "$1: $a samples after the exec"
+	kill -0 "$2" || fail "$1: the new program did not run on"
+}
+
+# ---- plain exec, root ----------------------------------------------------
+touch "$W/go"
+bg $K/spin_exec "$W/go" $K/spin 60; pid=$last
+$CTL attach $pid --freq 999 --no-lua >/dev/null || fail "attach"
+(sleep 1.5; rm "$W/go") &
+# dump ends by itself at end of file: no target left in the session.
+timeout 60 $CTL dump --duration 50 >"$W/plain.dump" 2>"$W/plain.err" ||
+	fail "dump: $(cat "$W/plain.err")"
+check plain $pid
+grep -q 'targets=0 ended=1' "$W/plain.err" || fail "plain: $(cat "$W/plain.err")"
+$CTL status | grep -q '^targets=0' || fail "plain: still attached after exec"
+kill $pid
+
+# ---- setuid exec, an ordinary user with CAP_PERFMON --------------------------
+cp $K/spin /tmp/suid_spin
+chown 0:0 /tmp/suid_spin
+chmod 4755 /tmp/suid_spin
+chmod 0666 /dev/luaunwind
+AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+perfmon --ambient-caps=+perfmon"
+touch /tmp/go_suid
+setpriv --reuid=65534 --regid=65534 --clear-groups \
+	$K/spin_exec /tmp/go_suid /tmp/suid_spin 60 &
+pid=$!
+kids="$kids $pid"
+execd $pid $K/spin_exec
+$AS_NOBODY $CTL attach $pid --freq 999 --no-lua >"$W/suid.attach" 2>&1 ||
+	fail "nobody cannot attach to its own process: $(cat "$W/suid.attach")"
+(sleep 1.5; rm /tmp/go_suid) &
+timeout 60 $AS_NOBODY $CTL dump --duration 50 >"$W/suid.dump" 2>"$W/suid.err" ||
+	fail "dump as nobody: $(cat "$W/suid.err")"
+check suid $pid
+grep -q '^Uid:.*[[:space:]]0[[:space:]]' /proc/$pid/status ||
+	fail "the setuid program does not run as root: $(grep Uid /proc/$pid/status)"
+out=$($AS_NOBODY $K/try_attach $pid)
+[ "$out" = EPERM ] || fail "nobody attached to a setuid-root process: $out"
+kill $pid
+unload
+pass
