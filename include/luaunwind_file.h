@@ -25,7 +25,8 @@
  * file           := header section* end
  * header         := magic version flags reserved
  * magic          := 'L' 'U' 'W' 'F'
- * version        := <U32: LUWF_VERSION>
+ * version        := <U32: LUWF_VERSION; a reader takes every version from
+ *                    1 up to its own (differences noted "v1:" below)>
  * flags          := <U32: 0; a reader refuses unknown bits>
  * reserved       := <U32: 0>
  *
@@ -68,9 +69,13 @@
  *                    file order; LUWF_NO_MAP when the pc is in none>
  * flags          := <U32: LUWF_HF_* bits>
  * pc             := <U64>
- * symoff         := <U64: pc - start of the symbol; 0 without one>
- * name           := string              the symbol, empty when none
- *                                       (then module+0xFILEOFFSET)
+ * symoff         := <U64: pc - start of the symbol; with LUWF_HF_FDE and
+ *                    no name: pc - start of the .eh_frame FDE that holds
+ *                    it (the function's start); 0 otherwise>
+ * name           := string              the symbol (C++ demangled), empty
+ *                                       when none: then the report shows
+ *                                       module+0xFILEOFFSET of the FDE's
+ *                                       start (LUWF_HF_FDE), else of pc
  *
  * proto          := pid firstline numline reserved addr chunk
  *   (LUWF_SEC_PROTO) a Lua function prototype (GCproto)
@@ -88,10 +93,21 @@
  * line           := <I32: -1 when the proto's lineinfo is unreadable>
  *
  * fname          := pid reserved addr name
- *   (LUWF_SEC_FNAME) a name for a prototype, found in the bytecode of a
- *   caller (the local, global, field, method or upvalue it was called
- *   through); the first one found is kept
+ *   (LUWF_SEC_FNAME) the name of a prototype by its definition: the
+ *   local, global, field (M.f), method (obj:m) or upvalue its parent's
+ *   FNEW stores the closure into (userspace/lib/ljname.h).  v1: the name
+ *   of the first call site seen (the report shows it as before)
  * reserved       := <U32: 0>   (here and in every section that has one)
+ *
+ * callsite       := pid pc addr name
+ *   (LUWF_SEC_CALLSITE, v2) the name a call instruction calls its callee
+ *   by (debug.getinfo's "n": the local, global, field, method or upvalue
+ *   read into the called slot, or the metamethod event); the report uses
+ *   it for a frame whose proto has no fname, taken from the frame below
+ *   it in that sample
+ * pc             := <U32: the caller frame's pc, as the lua-frame carries
+ *                    it: the instruction after the call>
+ * addr           := <U64: the caller's GCproto>
  *
  * cfunc          := pid reserved addr fn
  *   (LUWF_SEC_CFUNC) a C function frame of the Lua stack: its GCfunc and
@@ -99,11 +115,19 @@
  * addr           := <U64: the GCfunc>
  * fn             := <U64: the lua_CFunction, 0 when unreadable>
  *
- * trace          := pid traceno addr line reserved
- *   (LUWF_SEC_TRACE) where a JIT trace starts
+ * trace          := pid traceno addr line reserved startpt universe
+ *   (LUWF_SEC_TRACE) where a JIT trace starts.  Keyed by (traceno, addr):
+ *   trace numbers are per universe (global_State); the module reads the
+ *   start from the trace of the universe it walked, and a proto belongs
+ *   to one universe, so a number never resolves in another one
  * traceno        := <U32>
- * addr           := <U64: GCproto of its first instruction, 0 unknown>
+ * addr           := <U64: the trace lua-frame's addr as the samples carry
+ *                    it (the GCproto it starts in), 0 unknown.  v1: the
+ *                    GCproto (the key was traceno alone), and the section
+ *                    ends after reserved>
  * line           := <I32: its line; -1 unknown>
+ * startpt        := <U64: GCproto of its first instruction, 0 unknown>
+ * universe       := <U64: its global_State, 0 when it could not be told>
  *
  * ffnames        := pid count string{count}
  *   (LUWF_SEC_FFNAMES) names of the fast functions of this VM by ffid;
@@ -127,7 +151,8 @@
 #define _LUAUNWIND_FILE_H
 
 #define LUWF_MAGIC		"LUWF"
-#define LUWF_VERSION		1
+#define LUWF_VERSION		2
+#define LUWF_VERSION_MIN	1
 #define LUWF_HEADER_SIZE	16
 #define LUWF_SECTION_MAX	(1U << 30)	/* largest payload accepted */
 
@@ -142,6 +167,7 @@
 #define LUWF_SEC_TRACE		9
 #define LUWF_SEC_FFNAMES	10
 #define LUWF_SEC_STATS		11
+#define LUWF_SEC_CALLSITE	12
 #define LUWF_SEC_END		0xffffffffU
 
 /* process flags */
@@ -155,6 +181,7 @@
 
 /* host flags */
 #define LUWF_HF_VM		(1U << 0)	/* in the VM's own code */
+#define LUWF_HF_FDE		(1U << 1)	/* symoff is from the FDE start */
 
 #define LUWF_NO_MAP		0xffffffffU
 #define LUWF_PC_AT		0x80000000U	/* pcline: pc is the instruction */

@@ -35,7 +35,7 @@ for name in luajit2 tarantool; do
 	r='@[^;]*rec_sandwich\.lua'
 	rec $name sw 4 tests/kernel/rec_sandwich.lua "$W"
 	total=$(sum '')
-	good=$(sum -E "lua_pcall;$r:0;outer $r:17;sw_call_back;(lua_call;)?$r:13;[^@]*c_leaf;c_leaf")
+	good=$(sum -E "lua_pcall;$r:0;outer $r:17;sw_call_back;(lua_call;)?inner $r:13;[^@]*c_leaf;c_leaf")
 	most $name sw "$good" "$total" "samples have the full sandwich"
 	[ "$(grep -c 'sw_call_back;.*sw_call_back' "$f")" -eq 0 ] ||
 		fail "$name sw: the C function appears twice"

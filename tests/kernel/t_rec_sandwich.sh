@@ -4,8 +4,8 @@
 #   ... lua_pcall; @rec_sandwich.lua:0; outer @rec_sandwich.lua:17;
 #   call_back's C function (host frame, once); lua_call where it has a
 #   frame of its own (Debian's luajit compiles it to a tail jump into
-#   lj_vm_call, so there it has none); @rec_sandwich.lua:13 (inner, called
-#   from C: no caller bytecode names it); then c_leaf's FFI chain -- with
+#   lj_vm_call, so there it has none); inner @rec_sandwich.lua:13 (called
+#   from C, named by its definition); then c_leaf's FFI chain -- with
 #   the VM frames folded away, and kept by --vm-frames.
 . tests/kernel/lib.sh
 REP=$K/luaunwind-report
@@ -28,7 +28,7 @@ sandwich() {
 load
 sandwich sw 4
 total=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw.folded")
-seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?@[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
+seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?inner @[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
 n=$(grep -E "$seq" "$W/sw.folded" | awk '{ n += $NF } END { print n + 0 }')
 if [ $((100 * n)) -lt $((80 * total)) ]; then
 	awk '{print $NF, $0}' "$W/sw.folded" | sort -rn | head -3 >&2

@@ -3,8 +3,8 @@
 # luajit:
 #  - coroutines (shape 3): a sample in work() inside a coroutine reads,
 #    root first, main chunk; resumer; coroutine.resume; body; work -- the
-#    names come from the callers' bytecode (locals), none for body (a
-#    coroutine's first function has no calling instruction);
+#    names come from the definitions (locals), body's too (a
+#    coroutine's first function: no calling instruction names it);
 #  - JIT on (shape 5): samples in traces show TRACE_n @chunk:line above
 #    the Lua frames they run in, down to the main chunk;
 #  - a split between a C and a Lua function that the workload measures
@@ -22,7 +22,7 @@ stop_lua
 $REP "$W/coro.luw" >"$W/coro.folded" || fail "coro: report"
 c='@[^;]*coro\.lua'
 nw=$(grep "work $c:4 [0-9]*\$" "$W/coro.folded" | awk '{ n += $NF } END { print n + 0 }')
-good=$(grep "lua_pcall;$c:0;resumer $c:16;coroutine\.resume;$c:9;work $c:4 [0-9]*\$" "$W/coro.folded" |
+good=$(grep "lua_pcall;$c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$" "$W/coro.folded" |
 	awk '{ n += $NF } END { print n + 0 }')
 [ "$nw" -ge 100 ] || { head -3 "$W/coro.folded" >&2; fail "coro: only $nw samples in work()"; }
 [ $((100 * good)) -ge $((90 * nw)) ] || fail "coro: $good of $nw samples in work() have the full shape"

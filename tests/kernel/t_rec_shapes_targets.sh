@@ -4,10 +4,10 @@
 # of the raw-record tests t_lua_shapes and t_lua_coro read as the
 # report's merged frame text.  t_rec_jitsw_targets does shapes 5 and 2.
 #  - shape 4, all three: a sample in leaf() reads, root first, the main
-#    chunk; pcall; prot (24, unnamed: pcall called it); the handler
-#    named __index (19, a metamethod continuation); va (11, vararg,
-#    named tail as debug.getinfo names it: the tail call reused tail()'s
-#    frame and return position); leaf (6) -- and no frame for tail()
+#    chunk; pcall; prot (24); the handler mt.__index (19); va (11, not
+#    tail: the tail call reused tail()'s frame and return position, and
+#    names come from the definitions, not the call sites); leaf (6) --
+#    all named by their definitions -- and no frame for tail()
 #    (15) anywhere; string.rep called from rep() (31) is named as the
 #    fast function;
 #  - shape 3, luajit2 and tarantool (t_rec_shapes does Debian's luajit):
@@ -26,7 +26,7 @@ for name in luajit luajit2 tarantool; do
 	rec $name shapes 3 $WL/shapes.lua
 	nleaf=$(sum -E "$s:6 [0-9]+\$")
 	[ "$nleaf" -ge 50 ] || fail "$name shapes: only $nleaf samples in leaf()"
-	good=$(sum -E "lua_pcall;$s:0;pcall;$s:24;__index $s:19;tail $s:11;leaf $s:6 [0-9]+\$")
+	good=$(sum -E "lua_pcall;$s:0;pcall;prot $s:24;mt\.__index $s:19;va $s:11;leaf $s:6 [0-9]+\$")
 	most $name shapes "$good" "$nleaf" "samples in leaf() have the whole chain"
 	! grep -q "$s:15;" "$f" || fail "$name shapes: the tail-called frame is shown below its callee"
 	nrep=$(sum -E "lua_pcall;$s:0;rep $s:31;string\\.rep[; ]")
@@ -38,7 +38,7 @@ for name in luajit luajit2 tarantool; do
 	rec $name coro 3 $WL/coro.lua
 	nw=$(sum "work $c:4 [0-9]*\$")
 	[ "$nw" -ge 100 ] || fail "$name coro: only $nw samples in work()"
-	good=$(sum "lua_pcall;$c:0;resumer $c:16;coroutine\.resume;$c:9;work $c:4 [0-9]*\$")
+	good=$(sum "lua_pcall;$c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$")
 	most $name coro "$good" "$nw" "samples in work() have the full shape"
 	msg="$msg coro $good/$nw;"
 done

@@ -83,7 +83,11 @@ static void sample(struct luwf_buf *b, uint8_t vmstate, const uint64_t *h,
 	luwf_put(b, sp, ns * sizeof(*sp));
 }
 
-static size_t build(char **mem, size_t *samples_end)
+/*
+ * version 2 (LUWF_VERSION): traces keyed by (number, start proto), and
+ * call-site names; version 1: the trace section of v1, keyed by number.
+ */
+static size_t build(char **mem, size_t *samples_end, int version)
 {
 	size_t len = 0;
 	FILE *f = open_memstream(mem, &len);
@@ -136,7 +140,29 @@ static size_t build(char **mem, size_t *samples_end)
 	luwf_put_u64(&b, 0x200);
 	luwf_put_u32(&b, 11);
 	luwf_put_u32(&b, 0);
+	if (version >= 2) {
+		luwf_put_u64(&b, 0x200);
+		luwf_put_u64(&b, 0x7000);
+	}
 	luwf_write_buf(&w, LUWF_SEC_TRACE, &b);
+	if (version >= 2) {
+		/* Trace 5 of another universe starts in 0x400, line 21. */
+		proto(&w, 0x400, 20, "other.lua", NULL);
+		luwf_put_u32(&b, 42);
+		luwf_put_u32(&b, 5);
+		luwf_put_u64(&b, 0x400);
+		luwf_put_u32(&b, 21);
+		luwf_put_u32(&b, 0);
+		luwf_put_u64(&b, 0x400);
+		luwf_put_u64(&b, 0x8000);
+		luwf_write_buf(&w, LUWF_SEC_TRACE, &b);
+		/* 0x100 calls its callee at pc 7 by the name "cb". */
+		luwf_put_u32(&b, 42);
+		luwf_put_u32(&b, 7);
+		luwf_put_u64(&b, 0x100);
+		luwf_put_str(&b, "cb");
+		luwf_write_buf(&w, LUWF_SEC_CALLSITE, &b);
+	}
 
 	/* Sandwich, leaf in an unnamed pc of libsw. */
 	memset(lf, 0, sizeof(lf));
@@ -158,16 +184,35 @@ static size_t build(char **mem, size_t *samples_end)
 	for (int i = 0; i < 2; i++)
 		sample(&b, LUW_VMST_FFUNC, (const uint64_t[]){ 0x9100, 0x20 }, 2,
 		       lf, 2, (const struct luw_splice[]){ { 0, 1, 0, 2 } }, 1);
+	if (version >= 2) {
+		/* Another universe's trace 5; 0x200 called by 0x100 (pc 7):
+		 * no definition name, so the call site's, in this sample. */
+		lf[0].kind = LUW_LF_TRACE; lf[0].addr = 0x400; lf[0].trace = 5;
+		lf[0].ffid = 0;
+		lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x200; lf[1].pc = 0;
+		lf[2].kind = LUW_LF_LUA; lf[2].addr = 0x100; lf[2].pc = 7;
+		lf[2].trace = 0;
+		sample(&b, LUW_VMST_TRACE, (const uint64_t[]){ 0x9100, 0x20 },
+		       2, lf, 3, (const struct luw_splice[]){ { 0, 1, 0, 3 } },
+		       1);
+	}
 	luwf_write_buf(&w, LUWF_SEC_SAMPLES, &b);
 	*samples_end = w.off;
 	luwf_write_end(&w);
 	luwf_buf_free(&b);
 	fclose(f);
+	if (version == 1)
+		(*mem)[4] = 1;
 	return len;
 }
 
+static const char want_v1[] =
+	"lua_pcall;@?0x999;string.rep 2\n"
+	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
+	"main;lua_pcall;outer @sw.lua:3;sw:call_back;lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n";
 static const char want[] =
 	"lua_pcall;@?0x999;string.rep 2\n"
+	"lua_pcall;outer @sw.lua:3;cb @sw.lua:9;TRACE_5 @other.lua:21 1\n"
 	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
 	"main;lua_pcall;outer @sw.lua:3;sw:call_back;lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n";
 
@@ -203,7 +248,7 @@ static int run_report(const char *prog, const char *file, char *out,
 int main(int argc, char **argv)
 {
 	char *mem = NULL, err[512];
-	size_t samples_end, len = build(&mem, &samples_end);
+	size_t samples_end, len;
 	struct luwf_file f;
 	struct luw_lrep_opts o = { 0 };
 	struct luw_lrep_result res;
@@ -211,15 +256,29 @@ int main(int argc, char **argv)
 	char *text;
 	int rc;
 
+	/* A version 1 file reads as before. */
+	len = build(&mem, &samples_end, 1);
+	luwf_from_mem(&f, (uint8_t *)mem, len);
+	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	text = folded(s);
+	CHECK(rc == 0 && !strcmp(text, want_v1), "v1 file: rc %d (%s)\n%s", rc,
+	      err, text);
+	free(text);
+	luw_stacks_free(s);
+	free(mem);
+	s = luw_stacks_new();
+	mem = NULL;
+	len = build(&mem, &samples_end, 2);
+
 	/* The whole file. */
 	luwf_from_mem(&f, (uint8_t *)mem, len);
 	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0, "complete file: rc %d (%s)", rc, err);
-	CHECK(res.complete && res.records == 4 && res.lost == 7,
+	CHECK(res.complete && res.records == 5 && res.lost == 7,
 	      "complete %d records %llu lost %llu", res.complete,
 	      (unsigned long long)res.records, (unsigned long long)res.lost);
-	CHECK(res.vmstate[LUW_VMST_FFUNC] == 2 && res.vmstate[LUW_VMST_TRACE] == 1 &&
+	CHECK(res.vmstate[LUW_VMST_FFUNC] == 2 && res.vmstate[LUW_VMST_TRACE] == 2 &&
 	      res.vmstate[LUW_VMST_CFUNC] == 1, "vmstates");
 	CHECK(res.freq == 999, "freq %u", res.freq);
 	CHECK(!strcmp(text, want), "folded:\n%s\nwant:\n%s", text, want);
@@ -249,7 +308,7 @@ int main(int argc, char **argv)
 		CHECK(strstr(err, "offset ") != NULL, "cut %zu: error '%s'", cut, err);
 		CHECK(!res.complete, "cut %zu: complete", cut);
 		if (cut >= samples_end)
-			CHECK(luw_stacks_total(s) == 4, "cut %zu: %llu samples", cut,
+			CHECK(luw_stacks_total(s) == 5, "cut %zu: %llu samples", cut,
 			      (unsigned long long)luw_stacks_total(s));
 		else
 			CHECK(luw_stacks_total(s) == 0, "cut %zu: %llu samples", cut,

@@ -187,6 +187,53 @@ int main(void)
 		free(text);
 	}
 
+	/* Unnamed code inside an FDE (stripped luajit has many): named by
+	 * the FDE's start, so each such function is one box. */
+	if (rc == 0) {
+		uint64_t abs_in = 0, fstart = 0;
+
+		for (size_t i = 0; i < maps.n && !abs_in; i++) {
+			const struct luw_map *mp = &maps.v[i];
+
+			if (strcmp(mp->path, t->path) || !(mp->prot & LUW_MAP_X))
+				continue;
+			for (uint64_t a = mp->start; a < mp->end; a += 16) {
+				uint64_t va, fs;
+
+				if (a >= t->vm_start && a < t->vm_end)
+					continue;
+				if (luw_elf_off2vaddr(e, luw_map_fileoff(mp, a),
+						      &va) == 0 &&
+				    !luw_elf_sym_at(e, va) &&
+				    luw_elf_fde_start(e, va, &fs) == 0 &&
+				    fs + 32 <= va) {
+					abs_in = a;
+					fstart = a - (va - fs);
+					break;
+				}
+			}
+		}
+		CHECK(abs_in, "no unnamed pc inside an FDE in %s", t->path);
+		mem = NULL;	/* report() took it over */
+		rec.host[2] = abs_in + 1;
+		rc = luw_symz_raw(pid, &rec, sizeof(rec), &mem, &len, err,
+				  sizeof(err));
+		if (abs_in && rc == 0) {
+			char want[256];
+			uint64_t off = luw_map_fileoff(luw_maps_find(&maps, fstart),
+						       fstart);
+
+			text = report(mem, len, &rc);
+			snprintf(want, sizeof(want),
+				 "%s+0x%llx;lua_pcall;string.rep 1\n",
+				 strrchr(t->path, '/') + 1, (unsigned long long)off);
+			CHECK(rc == 0 && text && !strcmp(text, want),
+			      "FDE-named: report rc %d:\n%s\nwant:\n%s", rc, text,
+			      want);
+			free(text);
+		}
+	}
+
 	/* Gone: refused, with a message. */
 	kill(pid, SIGKILL);
 	waitpid(pid, NULL, 0);

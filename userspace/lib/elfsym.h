@@ -59,6 +59,13 @@ struct luw_elf {
 	struct luw_sym *syms;	/* sorted by addr, one per address */
 	size_t nsyms;
 	char *names;		/* storage of every name */
+	/* .eh_frame_hdr FDE starts and the CFI, opened on first use */
+	uint64_t *fde_starts;	/* sorted */
+	size_t nfde;
+	int fde_state;		/* 0 not tried, 1 open, -1 none */
+	int fde_fd;
+	Elf *fde_elf;
+	struct Dwarf_CFI_s *fde_cfi;
 	/* cache bookkeeping */
 	uint64_t st_dev, st_ino, st_size;
 	int64_t st_mtime_ns;
@@ -72,6 +79,14 @@ struct luw_elf {
  */
 struct luw_elf *luw_elf_get(const char *path, char *err, size_t errlen);
 void luw_elf_cache_clear(void);
+
+/*
+ * The start (link-time address) of the .eh_frame FDE that covers vaddr:
+ * the function holding code that has no symbol (a stripped library).
+ * 0 and *start set; -1 when no FDE covers it or the file has no
+ * .eh_frame_hdr table.
+ */
+int luw_elf_fde_start(struct luw_elf *e, uint64_t vaddr, uint64_t *start);
 
 /* Load without the cache; free with luw_elf_free(). */
 struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen);

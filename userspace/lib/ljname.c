@@ -10,6 +10,8 @@
  */
 #include "ljname.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ljlayout.h"
@@ -23,6 +25,7 @@ enum {
 	BC_TGETV = 56, BC_TGETS = 57, BC_TGETR = 59, BC_TSETM = 63,
 	BC_CALLM = 65, BC_CALL = 66, BC_CALLMT = 67, BC_CALLT = 68,
 	BC_ISNEXT = 72, BC_FORI = 77, BC_JITERL = 84,
+	BC_USETV = 46, BC_TSETS = 61,
 };
 
 #define VARNAME__MAX 7		/* internal names of for-loop slots */
@@ -121,6 +124,16 @@ static int nth_name(const struct pt *p, uint64_t list, uint32_t idx, char *out,
 		}
 	}
 	return 0;
+}
+
+/* Name of upvalue idx (the proto's uvinfo). */
+static int uv_name(const struct pt *p, uint32_t idx, char *out, size_t n)
+{
+	uint64_t uvinfo;
+
+	if (rd_ref(p, p->lineinfo + p->ref, &uvinfo))
+		return -1;
+	return nth_name(p, uvinfo, idx, out, n);
 }
 
 /* ULEB128 from the target, advancing *a. */
@@ -227,37 +240,45 @@ static int mm_name(unsigned int op, char *out, size_t outlen)
 	return 1;
 }
 
-int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
-		    uint32_t pc, char *out, size_t outlen)
+/* The GCproto at pt, checked to be one: bytecode, constants, debug info. */
+static int pt_open(struct pt *p, pid_t pid, const struct luw_lj_layout *ly,
+		   uint64_t pt)
 {
-	struct pt p = { .pid = pid, .ly = ly, .addr = pt };
-	uint32_t ins, slot, ip, guard;
 	uint8_t gct;
 
-	if (outlen < 2 || pc < 2)
-		return 0;
-	p.ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
-	p.bc = pt + ly->pt_size;
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ly = ly;
+	p->addr = pt;
+	p->ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
+	p->bc = pt + ly->pt_size;
 	/* GCproto: ... k, uv, sizekgc, sizekn, sizept, sizeuv, flags,
 	 * trace, chunkname: k is 2 refs + 16 bytes before chunkname. */
-	if (rd(&p, pt + ly->gc_gct, &gct, 1) || gct != ly->gct_proto ||
-	    rd(&p, pt + ly->pt_sizebc, &p.sizebc, 4) ||
-	    rd_ref(&p, pt + ly->pt_chunkname - (p.ref == 8 ? 32 : 24), &p.k))
+	if (rd(p, pt + ly->gc_gct, &gct, 1) || gct != ly->gct_proto ||
+	    rd(p, pt + ly->pt_sizebc, &p->sizebc, 4) ||
+	    rd_ref(p, pt + ly->pt_chunkname - (p->ref == 8 ? 32 : 24), &p->k))
 		return -1;
 	/* The field's address: uvinfo and varinfo follow it. */
-	p.lineinfo = pt + ly->pt_lineinfo;
+	p->lineinfo = pt + ly->pt_lineinfo;
 	/* k lies after the bytecode (and the GC constants below it). */
-	if (p.k < p.bc + 4ULL * p.sizebc || pc > p.sizebc)
+	if (p->k < p->bc + 4ULL * p->sizebc)
 		return -1;
-	ip = pc - 1;
-	if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
-		return -1;
-	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT)
-		return mm_name(ins & 0xff, out, outlen);
-	slot = (ins >> 8) & 0xff;
+	return 0;
+}
+
+/*
+ * lj_debug_slotname(): what slot `slot` holds just before instruction ip
+ * runs -- the local live there, else the local, global, field or upvalue
+ * the instruction that last wrote it read.  1 named, 0 not, -1 unreadable.
+ */
+static int slot_name(const struct pt *p, uint32_t ip, uint32_t slot,
+		     char *out, size_t outlen)
+{
+	uint32_t ins, guard;
+
 restart:
 	{
-		int r = varname(&p, ip, slot, out, outlen);
+		int r = varname(p, ip, slot, out, outlen);
 
 		if (r)
 			return r;
@@ -266,7 +287,7 @@ restart:
 		unsigned int op, a;
 
 		ip--;
-		if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
+		if (rd(p, p->bc + 4ULL * ip, &ins, 4))
 			return -1;
 		op = ins & 0xff;
 		a = (ins >> 8) & 0xff;
@@ -279,20 +300,139 @@ restart:
 				slot = ins >> 16;
 				goto restart;
 			case BC_GGET:
-				return kgc_str(&p, ins >> 16, out, outlen);
+				return kgc_str(p, ins >> 16, out, outlen);
 			case BC_TGETS:
-				return kgc_str(&p, (ins >> 16) & 0xff, out, outlen);
-			case BC_UGET: {
-				uint64_t uvinfo;
-
-				if (rd_ref(&p, p.lineinfo + p.ref, &uvinfo))
-					return -1;
-				return nth_name(&p, uvinfo, ins >> 16, out, outlen);
-			}
+				return kgc_str(p, (ins >> 16) & 0xff, out, outlen);
+			case BC_UGET:
+				return uv_name(p, ins >> 16, out, outlen);
 			default:
 				return 0;
 			}
 		}
 	}
 	return 0;
+}
+
+int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
+		    uint32_t pc, char *out, size_t outlen)
+{
+	struct pt p;
+	uint32_t ins, ip;
+
+	if (outlen < 2 || pc < 2)
+		return 0;
+	if (pt_open(&p, pid, ly, pt) || pc > p.sizebc)
+		return -1;
+	ip = pc - 1;
+	if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
+		return -1;
+	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT)
+		return mm_name(ins & 0xff, out, outlen);
+	return slot_name(&p, ip, (ins >> 8) & 0xff, out, outlen);
+}
+
+#define MAX_KGC 65536		/* FNEW's D is 16 bits */
+#define MAX_BC (1U << 22)	/* bytecode read in one piece */
+
+/* The FNEW of `parent` that creates closures of `child`; its index. */
+static int find_fnew(const struct pt *p, uint64_t child, uint32_t *at)
+{
+	uint32_t sizekgc, n = 0, *bc = NULL;
+	uint8_t *kgc = NULL;
+	int r = -1, found = 0;
+
+	if (rd(p, p->addr + p->ly->pt_chunkname - 16, &sizekgc, 4) ||
+	    sizekgc > MAX_KGC || p->sizebc > MAX_BC)
+		return -1;
+	if (!sizekgc || !p->sizebc)
+		return 0;
+	kgc = malloc((size_t)sizekgc * p->ref);
+	bc = malloc((size_t)p->sizebc * 4);
+	if (!kgc || !bc ||
+	    rd(p, p->k - (uint64_t)sizekgc * p->ref, kgc, sizekgc * p->ref) ||
+	    rd(p, p->bc, bc, p->sizebc * 4))
+		goto out;
+	/* proto_kgc(pt, ~n) is the ref n + 1 below k. */
+	for (n = 0; n < sizekgc; n++) {
+		uint64_t v = 0;
+
+		memcpy(&v, kgc + (size_t)(sizekgc - 1 - n) * p->ref, p->ref);
+		if (v == child) {
+			found = 1;
+			break;
+		}
+	}
+	r = 0;
+	if (!found)
+		goto out;
+	for (uint32_t i = 0; i < p->sizebc; i++)
+		if ((bc[i] & 0xff) == BC_FNEW && bc[i] >> 16 == n) {
+			*at = i;
+			r = 1;
+			break;
+		}
+out:
+	free(kgc);
+	free(bc);
+	return r;
+}
+
+/* Whether the child is a method: its first parameter is the implicit self. */
+static int is_method(pid_t pid, const struct luw_lj_layout *ly, uint64_t child)
+{
+	struct pt c;
+	char name[8];
+	uint8_t nparams;
+
+	if (pt_open(&c, pid, ly, child) ||
+	    rd(&c, child + ly->gc_gct + 1, &nparams, 1) || nparams < 1)
+		return 0;
+	return varname(&c, 0, 0, name, sizeof(name)) == 1 &&
+	       !strcmp(name, "self");
+}
+
+int ljn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
+		 uint64_t child, char *out, size_t outlen)
+{
+	struct pt p;
+	uint32_t at, ins, a, op;
+	int r;
+
+	if (outlen < 4)
+		return -1;
+	if (pt_open(&p, pid, ly, parent))
+		return -1;
+	r = find_fnew(&p, child, &at);
+	if (r <= 0)
+		return r;
+	a = (rd(&p, p.bc + 4ULL * at, &ins, 4) ? 0 : (ins >> 8) & 0xff);
+	/* local function f / local f = function: the local starts there. */
+	r = varname(&p, at + 1, a, out, outlen);
+	if (r)
+		return r < 0 ? -1 : 1;
+	if (at + 1 >= p.sizebc || rd(&p, p.bc + 4ULL * (at + 1), &ins, 4))
+		return 2;
+	op = ins & 0xff;
+	if (op == BC_GSET && ((ins >> 8) & 0xff) == a) {
+		r = kgc_str(&p, ins >> 16, out, outlen);
+	} else if (op == BC_TSETS && ((ins >> 8) & 0xff) == a) {
+		char tab[128], key[128];
+		int t = slot_name(&p, at + 1, ins >> 24, tab, sizeof(tab));
+
+		r = kgc_str(&p, (ins >> 16) & 0xff, key, sizeof(key));
+		if (r == 1 && t == 1)
+			snprintf(out, outlen, "%s%c%s", tab,
+				 is_method(pid, ly, child) ? ':' : '.', key);
+		else if (r == 1)
+			snprintf(out, outlen, "%s", key);
+	} else if (op == BC_USETV && (ins >> 16) == a) {
+		r = uv_name(&p, (ins >> 8) & 0xff, out, outlen);
+	} else if (op == BC_MOV && (ins >> 16) == a) {
+		r = varname(&p, at + 2, (ins >> 8) & 0xff, out, outlen);
+	} else {
+		return 2;
+	}
+	if (r < 0)
+		return -1;
+	return r == 1 ? 1 : 2;
 }

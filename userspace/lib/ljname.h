@@ -1,5 +1,15 @@
 /*
- * ljname: the name a Lua function was called by, read from its caller's
+ * ljname: names of Lua functions read from bytecode in a live process.
+ *
+ * By definition (ljn_def_name): the prototype that creates a function's
+ * closures (its parent: the child proto is one of the parent's GC
+ * constants, used by exactly one FNEW) and what the FNEW's result is
+ * stored into -- `local function f` / `local f = function` (the local
+ * that starts right after it, from varinfo), `function f` (GSET),
+ * `function M.f` / `function obj:m` (TSETS, the table named as a slot),
+ * an upvalue (USETV).  This does not depend on who calls the function.
+ *
+ * By call site (ljn_callee_name): the name a Lua function was called by, read from its caller's
  * bytecode in a live process -- what debug.getinfo(f, "n") reports:
  * the local, global, field/method or upvalue that held the function at
  * the call instruction.
@@ -30,5 +40,14 @@
  */
 int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
 		    uint32_t pc, char *out, size_t outlen);
+
+/*
+ * Definition name of proto `child` if proto `parent` creates its closures:
+ * 1 and out filled; 2 when parent is its parent but stores the closure
+ * nowhere nameable (an argument, a table constructor's positional slot);
+ * 0 when parent is not its parent; -1 when memory could not be read.
+ */
+int ljn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
+		 uint64_t child, char *out, size_t outlen);
 
 #endif

@@ -198,9 +198,10 @@ int luwf_check_header(struct luwf_file *f, char *err, size_t errlen)
 		snprintf(err, errlen, "offset 0: not a .luw file (no 'LUWF' magic)");
 		return -1;
 	}
-	if (h[1] != LUWF_VERSION) {
-		snprintf(err, errlen, "offset 4: .luw version %u, this reader knows %u",
-			 h[1], LUWF_VERSION);
+	if (h[1] < LUWF_VERSION_MIN || h[1] > LUWF_VERSION) {
+		snprintf(err, errlen,
+			 "offset 4: .luw version %u, this reader knows %u to %u",
+			 h[1], LUWF_VERSION_MIN, LUWF_VERSION);
 		return -1;
 	}
 	if (h[2] || h[3]) {

@@ -16,7 +16,7 @@
 struct db {
 	const struct luwf_file *f;
 	struct luw_kvmap proc, map, host, proto, pcline, fname, cfunc, trace,
-		ff;
+		ff, callsite;
 	struct luw_kvmap mapcount;	/* pid -> mapping sections so far */
 	int oom;
 };
@@ -32,6 +32,7 @@ static void db_free(struct db *d)
 	luw_kvmap_free(&d->cfunc);
 	luw_kvmap_free(&d->trace);
 	luw_kvmap_free(&d->ff);
+	luw_kvmap_free(&d->callsite);
 	luw_kvmap_free(&d->mapcount);
 }
 
@@ -97,7 +98,13 @@ static void index_sec(struct db *d, const struct luwf_sec *s)
 		put(d, &d->cfunc, pid, luwf_get_u64(&c), s);
 		break;
 	case LUWF_SEC_TRACE:
-		put(d, &d->trace, pid, x, s);
+		/* v1: one per number; v2: per (number, start proto). */
+		put(d, &d->trace, (uint64_t)pid << 32 | x,
+		    d->f->version >= 2 ? luwf_get_u64(&c) : 0, s);
+		break;
+	case LUWF_SEC_CALLSITE:
+		put(d, &d->callsite, (uint64_t)pid << 32 | x, luwf_get_u64(&c),
+		    s);
 		break;
 	default:
 		break;
@@ -153,13 +160,19 @@ static void host_text(struct ctx *x, uint64_t pc)
 	size_t n;
 
 	if (cur_of(x->d, &x->d->host, x->pid, pc, &c) == 0) {
+		uint32_t flags;
+		uint64_t symoff;
+
 		luwf_get_u32(&c);
 		mapno = luwf_get_u32(&c);
-		luwf_get_u32(&c);
+		flags = luwf_get_u32(&c);
 		luwf_get_u32(&c);
 		luwf_get_u64(&c);
-		luwf_get_u64(&c);
+		symoff = luwf_get_u64(&c);
 		name = luwf_get_str(&c, &n);
+		/* Unnamed code in an FDE: named by the function's start. */
+		if (!c.bad && !n && (flags & LUWF_HF_FDE) && symoff <= pc)
+			pc -= symoff;
 		if (!c.bad && n) {
 			put_name(&x->b, name, n);
 			return;
@@ -231,7 +244,34 @@ static int proto_text(struct ctx *x, uint64_t pt, int32_t line)
 	return 0;
 }
 
-static void lua_text(struct ctx *x, const struct luw_lua_frame *f)
+/* The name string of an fname or callsite section; 0 when none. */
+static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
+		   uint64_t b)
+{
+	struct luwf_cur c;
+	const char *s;
+	size_t n;
+
+	if (cur_of(x->d, m, a, b, &c))
+		return 0;
+	luwf_get_u32(&c);
+	luwf_get_u32(&c);
+	luwf_get_u64(&c);
+	s = luwf_get_str(&c, &n);
+	if (c.bad || !n)
+		return 0;
+	put_name(&x->b, s, n);
+	luw_sb_putc(&x->b, ' ');
+	return 1;
+}
+
+/*
+ * caller: the Lua frame below f in its segment, NULL when f was entered
+ * from C.  A proto is named by its definition; only without one by the
+ * call in this sample's caller (names differ between call sites).
+ */
+static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
+		     const struct luw_lua_frame *caller)
 {
 	struct luwf_cur c;
 	const char *s;
@@ -239,16 +279,12 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f)
 
 	switch (f->kind) {
 	case LUW_LF_LUA:
-		if (cur_of(x->d, &x->d->fname, x->pid, f->addr, &c) == 0) {
-			luwf_get_u32(&c);
-			luwf_get_u32(&c);
-			luwf_get_u64(&c);
-			s = luwf_get_str(&c, &n);
-			if (!c.bad && n) {
-				put_name(&x->b, s, n);
-				luw_sb_putc(&x->b, ' ');
-			}
-		}
+		if (!name_of(x, &x->d->fname, x->pid, f->addr) && caller &&
+		    caller->kind == LUW_LF_LUA &&
+		    !(caller->flags & LUW_LFF_PC_AT))
+			name_of(x, &x->d->callsite,
+				(uint64_t)x->pid << 32 | caller->pc,
+				caller->addr);
 		if (proto_text(x, f->addr, -1)) {
 			luw_sb_puts(&x->b, "@?");
 			luw_sb_putx(&x->b, f->addr);
@@ -292,7 +328,9 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f)
 	case LUW_LF_TRACE:
 		luw_sb_puts(&x->b, "TRACE_");
 		luw_sb_putu(&x->b, f->trace);
-		if (cur_of(x->d, &x->d->trace, x->pid, f->trace, &c) == 0) {
+		if (cur_of(x->d, &x->d->trace,
+			   (uint64_t)x->pid << 32 | f->trace,
+			   x->d->f->version >= 2 ? f->addr : 0, &c) == 0) {
 			uint64_t pt;
 			int32_t line;
 
@@ -300,6 +338,10 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f)
 			luwf_get_u32(&c);
 			pt = luwf_get_u64(&c);
 			line = (int32_t)luwf_get_u32(&c);
+			if (x->d->f->version >= 2) {
+				luwf_get_u32(&c);
+				pt = luwf_get_u64(&c);
+			}
 			if (!c.bad && pt) {
 				luw_sb_putc(&x->b, ' ');
 				if (proto_text(x, pt, line))
@@ -330,6 +372,24 @@ static void set_proc(struct ctx *x, uint32_t pid)
 	}
 }
 
+/* The Lua frame below frame j in its segment, or NULL. */
+static const struct luw_lua_frame *caller_of(const struct luwdev_rec *r,
+					     unsigned int j)
+{
+	unsigned int end = r->sample->nlua;
+
+	for (unsigned int i = 0; i < r->sample->nsplice; i++) {
+		const struct luw_splice *s = &r->splice[i];
+
+		if (j >= s->lua_first &&
+		    j < (unsigned int)s->lua_first + s->lua_count) {
+			end = s->lua_first + s->lua_count;
+			break;
+		}
+	}
+	return j + 1 < end ? &r->lua[j + 1] : NULL;
+}
+
 static int add_sample(struct ctx *x, struct luw_stacks *st,
 		      const struct luwdev_rec *r, const struct luw_lrep_opts *o,
 		      struct luw_lrep_result *res)
@@ -351,7 +411,8 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 		if (mf[i].src == LUW_MF_HOST)
 			host_text(x, r->host[mf[i].idx]);
 		else if (mf[i].src == LUW_MF_LUA)
-			lua_text(x, &r->lua[mf[i].idx]);
+			lua_text(x, &r->lua[mf[i].idx],
+				 caller_of(r, mf[i].idx));
 		else
 			luw_sb_puts(&x->b, "[unplaced lua]");
 		if (luw_sb_failed(&x->b))

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "demangle.h"
 #include "elfsym.h"
 #include "kvmap.h"
 #include "ljlayout.h"
@@ -34,7 +35,18 @@ struct proc {
 	struct luw_maps maps;
 	uint32_t nmaps;		/* mapping sections written */
 	struct luw_kvmap seen;
+	/* Protos named so far, for finding each one's parent (its FNEW). */
+	struct known *known;
+	size_t nknown, capknown;
+	int rescans;		/* ljl_find_states runs for traces */
 	struct proc *next;
+};
+
+struct known {
+	uint64_t pt;
+	int32_t first, numline;
+	char *chunk;
+	int done;		/* its parent was found */
 };
 
 struct luw_symz {
@@ -68,6 +80,9 @@ struct luw_symz *luw_symz_new(struct luwf_writer *w, uint32_t freq)
 
 static void proc_free(struct proc *p)
 {
+	for (size_t i = 0; i < p->nknown; i++)
+		free(p->known[i].chunk);
+	free(p->known);
 	ljs_free(p->ljs);
 	free(p->t);
 	luw_maps_free(&p->maps);
@@ -280,8 +295,10 @@ static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 	const struct luw_map *m;
 	const struct luw_sym *s = NULL;
 	struct luw_elf *e = NULL;
-	uint64_t look = ret && pc ? pc - 1 : pc, vaddr, symoff = 0;
+	uint64_t look = ret && pc ? pc - 1 : pc, vaddr, symoff = 0, fde;
 	uint32_t mapno = LUWF_NO_MAP, flags = 0;
+	const char *name = "";
+	char *dem = NULL;
 
 	if (!first(z, p, K_HOST, 0, pc))
 		return;
@@ -298,28 +315,116 @@ static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 	if (m) {
 		e = elf_of(p, m);
 		if (e && luw_elf_off2vaddr(e, luw_map_fileoff(m, look),
-					   &vaddr) == 0 &&
-		    (s = luw_elf_sym_at(e, vaddr)))
-			symoff = vaddr - s->addr + (pc - look);
+					   &vaddr) == 0) {
+			if ((s = luw_elf_sym_at(e, vaddr))) {
+				symoff = vaddr - s->addr + (pc - look);
+				name = s->name;
+			} else if (luw_elf_fde_start(e, vaddr, &fde) == 0) {
+				/* A stripped function: one name per FDE. */
+				symoff = vaddr - fde + (pc - look);
+				flags |= LUWF_HF_FDE;
+			}
+		}
 		mapno = mapno_of(z, p, m, e);
 	}
-	if (p->lj && pc >= p->t->vm_start && pc < p->t->vm_end)
+	if (p->lj && pc >= p->t->vm_start && pc < p->t->vm_end) {
 		flags |= LUWF_HF_VM;
+		/* The interpreter's and lj_vm_ffi_call's FDEs (ljlayout.h). */
+		if (!s) {
+			int interp = look < p->t->interp_end;
+
+			name = interp ? "lj_vm" : "lj_vm_ffi_call";
+			symoff = pc - (interp ? p->t->vm_start : p->t->interp_end);
+			flags &= ~LUWF_HF_FDE;
+		}
+	}
 	if (s && is_vm_name(s->name))
 		flags |= LUWF_HF_VM;
+	if (s && (dem = luw_demangle(s->name)))
+		name = dem;
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, mapno);
 	luwf_put_u32(&z->b, flags);
 	luwf_put_u32(&z->b, 0);
 	luwf_put_u64(&z->b, pc);
-	luwf_put_u64(&z->b, s ? symoff : 0);
-	luwf_put_str(&z->b, s ? s->name : "");
+	luwf_put_u64(&z->b, symoff);
+	luwf_put_str(&z->b, name);
+	free(dem);
 	emit(z, LUWF_SEC_HOST);
 }
 
 static uint64_t bc_addr(const struct proc *p, uint64_t pt, uint32_t pc)
 {
 	return pt + p->t->layout.pt_size + 4ULL * pc;
+}
+
+static int encloses(const struct known *q, const struct known *c)
+{
+	return q->pt != c->pt && q->first <= c->first &&
+	       (int64_t)c->first + c->numline <=
+	       (int64_t)q->first + q->numline &&
+	       !strcmp(q->chunk, c->chunk);
+}
+
+/* Whether q creates c's closures; the definition name written if any. */
+static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
+		      struct known *c)
+{
+	char name[256];
+	int r;
+
+	if (c->done || !encloses(q, c))
+		return 0;
+	r = ljn_def_name(p->pid, &p->t->layout, q->pt, c->pt, name,
+			 sizeof(name));
+	if (r <= 0)
+		return 0;
+	c->done = 1;
+	if (r == 1) {
+		luwf_put_u32(&z->b, (uint32_t)p->pid);
+		luwf_put_u32(&z->b, 0);
+		luwf_put_u64(&z->b, c->pt);
+		luwf_put_str(&z->b, name);
+		emit(z, LUWF_SEC_FNAME);
+	}
+	return 1;
+}
+
+/*
+ * A proto's parent is found among the protos sampled in the same chunk:
+ * either one already known is the parent of the new one, or the new one
+ * is the parent of some known ones still without a definition.  A child
+ * proto is a GC constant of exactly one parent (lj_parse.c), so a match
+ * is the definition; a parent never sampled leaves the proto unnamed here
+ * (then the report falls back to the call site of each sample).
+ */
+static void name_def(struct luw_symz *z, struct proc *p,
+		     const struct ljs_proto *lp)
+{
+	struct known *k;
+
+	if (p->nknown == p->capknown) {
+		size_t cap = p->capknown ? 2 * p->capknown : 64;
+		struct known *nk = realloc(p->known, cap * sizeof(*nk));
+
+		if (!nk)
+			return;
+		p->known = nk;
+		p->capknown = cap;
+	}
+	k = &p->known[p->nknown];
+	k->pt = lp->addr;
+	k->first = lp->firstline;
+	k->numline = lp->numline;
+	k->done = 0;
+	k->chunk = strdup(lp->chunk);
+	if (!k->chunk)
+		return;
+	p->nknown++;
+	for (size_t i = 0; i + 1 < p->nknown && !k->done; i++)
+		try_parent(z, p, &p->known[i], k);
+	for (size_t i = 0; i + 1 < p->nknown; i++)
+		try_parent(z, p, k, &p->known[i]);
 }
 
 static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
@@ -336,7 +441,10 @@ static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
 	luwf_put_u32(&z->b, 0);
 	luwf_put_u64(&z->b, pt);
 	luwf_put_str(&z->b, lp->chunk);
-	return emit(z, LUWF_SEC_PROTO);
+	if (emit(z, LUWF_SEC_PROTO))
+		return -1;
+	name_def(z, p, lp);
+	return 0;
 }
 
 static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
@@ -356,28 +464,22 @@ static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
 	emit(z, LUWF_SEC_PCLINE);
 }
 
-static void name_callee(struct luw_symz *z, struct proc *p, uint64_t callee,
-			uint64_t caller, uint32_t caller_pc)
+/* The name the call at (caller, caller_pc) calls its callee by. */
+static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
+			  uint32_t caller_pc)
 {
 	char name[256];
 
 	if (!first(z, p, K_CALLSITE, caller_pc, caller))
 		return;
-	if (!first(z, p, K_FNAME, 0, callee)) {
-		/* Named already; the call site stays marked as tried. */
-		return;
-	}
 	if (ljn_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
-			    sizeof(name)) != 1) {
-		/* Let a later call site try again. */
-		luw_kvmap_del(&p->seen, (uint64_t)K_FNAME << 32, callee, NULL);
+			    sizeof(name)) != 1)
 		return;
-	}
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, 0);
-	luwf_put_u64(&z->b, callee);
+	luwf_put_u32(&z->b, caller_pc);
+	luwf_put_u64(&z->b, caller);
 	luwf_put_str(&z->b, name);
-	emit(z, LUWF_SEC_FNAME);
+	emit(z, LUWF_SEC_CALLSITE);
 }
 
 static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
@@ -410,20 +512,72 @@ static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
 		name_host(z, p, f, 0);
 }
 
+/* Whether trace number n of universe g starts in proto pt. */
+static int trace_in(const struct proc *p, uint64_t g, uint32_t n, uint64_t pt)
+{
+	const struct luw_lj_layout *ly = &p->t->layout;
+	uint64_t j = g + (int64_t)ly->gg_g2j, arr = 0, t = 0, spt = 0;
+	uint32_t size = 0;
+	uint8_t gct = 0;
+	pid_t pid = p->pid;
+
+	if (!ly->gg_g2j || ljl_read_mem(&pid, j + ly->j_trace, &arr, 8) ||
+	    ljl_read_mem(&pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
+	    rd_ref(p, arr + (uint64_t)n * (ly->flags & LUW_LJ_F_GC64 ? 8 : 4),
+		   &t) || !t ||
+	    ljl_read_mem(&pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
+	    rd_ref(p, t + ly->tr_startpt, &spt))
+		return 0;
+	return spt == pt;
+}
+
 /*
- * A trace frame's addr is its GCtrace, or the GCproto it starts in (then
- * pc is the start position); either way: the proto and line it starts at.
+ * The universe (global_State) whose trace n starts in proto pt: the one
+ * state of the process that has such a trace now, else 0 (unknown).
+ * States created after attach (a thread's new lua_State) are looked for
+ * again a few times.
+ */
+static uint64_t trace_universe(struct proc *p, uint32_t n, uint64_t pt)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		uint64_t g = 0;
+		int hits = 0;
+		char err[256];
+
+		for (int i = 0; i < p->t->nstates; i++)
+			if (trace_in(p, p->t->states[i], n, pt)) {
+				g = p->t->states[i];
+				hits++;
+			}
+		if (hits == 1)
+			return g;
+		if (hits > 1 || pass || p->rescans >= 4)
+			return 0;
+		p->rescans++;
+		if (ljl_find_states(p->t, err, sizeof(err)))
+			return 0;
+	}
+	return 0;
+}
+
+/*
+ * A trace frame's addr is the GCproto it starts in (pc: the start
+ * position; the module read both from the trace of the universe it
+ * walked), or in older records its GCtrace.  A trace is named per
+ * (number, start proto): trace numbers are per universe, and a proto
+ * belongs to one universe, so a number never takes another universe's
+ * start.  The universe itself is written when it can be told.
  */
 static void name_trace(struct luw_symz *z, struct proc *p,
 		       const struct luw_lua_frame *f)
 {
 	const struct luw_lj_layout *ly = &p->t->layout;
-	uint64_t pt = 0, startpc = 0;
+	uint64_t pt = 0, startpc = 0, g = 0;
 	int32_t line = -1;
 	uint8_t gct = 0;
 	pid_t pid = p->pid;
 
-	if (!first(z, p, K_TRACE, f->trace, 0))
+	if (!first(z, p, K_TRACE, f->trace, f->addr))
 		return;
 	if (f->addr && !ljl_read_mem(&pid, f->addr + ly->gc_gct, &gct, 1)) {
 		if (gct == ly->gct_trace &&
@@ -433,15 +587,18 @@ static void name_trace(struct luw_symz *z, struct proc *p,
 		} else if (gct == ly->gct_proto) {
 			pt = f->addr;
 			line = ljs_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
+			g = trace_universe(p, f->trace, pt);
 		}
 	}
 	if (pt)
 		name_proto(z, p, pt);
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, f->trace);
-	luwf_put_u64(&z->b, pt);
+	luwf_put_u64(&z->b, f->addr);
 	luwf_put_u32(&z->b, (uint32_t)line);
 	luwf_put_u32(&z->b, 0);
+	luwf_put_u64(&z->b, pt);
+	luwf_put_u64(&z->b, g);
 	emit(z, LUWF_SEC_TRACE);
 }
 
@@ -477,9 +634,10 @@ static void name_sample(struct luw_symz *z, struct proc *p,
 				name_line(z, p, f->addr, f->pc,
 					  f->flags & LUW_LFF_PC_AT);
 			if (j + 1 < seg_end(r, j) &&
-			    r->lua[j + 1].kind == LUW_LF_LUA)
-				name_callee(z, p, f->addr, r->lua[j + 1].addr,
-					    r->lua[j + 1].pc);
+			    r->lua[j + 1].kind == LUW_LF_LUA &&
+			    !(r->lua[j + 1].flags & LUW_LFF_PC_AT))
+				name_callsite(z, p, r->lua[j + 1].addr,
+					      r->lua[j + 1].pc);
 			break;
 		case LUW_LF_C:
 			name_cfunc(z, p, f->addr);

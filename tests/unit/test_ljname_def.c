@@ -1,0 +1,167 @@
+/*
+ * ljn_def_name on live processes (Debian luajit and tarantool 2.6 running
+ * tests/fixtures/workloads/defnames.lua): every function the script
+ * defines is named from its parent proto's FNEW and the store after it --
+ * local, global, M.f, obj:m, upvalue, table-constructor field; a closure
+ * passed as an argument is found (2) but unnamed; a proto that is not the
+ * parent gives 0; the tail-call chain top -> vararg -> mid gets three
+ * different names whatever calls them.
+ * usage: test_ljname_def FIXTURES
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ljlayout.h"
+#include "ljname.h"
+
+static int failures;
+
+#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: ", \
+	__FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
+	fputc('\n', stderr); failures++; } } while (0)
+
+#define NF 12
+static const char *const names[NF] = {
+	"main", "lf", "gf", "M.mf", "obj:meth", "up", "field", "anon", "mid",
+	"vararg", "top", "setup"
+};
+
+static pid_t start(const char *prog, const char *script, uint64_t fn[NF])
+{
+	int p[2];
+	pid_t pid;
+	FILE *f;
+	char line[256];
+	int got = 0;
+
+	if (pipe(p))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		close(p[0]);
+		alarm(60);
+		execlp(prog, prog, script, (char *)NULL);
+		_exit(127);
+	}
+	close(p[1]);
+	f = fdopen(p[0], "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char k[64];
+		unsigned long long a;
+
+		if (!strncmp(line, "ready", 5))
+			break;
+		if (sscanf(line, "%63s 0x%llx", k, &a) != 2)
+			continue;
+		for (int i = 0; i < NF; i++)
+			if (!strcmp(k, names[i])) {
+				fn[i] = a;
+				got++;
+			}
+	}
+	if (f)
+		fclose(f);
+	if (got != NF) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return -1;
+	}
+	return pid;
+}
+
+static uint64_t proto_of(pid_t pid, const struct luw_lj_layout *ly,
+			 uint64_t fn)
+{
+	uint64_t pc = 0;
+	uint32_t pc32 = 0;
+
+	if (ly->flags & LUW_LJ_F_GC64) {
+		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc, 8))
+			return 0;
+	} else {
+		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc32, 4))
+			return 0;
+		pc = pc32;
+	}
+	return pc ? pc - ly->pt_size : 0;
+}
+
+static void expect(pid_t pid, const struct luw_lj_layout *ly, const char *who,
+		   uint64_t parent, uint64_t child, int want_rc,
+		   const char *want)
+{
+	char out[256] = "";
+	int rc = ljn_def_name(pid, ly, parent, child, out, sizeof(out));
+
+	CHECK(rc == want_rc && (!want || !strcmp(out, want)),
+	      "%s: %s: rc %d name '%s', want %d '%s'", who,
+	      want ? want : "(none)", rc, rc == 1 ? out : "", want_rc,
+	      want ? want : "");
+}
+
+static void run(const char *prog, const char *script)
+{
+	uint64_t fn[NF] = { 0 }, pt[NF];
+	struct ljl_target *t = calloc(1, sizeof(*t));
+	char err[1024];
+	pid_t pid = start(prog, script, fn);
+
+	if (pid < 0 || !t) {
+		CHECK(0, "%s: did not start or print its functions", prog);
+		free(t);
+		return;
+	}
+	if (ljl_attach(pid, t, err, sizeof(err))) {
+		CHECK(0, "%s: ljl_attach: %s", prog, err);
+		goto out;
+	}
+	for (int i = 0; i < NF; i++) {
+		pt[i] = proto_of(pid, &t->layout, fn[i]);
+		CHECK(pt[i], "%s: proto of %s", prog, names[i]);
+	}
+	if (failures)
+		goto out;
+	/* Defined in the main chunk: named by the store after FNEW. */
+	for (int i = 1; i < NF; i++) {
+		if (!strcmp(names[i], "up"))
+			continue;
+		if (!strcmp(names[i], "anon"))
+			expect(pid, &t->layout, prog, pt[0], pt[i], 2, NULL);
+		else
+			expect(pid, &t->layout, prog, pt[0], pt[i], 1, names[i]);
+	}
+	/* up = function ... in setup: an upvalue store (USETV). */
+	expect(pid, &t->layout, prog, pt[11], pt[5], 1, "up");
+	expect(pid, &t->layout, prog, pt[0], pt[5], 0, NULL);
+	/* Not parents: a sibling, the child itself, a child of its parent. */
+	expect(pid, &t->layout, prog, pt[1], pt[2], 0, NULL);
+	expect(pid, &t->layout, prog, pt[8], pt[8], 0, NULL);
+	expect(pid, &t->layout, prog, pt[11], pt[0], 0, NULL);
+	printf("%s: %d functions named by definition\n", prog, NF - 2);
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	char script[4096];
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_ljname_def FIXTURES\n");
+		return 2;
+	}
+	snprintf(script, sizeof(script), "%s/workloads/defnames.lua", argv[1]);
+	run("luajit", script);
+	run("tarantool", script);
+	if (failures)
+		return 1;
+	printf("test_ljname_def: ok\n");
+	return 0;
+}
