@@ -12,7 +12,7 @@
 #     4 detached windows of 2 rounds each per frequency, alternating);
 #     the slowdown is median attached round / median detached round - 1,
 #     and the median ratio of adjacent window pairs;
-#  3. drops at 10 kHz on the payload with a reader (cat /dev/luaunwind,
+#  3. drops at 10 kHz on the payload with a reader (luaunwind-ctl dump --raw,
 #     then luaunwind-ctl record), from the module's stats.
 # Writes its section of tests/bench/RESULTS.md.  TCG emulates every
 # instruction: absolute times are 10-50x those of hardware.
@@ -130,7 +130,8 @@ hc=$(field handler_calls "$W/deep.status")
 R "| $hc | $(field samples "$W/deep.status") | $(field drops "$W/deep.status") | $(field truncated "$W/deep.status") | $(field handler_ns_median "$W/deep.status") | $(field handler_ns_p99 "$W/deep.status") |"
 R ""
 # ---- 2. slowdown of the RFC payload at 99, 999, 4999 Hz -------------------
-# Global counters (pid 0) survive detach: deltas give each phase's figures.
+# The session's counters (pid 0) survive detach: deltas give each phase's
+# figures.
 gstat() { $CTL status >"$W/g.$1" || die "status"; }
 gdelta() { echo $(($(field "$1" "$W/g.$3") - $(field "$1" "$W/g.$2"))); }
 
@@ -138,7 +139,14 @@ gdelta() { echo $(($(field "$1" "$W/g.$3") - $(field "$1" "$W/g.$2"))); }
 taskset -c 0 luajit tests/bench/payload_rounds.lua $K 10 1 >"$W/cal.out" 2>&1 || { cat "$W/cal.out" >&2; die "payload"; }
 cal=$(awk '/^round/ { print $3 }' "$W/cal.out")
 iters=$(awk -v ns="$cal" 'BEGIN { n = int(10 * 1e9 / ns / 2) * 2; print n < 2 ? 2 : n }')
-cat /dev/luaunwind >/dev/null &
+# The payload is attached and detached in the kept session (luaunwind-ctl
+# attach); an idle process attached all along keeps that session, its
+# counters and its reader alive between the windows.
+sleep 100000 &
+anchor=$!
+kids="$kids $anchor"
+$CTL attach $anchor --freq 99 --no-lua >/dev/null || die "attach anchor"
+$CTL dump --raw >/dev/null &
 reader=$!
 kids="$kids $reader"
 taskset -c 0 luajit tests/bench/payload_rounds.lua $K "$iters" >"$W/pay.out" 2>&1 &
@@ -162,7 +170,7 @@ R ""
 R "payload_rounds.lua (the loop of payload_stock.lua + c_payload.c under"
 R "Debian's luajit, JIT off) on CPU 0 in rounds of $iters iterations (about"
 R "1 s each here); per frequency 4 detached and 4 attached windows of 2"
-R "rounds, alternating, in one process and one boot; cat /dev/luaunwind on"
+R "rounds, alternating, in one process and one boot; luaunwind-ctl dump --raw on"
 R "CPU 1 drains the rings throughout.  Each window's first round (the one"
 R "running when attach or detach returned) is skipped.  Slowdown: median"
 R "attached round / median detached round - 1, and the median over the 4"
@@ -230,7 +238,7 @@ R ""
 # ---- 3. drops at 10 kHz with a reader -------------------------------------
 R "### Drops at 10 kHz"
 R ""
-R "The payload attached at 10000 Hz for 5 s, first with cat /dev/luaunwind"
+R "The payload attached at 10000 Hz for 5 s, first with luaunwind-ctl dump --raw"
 R "as the reader, then with luaunwind-ctl record -p (which also names the"
 R "frames while it reads); samples and drops from the module's stats."
 R ""
@@ -244,14 +252,16 @@ $CTL detach $pay || die "detach"
 gstat after
 drops10k=$(gdelta drops before after)
 rate10k=$(($(gdelta samples before after) / 5))
-R "| cat /dev/luaunwind | $(gdelta samples before after) | $drops10k | $(field handler_ns_median "$W/pay.status.10k") | $(field handler_ns_p99 "$W/pay.status.10k") |"
+R "| luaunwind-ctl dump --raw | $(gdelta samples before after) | $drops10k | $(field handler_ns_median "$W/pay.status.10k") | $(field handler_ns_p99 "$W/pay.status.10k") |"
 kill $reader; wait $reader 2>/dev/null
-gstat before
+# record -p samples in a session of its own: its counts are its own
+# closing line ("N samples, M lost").
 $CTL record -p $pay -o "$W/p10k.luw" --duration 5 --freq 10000 >"$W/rec.out" 2>&1 ||
 	{ cat "$W/rec.out" >&2; die "record"; }
-gstat after
-drops10k=$((drops10k + $(gdelta drops before after)))
-R "| luaunwind-ctl record | $(gdelta samples before after) | $(gdelta drops before after) | | |"
+rs=$(sed -n 's/.*: \([0-9]*\) samples, \([0-9]*\) lost.*/\1/p' "$W/rec.out")
+rl=$(sed -n 's/.*: \([0-9]*\) samples, \([0-9]*\) lost.*/\2/p' "$W/rec.out")
+drops10k=$((drops10k + ${rl:-0}))
+R "| luaunwind-ctl record | ${rs:-?} | ${rl:-?} | | |"
 R ""
 R "record's own summary: $(sed 's/^luaunwind-ctl: [^:]*: //' "$W/rec.out" | tail -1)."
 R "The payload got about $rate10k samples/s, not 10000: the emulated timer"

@@ -179,17 +179,17 @@ int luwdev_next(const void *buf, size_t len, size_t *off, struct luwdev_rec *r)
 	return 1;
 }
 
-uint64_t luwdev_hist_quantile(const struct luw_stats *s, double q)
+uint64_t luwdev_hist_quantile(const __u64 *hist, double q)
 {
 	uint64_t total = 0, seen = 0, rank;
 
 	for (unsigned int b = 0; b < LUW_HIST_BUCKETS; b++)
-		total += s->hist[b];
+		total += hist[b];
 	if (!total)
 		return 0;
 	rank = (uint64_t)(q * (double)(total - 1)) + 1;
 	for (unsigned int b = 0; b < LUW_HIST_BUCKETS; b++) {
-		seen += s->hist[b];
+		seen += hist[b];
 		if (seen >= rank)
 			return luw_hist_lower(b);
 	}

@@ -60,9 +60,10 @@ struct luwdev_rec {
  */
 int luwdev_next(const void *buf, size_t len, size_t *off, struct luwdev_rec *r);
 
-/* The q-quantile (0..1) of the handler time histogram: the lower bound of
- * the bucket holding it, in ns; 0 with no samples. */
-uint64_t luwdev_hist_quantile(const struct luw_stats *s, double q);
+/* The q-quantile (0..1) of a stats histogram (hist: handler ns,
+ * reads_hist: user reads per sample): the lower bound of the bucket
+ * holding it; 0 with no samples. */
+uint64_t luwdev_hist_quantile(const __u64 *hist, double q);
 
 /* "INTERP", "LFUNC", ..., "TRACE", "UNKNOWN"; "?" out of range. */
 const char *luwdev_vmstate_name(unsigned int vmstate);
