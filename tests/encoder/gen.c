@@ -508,3 +508,270 @@ int luw_gen_write(const struct luw_gen *g, struct luw_enc *e, uint64_t size,
 	put_epilogue(&o);
 	return e->failed ? -1 : 0;
 }
+
+/* --- Service-shaped memprof streams ------------------------------------- */
+
+/* Model allocator: 16-byte classes up to SMALL_MAX reused LIFO. */
+#define HEAP_BASE 0x41000000ull
+#define SMALL_MAX 4096u
+#define NCLASS (SMALL_MAX / 16)
+
+struct hchunk {
+	uint64_t addr, size;
+	uint64_t loc_addr, loc_line;	/* where it was allocated */
+	uint8_t loc_source;
+};
+
+struct hgen {
+	const struct luw_gen *g;
+	struct luw_enc *e;
+	struct luw_gen_heap_stats *st;
+	uint64_t rnd, bump;
+	uint64_t *freel[NCLASS + 1];		/* per class: free addresses */
+	size_t nfree[NCLASS + 1], capfree[NCLASS + 1];
+	struct hchunk *live;
+	size_t nlive, caplive;
+	uint8_t *declared;			/* per Lua function */
+	const struct gsym **cfunc;		/* the fixture's C symbols */
+	size_t ncfunc;
+	unsigned int nfunc;
+	int oom;
+};
+
+static unsigned int size_class(uint64_t size)
+{
+	return size <= SMALL_MAX ? (unsigned int)((size + 15) / 16) : 0;
+}
+
+static uint64_t h_alloc(struct hgen *h, uint64_t size)
+{
+	unsigned int c = size_class(size);
+	uint64_t a;
+
+	if (c && h->nfree[c])
+		return h->freel[c][--h->nfree[c]];
+	a = h->bump;
+	h->bump += (size + 15) & ~15ull;
+	return a;
+}
+
+static void h_release(struct hgen *h, uint64_t addr, uint64_t size)
+{
+	unsigned int c = size_class(size);
+
+	if (!c)
+		return;		/* big chunks go back to the system */
+	if (grow((void **)&h->freel[c], &h->capfree[c], h->nfree[c] + 1,
+		 sizeof(**h->freel)))
+		h->oom = 1;
+	else
+		h->freel[c][h->nfree[c]++] = addr;
+}
+
+/* Mostly small sizes, as Lua strings, tables and closures are. */
+static uint64_t h_size(struct hgen *h)
+{
+	uint64_t r = next_rand(&h->rnd);
+
+	switch (r % 16) {
+	case 0:
+		return 256 + (r >> 8) % 3840;
+	case 1:
+		return 4096 + (r >> 8) % 60000;
+	default:
+		return 16 + ((r >> 8) % 12) * 8 + ((r >> 16) % 4) * 16;
+	}
+}
+
+/* A Lua function, skewed to the first ones: index nfunc * u^3. */
+static unsigned int h_func(struct hgen *h)
+{
+	double u = (double)(next_rand(&h->rnd) >> 11) / 9007199254740992.0;
+
+	return (unsigned int)(u * u * u * h->nfunc) % h->nfunc;
+}
+
+static uint64_t func_addr(unsigned int f)
+{
+	return 0x40000000ull + (uint64_t)f * 0x140;
+}
+
+static uint64_t func_line(unsigned int f)
+{
+	return 1 + (uint64_t)f * 37 % 1900;
+}
+
+static void h_emit(struct hgen *h, const struct luw_mp_event *ev)
+{
+	luw_enc_mp_event(h->e, ev);
+}
+
+/* A location for an event: declares its Lua function first if new. */
+static void h_loc(struct hgen *h, struct luw_mp_event *ev, int is_free)
+{
+	uint64_t r = next_rand(&h->rnd) % 100;
+	unsigned int f;
+
+	ev->addr = ev->line = ev->traceno = 0;
+	if (is_free && r < 85) {
+		ev->asource = LUW_ASOURCE_INT;
+		return;
+	}
+	if (r >= 95 && h->ncfunc) {
+		const struct gsym *s =
+			h->cfunc[next_rand(&h->rnd) % h->ncfunc];
+
+		ev->asource = LUW_ASOURCE_CFUNC;
+		ev->addr = s->s.addr + 4;
+		return;
+	}
+	f = h_func(h);
+	if (!h->declared[f]) {
+		struct luw_mp_event se;
+		char name[64];
+
+		memset(&se, 0, sizeof(se));
+		se.aevent = LUW_AEVENT_SYMTAB;
+		se.asource = LUW_ASOURCE_LFUNC;
+		se.header = LUW_ASOURCE_LFUNC << 2 | LUW_AEVENT_SYMTAB;
+		se.sym.type = LUW_SYM_LFUNC;
+		se.sym.addr = func_addr(f);
+		se.sym.line = func_line(f);
+		se.sym.name_len = (size_t)snprintf(name, sizeof(name),
+			"@/srv/app/%s/mod%04u.lua",
+			f % 3 ? "handlers" : "lib", f / 8);
+		se.sym.name = name;
+		h_emit(h, &se);
+		h->declared[f] = 1;
+		h->st->symtab_events++;
+	}
+	ev->asource = LUW_ASOURCE_LFUNC;
+	ev->addr = func_addr(f);
+	ev->line = func_line(f) + next_rand(&h->rnd) % 4;
+}
+
+static void h_event(struct hgen *h, int aevent, struct luw_mp_event *ev)
+{
+	ev->aevent = (uint8_t)aevent;
+	ev->header = (uint8_t)(ev->asource << 2 | aevent);
+	h_emit(h, ev);
+}
+
+int luw_gen_write_heap(const struct luw_gen *g, struct luw_enc *e,
+		       const struct luw_gen_heap *hc,
+		       struct luw_gen_heap_stats *st)
+{
+	struct hgen h;
+	uint64_t limit = hc->size > 0 ? hc->size - 1 : 0;
+	size_t i;
+	int rc = 0;
+
+	memset(&h, 0, sizeof(h));
+	memset(st, 0, sizeof(*st));
+	h.g = g;
+	h.e = e;
+	h.st = st;
+	h.rnd = hc->seed * 0x9e3779b97f4a7c15ull + 1;
+	if (!h.rnd)
+		h.rnd = 1;
+	h.bump = HEAP_BASE;
+	h.nfunc = hc->nfunc ? hc->nfunc : 1;
+	h.declared = calloc(h.nfunc, 1);
+	h.cfunc = malloc((g->nlead + 1) * sizeof(*h.cfunc));
+	if (!h.declared || !h.cfunc) {
+		e->failed = 1;
+		rc = -1;
+		goto out;
+	}
+	for (i = 0; i < g->nlead; i++)
+		if (!g->sym[i].s.final && g->sym[i].s.type == LUW_SYM_CFUNC)
+			h.cfunc[h.ncfunc++] = &g->sym[i];
+
+	luw_enc_prologue(e, &g->prologue[0]);
+	for (i = 0; i < g->nlead; i++) {
+		struct luw_sym s = g->sym[i].s;
+
+		s.name = g->pool + g->sym[i].name_off;
+		luw_enc_sym(e, &s);
+	}
+	luw_enc_prologue(e, &g->prologue[1]);
+
+	while (luw_enc_size(e) < limit && !e->failed && !h.oom) {
+		/* Grow towards the target, then churn around it. */
+		int growing = h.nlive < hc->live;
+		uint64_t r = next_rand(&h.rnd) % 100;
+		struct luw_mp_event ev;
+
+		memset(&ev, 0, sizeof(ev));
+		if (!h.nlive || r < (growing ? 90u : 35u)) {
+			h_loc(&h, &ev, 0);
+			ev.nsize = h_size(&h);
+			ev.naddr = h_alloc(&h, ev.nsize);
+			if (GROW(&h, live, nlive, caplive, 1)) {
+				h.oom = 1;
+				break;
+			}
+			h.live[h.nlive].addr = ev.naddr;
+			h.live[h.nlive].size = ev.nsize;
+			h.live[h.nlive].loc_addr = ev.addr;
+			h.live[h.nlive].loc_line = ev.line;
+			h.live[h.nlive++].loc_source = ev.asource;
+			h_event(&h, LUW_AEVENT_ALLOC, &ev);
+			st->allocs++;
+		} else if (r < (growing ? 97u : 65u)) {
+			/* A table or buffer doubling: the newest chunks mostly. */
+			size_t k = h.nlive - 1 -
+				   (size_t)(next_rand(&h.rnd) %
+					    (h.nlive < 64 ? h.nlive : 64));
+			struct hchunk *c = &h.live[k];
+
+			/* Mostly where it was allocated (t[#t + 1] = v). */
+			if (next_rand(&h.rnd) % 10) {
+				ev.asource = c->loc_source;
+				ev.addr = c->loc_addr;
+				ev.line = c->loc_line;
+			} else {
+				h_loc(&h, &ev, 0);
+			}
+			ev.oaddr = c->addr;
+			ev.osize = c->size;
+			ev.nsize = c->size < (1u << 20) ? c->size * 2 : c->size;
+			ev.naddr = h_alloc(&h, ev.nsize);
+			h_release(&h, c->addr, c->size);
+			c->addr = ev.naddr;
+			c->size = ev.nsize;
+			h_event(&h, LUW_AEVENT_REALLOC, &ev);
+			st->reallocs++;
+		} else {
+			size_t k = (size_t)(next_rand(&h.rnd) % h.nlive);
+
+			/* The GC, or code dropping its own buffer. */
+			h_loc(&h, &ev, 1);
+			if (ev.asource != LUW_ASOURCE_INT) {
+				ev.asource = h.live[k].loc_source;
+				ev.addr = h.live[k].loc_addr;
+				ev.line = h.live[k].loc_line;
+			}
+			ev.oaddr = h.live[k].addr;
+			ev.osize = h.live[k].size;
+			h_release(&h, ev.oaddr, ev.osize);
+			h.live[k] = h.live[--h.nlive];
+			h_event(&h, LUW_AEVENT_FREE, &ev);
+			st->frees++;
+		}
+		if (h.nlive > st->live_peak)
+			st->live_peak = h.nlive;
+	}
+	st->live_end = h.nlive;
+	luw_enc_epilogue(e);
+	if (h.oom)
+		e->failed = 1;
+	rc = e->failed ? -1 : 0;
+out:
+	for (i = 0; i <= NCLASS; i++)
+		free(h.freel[i]);
+	free(h.live);
+	free(h.declared);
+	free(h.cfunc);
+	return rc;
+}

@@ -72,4 +72,39 @@ int luw_gen_write(const struct luw_gen *g, struct luw_enc *e, uint64_t size,
 		  const struct luw_sysprof_ops *sobs,
 		  const struct luw_memprof_ops *mobs, void *obs_ctx);
 
+/*
+ * A memprof stream shaped like a long-running service rather than like the
+ * fixture's short script (the fixture gives only the leading symtab and
+ * prologues): the live heap grows steadily towards `live` chunks, then
+ * churns around it; reallocs (tables and buffers doubling, mostly at the
+ * site that allocated the chunk) are a tenth of the events while the heap
+ * grows and 30% after; frees come mostly from the GC (INTERNAL), some
+ * from the code that allocated the chunk; and allocation
+ * sites are spread over `nfunc` Lua functions, declared by symtab events
+ * when first used (modules loaded over time), picked with a skew (a few
+ * hot functions, a long tail), plus the fixture's C symbols.  Addresses
+ * come from a model allocator: 16-byte size classes reused LIFO, a bump
+ * pointer otherwise, so freed addresses come back as a real malloc's do.
+ *
+ *   the fixture's "ljs" prologue and leading symtab, its "ljm" prologue;
+ *   events until about `size` bytes; the epilogue.
+ *
+ * Reproducible from the seed.  Statistics of what was written go to *st.
+ */
+struct luw_gen_heap {
+	uint64_t size;		/* bytes, about */
+	uint64_t live;		/* live chunks the heap grows towards */
+	uint64_t seed;
+	unsigned int nfunc;	/* Lua functions allocating */
+};
+
+struct luw_gen_heap_stats {
+	uint64_t allocs, reallocs, frees, symtab_events;
+	uint64_t live_end, live_peak;
+};
+
+int luw_gen_write_heap(const struct luw_gen *g, struct luw_enc *e,
+		       const struct luw_gen_heap *h,
+		       struct luw_gen_heap_stats *st);
+
 #endif

@@ -3,9 +3,13 @@
  * fixture's workload (see gen.h).  Test and benchmark tool only.
  *
  *   luw-synth [--compact] FIXTURE SIZE OUT|- [SEED]
+ *   luw-synth --heap LIVE[,NFUNC] MEMPROF_FIXTURE SIZE OUT|- [SEED]
  *
  * SIZE in bytes, with an optional K, M or G suffix (powers of 1024).
  * --compact keeps only the symbols the stream uses (LUW_GEN_COMPACT).
+ * --heap writes a service-shaped memprof stream (luw_gen_write_heap():
+ * a live heap growing towards LIVE chunks, NFUNC allocating Lua
+ * functions, default 2000) and prints what it wrote on stderr.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -82,8 +86,9 @@ static void *slurp(const char *path, size_t *len)
 
 int main(int argc, char **argv)
 {
-	uint64_t size, seed = 1;
+	uint64_t size, seed = 1, live = 0, nfunc = 2000;
 	unsigned int flags = 0;
+	struct luw_gen_heap_stats st;
 	struct luw_gen *g;
 	struct luw_enc e;
 	char err[256];
@@ -96,6 +101,20 @@ int main(int argc, char **argv)
 		flags |= LUW_GEN_COMPACT;
 		argv++;
 		argc--;
+	} else if (argc > 2 && !strcmp(argv[1], "--heap")) {
+		char *end;
+
+		errno = 0;
+		live = strtoull(argv[2], &end, 10);
+		if (*end == ',')
+			nfunc = strtoull(end + 1, &end, 10);
+		if (errno || !live || !nfunc || nfunc > 1000000 || *end) {
+			fprintf(stderr, PROG ": --heap LIVE[,NFUNC]: bad %s\n",
+				argv[2]);
+			return 1;
+		}
+		argv += 2;
+		argc -= 2;
 	}
 	if (argc < 4 || argc > 5 || parse_size(argv[2], &size) ||
 	    (argc == 5 && parse_seed(argv[4], &seed))) {
@@ -122,7 +141,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	luw_enc_init_file(&e, out);
-	rc = luw_gen_write(g, &e, size, seed, flags, NULL, NULL, NULL);
+	if (live && luw_gen_kind(g) != LUW_GEN_MEMPROF) {
+		fprintf(stderr, PROG ": --heap needs a memprof fixture\n");
+		rc = -1;
+		errno = EINVAL;
+	} else if (live) {
+		struct luw_gen_heap hc = { size, live, seed,
+					   (unsigned int)nfunc };
+
+		rc = luw_gen_write_heap(g, &e, &hc, &st);
+		if (!rc)
+			fprintf(stderr, PROG ": allocs %llu reallocs %llu frees "
+				"%llu symtab %llu live_end %llu live_peak %llu\n",
+				(unsigned long long)st.allocs,
+				(unsigned long long)st.reallocs,
+				(unsigned long long)st.frees,
+				(unsigned long long)st.symtab_events,
+				(unsigned long long)st.live_end,
+				(unsigned long long)st.live_peak);
+	} else {
+		rc = luw_gen_write(g, &e, size, seed, flags, NULL, NULL, NULL);
+	}
 	if (rc || luw_enc_finish(&e) || (out != stdout && fclose(out))) {
 		fprintf(stderr, PROG ": %s: %s\n", argv[3], strerror(errno));
 		rc = 1;

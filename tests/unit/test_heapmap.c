@@ -42,16 +42,32 @@ static uint64_t next(void)
 	return rng;
 }
 
+/* A slot's size: in the slot, or in the side map for big ones. */
+static uint64_t slot_size(const struct luw_heapmap *m,
+			  const struct luw_heap_slot *s)
+{
+	const struct luw_kv *e;
+
+	if (s->size != LUW_HEAP_BIG)
+		return s->size;
+	e = luw_kvmap_get(&m->big, s->addr, 0);
+	return e ? e->v : 0;
+}
+
 /* Every live reference chunk reachable from its home; n matches. */
 static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
 			    size_t live)
 {
-	size_t i, used = 0;
+	size_t i, used = 0, big;
 
 	for (i = 0; m->slot && i <= m->mask; i++)
 		used += m->slot[i].site1 != 0;
 	CHECK(used == live && m->n == live, "used %zu n %zu live %zu", used,
 	      m->n, live);
+	/* The side map holds exactly the big chunks. */
+	for (i = 0, big = 0; i < NKEYS; i++)
+		big += r[i].live && r[i].size >= LUW_HEAP_BIG;
+	CHECK(m->big.n == big, "big map %zu, big chunks %zu", m->big.n, big);
 	for (i = 0; i < NKEYS; i++) {
 		size_t j;
 
@@ -61,7 +77,8 @@ static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
 		     j = (j + 1) & m->mask)
 			if (m->slot[j].addr == r[i].addr)
 				break;
-		CHECK(m->slot[j].site1 && m->slot[j].size == r[i].size &&
+		CHECK(m->slot[j].site1 && slot_size(m, &m->slot[j]) ==
+						  r[i].size &&
 			      m->slot[j].site1 == r[i].site + 1,
 		      "chunk 0x%" PRIx64 " not reachable", r[i].addr);
 	}
@@ -100,7 +117,8 @@ static void churn(unsigned int rounds)
 			e->live = 0;
 			break;
 		default:	/* alloc, or a re-alloc at a live address */
-			e->size = k % 97 ? next() % 4096 : UINT64_MAX;
+			e->size = k % 97 ? next() % 4096
+				  : k % 3 ? UINT64_MAX : LUW_HEAP_BIG;
 			e->site = k % 89 ? (uint32_t)(next() % 1000)
 					 : UINT32_MAX - 1;
 			CHECK(!luw_heapmap_put(&m, e->addr, e->size, e->site),

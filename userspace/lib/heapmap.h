@@ -1,22 +1,25 @@
 /*
  * Live-heap table of the memprof report: chunk address -> (size, allocation
  * site).  Every alloc, realloc and free event of a memprof stream touches
- * it, so it is the report's hot path; the generic kvmap costs two key words,
- * a separate used flag and an out-of-line call per access, which this table
- * avoids.
+ * it, and a service's stream keeps hundreds of thousands of chunks live, so
+ * it is both the report's hot path and most of its memory.
  *
  * Open addressing with linear probing and backward-shift deletion (no
  * tombstones, so a table churned by billions of alloc/free pairs keeps its
  * probe runs short).  Fibonacci hashing takes the high bits of addr times
- * 2^64/phi, which spreads 16-byte-aligned heap addresses evenly.  A slot is
- * empty when its site is 0; sites are stored plus one.
+ * 2^64/phi, which spreads 16-byte-aligned heap addresses evenly.
  *
- * The load factor stays at or under 1/3.  Inserting a new chunk and the
- * backward shift after a removal both walk to the end of a probe run,
- * about (1 + 1/(1-a)^2) / 2 slots at load a: 2.5 at 1/2, 1.6 at 1/3, each
- * step a likely branch miss.  On the benchmark's memprof stream this made
- * the whole report about a quarter faster than a limit of 1/2, for 72 to
- * 144 bytes per live chunk instead of 48 to 96.
+ * A slot is 16 bytes: the address, the size in 32 bits and the site plus
+ * one (0: empty slot).  Sizes of 2^32 - 1 bytes and more (a real heap has
+ * few; a corrupt stream may have any) live in a side map, the slot saying
+ * LUW_HEAP_BIG.  The load factor stays at or under 3/4; growth doubles the
+ * table and moves the entries in slot order, so the new table's pages are
+ * touched in order while the old one's are handed back in order
+ * (MADV_DONTNEED): the peak is the new table, not both.  Just after a
+ * growth that is 32 / (3/4) = 43 bytes per live chunk, 21 to 43 at other
+ * times (it was 72 to 144 with 24-byte slots at load 1/3, plus the old
+ * table during a growth).  See tests/bench/RESULTS.md for what a lower
+ * load factor bought in time and what it cost in memory.
  */
 #ifndef LUW_HEAPMAP_H
 #define LUW_HEAPMAP_H
@@ -24,9 +27,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kvmap.h"
+
+#define LUW_HEAP_BIG UINT32_MAX
+
 struct luw_heap_slot {
 	uint64_t addr;
-	uint64_t size;
+	uint32_t size;		/* or LUW_HEAP_BIG: the size is in big */
 	uint32_t site1;		/* allocation site + 1; 0: empty slot */
 };
 
@@ -35,17 +42,30 @@ struct luw_heapmap {
 	size_t mask;		/* capacity - 1; 0 when nothing is allocated */
 	unsigned int shift;	/* 64 - log2(capacity) */
 	size_t n;
+	size_t limit;		/* n above this grows the table */
+	struct luw_kvmap big;	/* addr -> v: size, for LUW_HEAP_BIG slots */
 };
 
 void luw_heapmap_init(struct luw_heapmap *m);
 void luw_heapmap_free(struct luw_heapmap *m);
 /* Double the capacity (the first call allocates).  0, or -1 on ENOMEM. */
 int luw_heapmap_grow(struct luw_heapmap *m);
+/* Slow paths of put/take for sizes that do not fit a slot. */
+int luw_heapmap_big_put(struct luw_heapmap *m, uint64_t addr, uint64_t size);
+uint64_t luw_heapmap_big_take(struct luw_heapmap *m, uint64_t addr);
 
 static inline size_t luw_heapmap_home(const struct luw_heapmap *m,
 				      uint64_t addr)
 {
 	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> m->shift);
+}
+
+/* Start loading addr's home slot into the cache (a later put or take). */
+static inline void luw_heapmap_prefetch(const struct luw_heapmap *m,
+					uint64_t addr)
+{
+	if (m->slot)
+		__builtin_prefetch(&m->slot[luw_heapmap_home(m, addr)], 1);
 }
 
 /*
@@ -59,19 +79,23 @@ static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
 	struct luw_heap_slot *s;
 	size_t i;
 
-	if ((m->n + 1) * 3 > m->mask + 1 && luw_heapmap_grow(m))
+	if (m->n >= m->limit && luw_heapmap_grow(m))
 		return -1;
 	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
 		s = &m->slot[i];
-		if (!s->site1) {
-			m->n++;
-			break;
-		}
-		if (s->addr == addr)
+		if (!s->site1 || s->addr == addr)
 			break;
 	}
+	if (size >= LUW_HEAP_BIG) {
+		if (luw_heapmap_big_put(m, addr, size))
+			return -1;
+		size = LUW_HEAP_BIG;
+	} else if (s->site1 && s->size == LUW_HEAP_BIG) {
+		luw_heapmap_big_take(m, addr);
+	}
+	m->n += !s->site1;
 	s->addr = addr;
-	s->size = size;
+	s->size = (uint32_t)size;
 	s->site1 = site + 1;
 	return 0;
 }
@@ -93,7 +117,8 @@ static inline int luw_heapmap_take(struct luw_heapmap *m, uint64_t addr,
 		if (m->slot[i].addr == addr)
 			break;
 	}
-	*size = m->slot[i].size;
+	*size = m->slot[i].size == LUW_HEAP_BIG ? luw_heapmap_big_take(m, addr)
+						: m->slot[i].size;
 	*site = m->slot[i].site1 - 1;
 	/* Backward shift: pull later members of the run into the hole. */
 	for (j = (i + 1) & m->mask; m->slot[j].site1; j = (j + 1) & m->mask) {

@@ -2,6 +2,43 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23	/* Linux 5.14; older kernels say EINVAL */
+#endif
+
+void luw_table_populate(void *p, size_t off, size_t len)
+{
+	static int unsupported;
+
+	if (!unsupported && len &&
+	    madvise((char *)p + off, len, MADV_POPULATE_WRITE))
+		unsupported = 1;
+}
+
+void *luw_table_alloc(size_t bytes, int populate)
+{
+	void *p;
+
+	if (bytes < LUW_TABLE_MAP_MIN)
+		return calloc(1, bytes);
+	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	if (populate)
+		luw_table_populate(p, 0, bytes);
+	return p;
+}
+
+void luw_table_free(void *p, size_t bytes)
+{
+	if (bytes < LUW_TABLE_MAP_MIN)
+		free(p);
+	else if (p)
+		munmap(p, bytes);
+}
 
 static inline size_t kv_hash(uint64_t a, uint64_t b)
 {
@@ -19,7 +56,8 @@ void luw_kvmap_init(struct luw_kvmap *m)
 
 void luw_kvmap_free(struct luw_kvmap *m)
 {
-	free(m->slot);
+	if (m->slot)
+		luw_table_free(m->slot, (m->mask + 1) * sizeof(*m->slot));
 	luw_kvmap_init(m);
 }
 
@@ -52,7 +90,7 @@ static int kv_resize(struct luw_kvmap *m, size_t cap)
 	struct luw_kv *old = m->slot, *nw;
 	size_t oldcap = m->slot ? m->mask + 1 : 0, i;
 
-	nw = calloc(cap, sizeof(*nw));
+	nw = luw_table_alloc(cap * sizeof(*nw), 1);
 	if (!nw)
 		return -1;
 	m->slot = nw;
@@ -67,7 +105,8 @@ static int kv_resize(struct luw_kvmap *m, size_t cap)
 			;
 		nw[j] = old[i];
 	}
-	free(old);
+	if (old)
+		luw_table_free(old, oldcap * sizeof(*old));
 	return 0;
 }
 

@@ -42,4 +42,17 @@ struct luw_kv *luw_kvmap_put(struct luw_kvmap *m, uint64_t a, uint64_t b,
 int luw_kvmap_del(struct luw_kvmap *m, uint64_t a, uint64_t b,
 		  struct luw_kv *old);
 
+/*
+ * Zeroed memory for a hash table.  Big tables are mapped directly:
+ * populated (the pages made present and writable) when populate is set,
+ * because a table's first probe reads a slot before writing it, and a
+ * fresh page then faults twice (the zero page, then its copy); and they
+ * can hand pages back (madvise) while still mapped.  NULL on ENOMEM.
+ */
+#define LUW_TABLE_MAP_MIN (1u << 16)
+void *luw_table_alloc(size_t bytes, int populate);
+void luw_table_free(void *p, size_t bytes);
+/* Make [off, off + len) of a table present and writable (best effort). */
+void luw_table_populate(void *p, size_t off, size_t len);
+
 #endif

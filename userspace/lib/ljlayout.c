@@ -13,6 +13,7 @@
 #include <libelf.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/user.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -152,6 +153,28 @@ static int fail(char *err, size_t n, const char *fmt, ...)
 		va_end(ap);
 	}
 	return -1;
+}
+
+void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->ip = u->rip;
+	r->r[LUW_X86_RAX] = u->rax;
+	r->r[LUW_X86_RDX] = u->rdx;
+	r->r[LUW_X86_RCX] = u->rcx;
+	r->r[LUW_X86_RBX] = u->rbx;
+	r->r[LUW_X86_RSI] = u->rsi;
+	r->r[LUW_X86_RDI] = u->rdi;
+	r->r[LUW_X86_RBP] = u->rbp;
+	r->r[LUW_X86_RSP] = u->rsp;
+	r->r[LUW_X86_R8] = u->r8;
+	r->r[LUW_X86_R9] = u->r9;
+	r->r[LUW_X86_R10] = u->r10;
+	r->r[LUW_X86_R11] = u->r11;
+	r->r[LUW_X86_R12] = u->r12;
+	r->r[LUW_X86_R13] = u->r13;
+	r->r[LUW_X86_R14] = u->r14;
+	r->r[LUW_X86_R15] = u->r15;
 }
 
 int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len)

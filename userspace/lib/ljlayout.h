@@ -82,6 +82,11 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 /* The read callback for luaunwind_ljwalk.h: ctx points at a pid_t. */
 int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);
 
+/* A ptrace-stopped thread's registers as the Lua walk takes them. */
+struct user_regs_struct;
+struct luw_lj_regs;
+void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r);
+
 /* Known layouts, for tests and tools. */
 struct ljl_known {
 	const char *name;

@@ -44,6 +44,23 @@ struct vec {
 	size_t n, cap;
 };
 
+/* An alloc, realloc or free event waiting in the queue. */
+struct qev {
+	uint8_t aevent;
+	uint64_t addr, line, traceno;
+	uint64_t oaddr, osize, naddr, nsize;
+};
+
+/*
+ * Events wait this many places before they are aggregated, so the live
+ * heap slots they will touch can be fetched into the cache meanwhile: on
+ * a service's heap the table is megabytes and nearly every event misses.
+ */
+#define QLEN 16
+/* Entries of the location and primary caches (see struct luw_mpr). */
+#define LCACHE 4096
+#define PCACHE 4096	/* indexed by the top 12 bits of a hash */
+
 struct luw_mpr {
 	struct luw_symtab *st;
 	int oom;
@@ -63,11 +80,21 @@ struct luw_mpr {
 	struct {
 		uint64_t key;	/* kind << 32 | rec; 0: empty (kind 0 is alloc) */
 		uint32_t loc, prim;
-	} pcache[64];
+	} pcache[PCACHE];
 
-	/* The last location looked up, for runs of events from one place. */
-	uint64_t last_addr, last_line, last_trace, last_epoch;
-	uint32_t last_loc;
+	/*
+	 * Locations of recent events, direct-mapped by (addr, line,
+	 * traceno): a few sites make most events, and this skips the
+	 * symbol lookup and the location map for them.  An entry holds
+	 * for the symtab epoch it was made in.
+	 */
+	struct {
+		uint64_t addr, line, traceno, epoch;
+		uint32_t loc;	/* NONE: empty */
+	} lcache[LCACHE];
+
+	struct qev q[QLEN];
+	unsigned int qhead, qn;
 };
 
 static void *vec_push(struct vec *v, size_t size)
@@ -92,6 +119,7 @@ static void *vec_push(struct vec *v, size_t size)
 struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 {
 	struct luw_mpr *rep = calloc(1, sizeof(*rep));
+	int k;
 
 	if (!rep)
 		return NULL;
@@ -102,7 +130,8 @@ struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 	luw_kvmap_init(&rep->namemap);
 	luw_kvmap_init(&rep->primmap);
 	luw_heapmap_init(&rep->heap);
-	rep->last_loc = NONE;
+	for (k = 0; k < LCACHE; k++)
+		rep->lcache[k].loc = NONE;
 	return rep;
 }
 
@@ -183,19 +212,30 @@ static uint32_t name_id(struct luw_mpr *rep)
 	}
 }
 
-static uint32_t loc_of(struct luw_mpr *rep, const struct luw_mp_event *ev)
+static unsigned int lcache_slot(uint64_t addr, uint64_t line,
+				uint64_t traceno)
+{
+	uint64_t h = (addr ^ line * 0x9e3779b97f4a7c15ULL ^ traceno << 32) *
+		     0xff51afd7ed558ccdULL;
+
+	return (unsigned int)(h >> 54) & (LCACHE - 1);
+}
+
+static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 {
 	struct luw_loc key;
 	uint64_t epoch = luw_symtab_epoch(rep->st);
+	unsigned int c = lcache_slot(ev->addr, ev->line, ev->traceno);
 	struct luw_kv *e;
 	struct loc *l;
 	uint32_t i;
 	int isnew;
 
-	if (rep->last_loc != NONE && rep->last_addr == ev->addr &&
-	    rep->last_line == ev->line && rep->last_trace == ev->traceno &&
-	    rep->last_epoch == epoch)
-		return rep->last_loc;
+	if (rep->lcache[c].loc != NONE && rep->lcache[c].addr == ev->addr &&
+	    rep->lcache[c].line == ev->line &&
+	    rep->lcache[c].traceno == ev->traceno &&
+	    rep->lcache[c].epoch == epoch)
+		return rep->lcache[c].loc;
 
 	key.addr = ev->addr;
 	key.line = ev->line;
@@ -229,11 +269,11 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct luw_mp_event *ev)
 	if (l->name == NONE)
 		return NONE;
 found:
-	rep->last_addr = ev->addr;
-	rep->last_line = ev->line;
-	rep->last_trace = ev->traceno;
-	rep->last_epoch = epoch;
-	rep->last_loc = i;
+	rep->lcache[c].addr = ev->addr;
+	rep->lcache[c].line = ev->line;
+	rep->lcache[c].traceno = ev->traceno;
+	rep->lcache[c].epoch = epoch;
+	rep->lcache[c].loc = i;
 	return i;
 }
 
@@ -266,7 +306,7 @@ static int link_prev(struct luw_mpr *rep, int kind, uint32_t ri,
 {
 	uint64_t key = (uint64_t)kind << 32 | ri;
 	unsigned int ci = (unsigned int)((key * 31 + loc) *
-					 0x9e3779b97f4a7c15ULL >> 58);
+					 0x9e3779b97f4a7c15ULL >> 52);
 	struct luw_kv *e;
 	struct prim *p;
 	struct rec *r;
@@ -307,15 +347,13 @@ credit:
 	return 0;
 }
 
-static int on_event(struct luw_mpr *rep, const struct luw_mp_event *ev)
+static int on_event(struct luw_mpr *rep, const struct qev *ev)
 {
 	struct rec *r;
 	uint64_t osize;
 	uint32_t li, ri, oloc;
 	int kind;
 
-	if (ev->aevent == LUW_AEVENT_SYMTAB)
-		return luw_symtab_add(rep->st, &ev->sym);
 	li = loc_of(rep, ev);
 	if (li == NONE)
 		return -1;
@@ -324,7 +362,6 @@ static int on_event(struct luw_mpr *rep, const struct luw_mp_event *ev)
 	r = rec_of(rep, li, kind, &ri);
 	if (!r)
 		return -1;
-	rep->events++;
 	r->num++;
 	r->alloc += ev->nsize;
 	r->free += ev->osize;
@@ -337,6 +374,20 @@ static int on_event(struct luw_mpr *rep, const struct luw_mp_event *ev)
 					      ev->nsize, li))
 		return -1;
 	return 0;
+}
+
+/* Aggregate every queued event, oldest first. */
+static int drain(struct luw_mpr *rep)
+{
+	while (rep->qn) {
+		const struct qev *ev = &rep->q[rep->qhead];
+
+		rep->qhead = (rep->qhead + 1) % QLEN;
+		rep->qn--;
+		if (!rep->oom && on_event(rep, ev))
+			rep->oom = 1;
+	}
+	return rep->oom;
 }
 
 static int cb_sym(void *ctx, const struct luw_sym *s)
@@ -352,11 +403,41 @@ static int cb_sym(void *ctx, const struct luw_sym *s)
 static int cb_event(void *ctx, const struct luw_mp_event *ev)
 {
 	struct luw_mpr *rep = ctx;
+	struct qev *q;
 
-	if (!on_event(rep, ev))
+	if (ev->aevent == LUW_AEVENT_SYMTAB) {
+		/* Events before it name symbols as they were before it. */
+		if (drain(rep) || luw_symtab_add(rep->st, &ev->sym)) {
+			rep->oom = 1;
+			return 1;
+		}
 		return 0;
-	rep->oom = 1;
-	return 1;
+	}
+	if (rep->qn == QLEN) {
+		const struct qev *old = &rep->q[rep->qhead];
+
+		rep->qhead = (rep->qhead + 1) % QLEN;
+		rep->qn--;
+		if (on_event(rep, old)) {
+			rep->oom = 1;
+			return 1;
+		}
+	}
+	q = &rep->q[(rep->qhead + rep->qn++) % QLEN];
+	q->aevent = ev->aevent;
+	q->addr = ev->addr;
+	q->line = ev->line;
+	q->traceno = ev->traceno;
+	q->oaddr = ev->oaddr;
+	q->osize = ev->osize;
+	q->naddr = ev->naddr;
+	q->nsize = ev->nsize;
+	if (ev->aevent != LUW_AEVENT_ALLOC)
+		luw_heapmap_prefetch(&rep->heap, ev->oaddr);
+	if (ev->aevent != LUW_AEVENT_FREE)
+		luw_heapmap_prefetch(&rep->heap, ev->naddr);
+	rep->events++;
+	return 0;
 }
 
 const struct luw_memprof_ops luw_mpr_ops = {
@@ -365,6 +446,31 @@ const struct luw_memprof_ops luw_mpr_ops = {
 };
 
 /* --- Output ------------------------------------------------------------- */
+
+/*
+ * Report text goes out in pieces of about SPILL bytes: a service's report
+ * is megabytes, which need not sit in memory.
+ */
+#define SPILL (1u << 16)
+
+struct sink {
+	struct luw_sb text;
+	FILE *out;
+	int err;
+};
+
+static void spill(struct sink *k, int all)
+{
+	struct luw_sb *t = &k->text;
+
+	if (luw_sb_failed(t))
+		k->err = 1;
+	if (k->err || (!all && t->len < SPILL) || !t->len)
+		return;
+	if (fwrite(t->p, 1, t->len, k->out) != t->len)
+		k->err = 1;
+	luw_sb_reset(t);
+}
 
 struct order {
 	uint32_t idx;
@@ -415,8 +521,9 @@ static int name_cmp(const void *a, const void *b, void *ctx)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int render(struct luw_mpr *rep, int kind, struct luw_sb *out)
+static int render(struct luw_mpr *rep, int kind, struct sink *k)
 {
+	struct luw_sb *out = &k->text;
 	struct vec *v = &rep->recs[kind];
 	struct order *ord = calloc(v->n ? v->n : 1, sizeof(*ord));
 	const struct name **pl = NULL;
@@ -434,6 +541,7 @@ static int render(struct luw_mpr *rep, int kind, struct luw_sb *out)
 		size_t np = 0, j;
 		uint32_t p;
 
+		spill(k, 0);
 		put_name(out, rep, loc_name(rep, r->loc));
 		luw_sb_puts(out, ": ");
 		luw_sb_putu(out, r->num);
@@ -472,7 +580,8 @@ static int render(struct luw_mpr *rep, int kind, struct luw_sb *out)
 	}
 	free(pl);
 	free(ord);
-	return luw_sb_failed(out) ? -1 : 0;
+	spill(k, 0);
+	return k->err ? -1 : 0;
 }
 
 static struct name *dheap(struct luw_mpr *rep, uint32_t li, uint32_t *seq)
@@ -496,8 +605,9 @@ static int64_t wrap_add(int64_t dbytes, uint64_t v)
 }
 
 /* The reference's form_heap_delta() and leak_info(). */
-static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
+static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 {
+	struct luw_sb *out = &sk->text;
 	struct order *ord;
 	uint32_t seq = 0;
 	size_t i, n = 0;
@@ -563,6 +673,7 @@ static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
 	for (i = 0; i < n; i++) {
 		const struct name *nm = AT(rep->names, struct name, ord[i].key);
 
+		spill(sk, 0);
 		put_name(out, rep, nm);
 		luw_sb_puts(out, " holds ");
 		luw_sb_putd(out, nm->dbytes);
@@ -574,11 +685,13 @@ static int heap_summary(struct luw_mpr *rep, struct luw_sb *out)
 	}
 	luw_sb_putc(out, '\n');
 	free(ord);
-	return luw_sb_failed(out) ? -1 : 0;
+	spill(sk, 0);
+	return sk->err ? -1 : 0;
 }
 
-static void aliases(const struct luw_mpr *rep, struct luw_sb *out)
+static void aliases(const struct luw_mpr *rep, struct sink *k)
 {
+	struct luw_sb *out = &k->text;
 	size_t i, n = luw_symtab_nalias(rep->st);
 
 	if (!n)
@@ -589,6 +702,7 @@ static void aliases(const struct luw_mpr *rep, struct luw_sb *out)
 		const char *s = luw_symtab_alias_chunk(rep->st, i, &len);
 		uint64_t lineno = 1;
 
+		spill(k, 0);
 		luw_sb_puts(out, "function_alias_");
 		luw_sb_putu(out, i + 1);
 		luw_sb_puts(out, ":\n");
@@ -612,23 +726,26 @@ int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
 	static const char *const title[R__MAX] = {
 		"ALLOCATIONS\n", "REALLOCATIONS\n", "DEALLOCATIONS\n"
 	};
-	struct luw_sb text;
-	int k, rc = 0;
+	struct sink k;
+	int i, rc = 0;
 
-	luw_sb_init(&text);
-	for (k = 0; !leak_only && k < R__MAX && !rc; k++) {
-		luw_sb_puts(&text, title[k]);
-		rc = render(rep, k, &text);
-		luw_sb_putc(&text, '\n');
+	if (drain(rep))
+		return -1;
+	luw_sb_init(&k.text);
+	k.out = out;
+	k.err = 0;
+	for (i = 0; !leak_only && i < R__MAX && !rc; i++) {
+		luw_sb_puts(&k.text, title[i]);
+		rc = render(rep, i, &k);
+		luw_sb_putc(&k.text, '\n');
 	}
 	if (!rc)
-		rc = heap_summary(rep, &text);
+		rc = heap_summary(rep, &k);
 	if (!rc)
-		aliases(rep, &text);
-	if (!rc && luw_sb_failed(&text))
+		aliases(rep, &k);
+	spill(&k, 1);
+	if (k.err)
 		rc = -1;
-	if (!rc && text.len && fwrite(text.p, 1, text.len, out) != text.len)
-		rc = -1;
-	luw_sb_free(&text);
+	luw_sb_free(&k.text);
 	return rc;
 }

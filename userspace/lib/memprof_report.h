@@ -44,11 +44,19 @@ void luw_mpr_free(struct luw_mpr *rep);
 /* Decoder callbacks that feed rep (ctx = rep). */
 extern const struct luw_memprof_ops luw_mpr_ops;
 
-/* Events aggregated (alloc, realloc and free events; not symtab ones). */
+/*
+ * Events received (alloc, realloc and free events; not symtab ones).  The
+ * last few wait in a queue until the next symtab event or luw_mpr_write().
+ */
 uint64_t luw_mpr_events(const struct luw_mpr *rep);
 int luw_mpr_oom(const struct luw_mpr *rep);
 
-/* The full report, or only HEAP SUMMARY and ALIASES.  0 or -1. */
+/*
+ * The full report, or only HEAP SUMMARY and ALIASES.  0 or -1.  Events
+ * still queued are aggregated first.  The text goes out in pieces as it is
+ * made (a service's report is megabytes), so after a failure (out of
+ * memory, a write error) part of it may have been written.
+ */
 int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out);
 
 #endif

@@ -42,28 +42,6 @@ static void usage(FILE *f)
 		   "[--want STATE] [--any] [--tries N] PID\n");
 }
 
-static void regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
-{
-	memset(r, 0, sizeof(*r));
-	r->ip = u->rip;
-	r->r[LUW_X86_RAX] = u->rax;
-	r->r[LUW_X86_RDX] = u->rdx;
-	r->r[LUW_X86_RCX] = u->rcx;
-	r->r[LUW_X86_RBX] = u->rbx;
-	r->r[LUW_X86_RSI] = u->rsi;
-	r->r[LUW_X86_RDI] = u->rdi;
-	r->r[LUW_X86_RBP] = u->rbp;
-	r->r[LUW_X86_RSP] = u->rsp;
-	r->r[LUW_X86_R8] = u->r8;
-	r->r[LUW_X86_R9] = u->r9;
-	r->r[LUW_X86_R10] = u->r10;
-	r->r[LUW_X86_R11] = u->r11;
-	r->r[LUW_X86_R12] = u->r12;
-	r->r[LUW_X86_R13] = u->r13;
-	r->r[LUW_X86_R14] = u->r14;
-	r->r[LUW_X86_R15] = u->r15;
-}
-
 /* Is ip inside the machine code of the trace the walk reported? */
 static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
 		       const struct luw_lj_frame *f, uint64_t ip)
@@ -231,7 +209,7 @@ int main(int argc, char **argv)
 		in.ly = &t->layout;
 		in.read = ljl_read_mem;
 		in.ctx = &pid;
-		regs_from(&u, &in.regs);
+		ljl_regs_from(&u, &in.regs);
 		in.vm_start = t->vm_start;
 		in.interp_end = t->interp_end;
 		in.vm_end = t->vm_end;
