@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# The LuaJIT build matrix (scripts/ljmatrix.sh) probed from userspace.
+# Each cell's luajit, with DWARF and stripped, runs each phase of
+# tests/fixtures/workloads/matrix.lua and is sampled with
+# luaunwind-ljprobe.  A binary is either
+#   ok       every phase's samples have the workload's stack: its shape,
+#            the Lua functions' first lines and the callers' current lines,
+#            the fast function it is running (math.floor, string.rep,
+#            coroutine.resume, the FFI call), a trace when the JIT is on;
+#   refused  the probe declined it, with its reason;
+#   WRONG    anything else: a wrong fast-function name, a broken stack.
+# WRONG always fails the test; so does a refusal of a binary that
+# tests/unit/ljmatrix.expect does not list as refused.  A cell that does
+# not build is reported and fails only if the expect file says it builds.
+#
+# usage: test_ljmatrix.sh BINDIR FIXTURES [CELL...]
+#   no CELL: the subset `make check` runs (LUW_LJMATRIX_ALL=1: every cell)
+#   LUW_LJMATRIX_TABLE=FILE: also write "cell flavour result" lines there
+set -uo pipefail
+bin=$1
+fix=$2
+shift 2
+top=$(cd "$fix/../.." && pwd)
+probe=$bin/luaunwind-ljprobe
+wl=$fix/workloads/matrix.lua
+expect=$top/tests/unit/ljmatrix.expect
+subset=(bookworm-luajit-default bookworm-luajit-lua52 bookworm-luajit-nojit
+	sid-luajit-default)
+if [ $# -gt 0 ]; then
+	cells=("$@")
+elif [ "${LUW_LJMATRIX_ALL:-0}" = 1 ]; then
+	mapfile -t cells < <("$top/scripts/ljmatrix.sh" list)
+else
+	cells=("${subset[@]}")
+fi
+tmp=$(mktemp -d)
+pid=
+cleanup() {
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+fails=0
+cc -O2 -fPIC -shared -o "$tmp/libc_payload.so" "$fix/workloads/c_payload.c" || exit 1
+
+# Expected lines, from the workload's "-- @NAME" markers.
+ln() { grep -n -- "-- @$1\$" "$wl" | cut -d: -f1; }
+F='lua:[^;]*matrix\.lua'
+root="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall);$F:$(ln driver):$(ln drivercall)"
+declare -A re_all re_need want any
+re_all[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):[0-9]+\$"
+re_need[rec]=${re_all[rec]}
+re_all[floor]="$root;$F:$(ln floorloop):$(ln floorcall)(;ff:math\\.floor)?\$"
+re_need[floor]="ff:math\\.floor\$"
+re_all[rep]="$root;$F:$(ln reploop):$(ln repcall);ff:string\\.rep\$"
+re_need[rep]=${re_all[rep]}
+any[rep]=--any
+re_all[ffi]="$root;$F:$(ln ffiloop):$(ln fficall)(;ff:ffi\\.(meta\\.__call|clib\\.__index))?\$"
+re_need[ffi]="ff:ffi\\.meta\\.__call\$"
+any[ffi]=--any
+re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume;$F:$(ln body):$(ln workcall);$F:$(ln work):[0-9]+\$"
+re_need[coro]=${re_all[coro]}
+re_all[trace]="$root(;$F:$(ln tloop):[0-9]+)?;trace:[0-9]+:[^;]*matrix\\.lua:[0-9]+\$"
+re_need[trace]=${re_all[trace]}
+want[trace]="--want TRACE"
+phases=(rec floor rep ffi coro trace)
+
+# start BIN PHASE: runs the workload, sets $pid; 1 = not started,
+# 2 = the build has no JIT (trace phase only).
+start() {
+	local out=$tmp/run.out
+	: >"$out"
+	"$1" "$wl" "$2" "$tmp" >"$out" 2>&1 &
+	pid=$!
+	for _ in $(seq 200); do
+		grep -q 'ready\|nojit' "$out" && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	grep -q nojit "$out" && { wait "$pid" 2>/dev/null; pid=; return 2; }
+	grep -q ready "$out" || { cat "$out" >&2; return 1; }
+	sleep 0.2
+}
+stop() { [ -n "$pid" ] && { kill -9 "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; }; pid=; }
+
+# probe_bin BIN: prints "ok", "refused: WHY" or "WRONG: WHAT".
+probe_bin() {
+	local b=$1 ph out n total good need badff st
+	for ph in "${phases[@]}"; do
+		start "$b" "$ph"
+		st=$?
+		[ $st -eq 2 ] && continue
+		[ $st -eq 0 ] || { echo "WRONG: workload $ph did not start"; return; }
+		out=$tmp/$ph.probe
+		n=30
+		# shellcheck disable=SC2086
+		"$probe" -n $n ${any[$ph]:-} ${want[$ph]:-} --tries 6000 "$pid" >"$out" 2>&1
+		st=$?
+		stop
+		if [ $st -eq 2 ] && ! grep -q '^sample ' "$out"; then
+			echo "refused: $(grep -m1 'luaunwind-ljprobe' "$out" | sed 's/^luaunwind-ljprobe: //')"
+			return
+		fi
+		[ $st -eq 0 ] || { echo "WRONG: $ph: probe exit $st: $(tail -1 "$out")"; return; }
+		[ "$ph" = rec ] && layout=$(sed -n 's/^layout: //p' "$out")
+		total=$(grep -c '^stack ' "$out")
+		good=$(grep '^stack ' "$out" | grep -Ec "${re_all[$ph]}")
+		need=$(grep '^stack ' "$out" | grep -Ec "${re_need[$ph]}")
+		# A fast-function name other than the phase's own is wrong, always.
+		badff=$(grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | grep -o 'ff:[^;]*$' | sort -u | head -3 | tr '\n' ' ')
+		cp "$out" "$tmp/last-$ph.probe"
+		if [ -n "$badff" ]; then
+			echo "WRONG: $ph: fast function $badff"; return
+		fi
+		# 90% whole stacks: a sample can catch a frame being built.
+		if [ $((100 * good)) -lt $((90 * total)) ] || [ "$need" -lt 1 ]; then
+			echo "WRONG: $ph: $good of $total stacks as expected, $need with the phase's leaf; first other: $(grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | head -1 | cut -c1-200)"
+			return
+		fi
+		echo "  $(basename "$(dirname "$b")") $(basename "$b") $ph: $good of $total stacks as expected, $need with the phase's leaf" >&2
+	done
+	echo "ok [$layout]"
+}
+
+expected() {	# CELL FLAVOUR -> ok|refused|nobuild
+	local e
+	e=$(awk -v c="$1" -v f="$2" '$1 == c && ($2 == f || $2 == "*") { print $3; exit }' "$expect" 2>/dev/null)
+	echo "${e:-ok}"
+}
+
+for cell in "${cells[@]}"; do
+	"$top/scripts/ljmatrix.sh" build "$cell" || { echo "FAIL: $cell: cannot build"; fails=$((fails + 1)); continue; }
+	d=$("$top/scripts/ljmatrix.sh" path "$cell")
+	for fl in dwarf stripped; do
+		b=$d/luajit
+		[ $fl = stripped ] && b=$d/luajit.stripped
+		exp=$(expected "$cell" "$fl")
+		if [ -e "$d/build.failed" ]; then
+			res="not built: $(grep -m1 -i 'error' "$d/build.log" | cut -c1-120)"
+			[ "$exp" = nobuild ] || { echo "FAIL: $cell: build failed"; fails=$((fails + 1)); }
+		else
+			res=$(probe_bin "$b")
+			case "$res" in
+			ok*) [ "$exp" = ok ] || echo "note: $cell $fl is now $res, expected $exp" ;;
+			refused:*) [ "$exp" = refused ] || { echo "FAIL: $cell $fl refused"; fails=$((fails + 1)); } ;;
+			*) echo "FAIL: $cell $fl"; fails=$((fails + 1))
+			   for f in "$tmp"/last-*.probe; do [ -e "$f" ] && head -6 "$f"; done ;;
+			esac
+			rm -f "$tmp"/last-*.probe
+		fi
+		echo "$cell $fl $res"
+		[ -n "${LUW_LJMATRIX_TABLE:-}" ] && echo "$cell $fl $res" >>"$LUW_LJMATRIX_TABLE"
+	done
+done
+[ "$fails" -eq 0 ] && echo ok || { echo "$fails failure(s)"; exit 1; }
