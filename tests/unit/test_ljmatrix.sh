@@ -58,8 +58,9 @@ any[rep]=--any
 re_all[ffi]="$root;$F:$(ln ffiloop):$(ln fficall)(;ff:ffi\\.(meta\\.__call|clib\\.__index))?\$"
 re_need[ffi]="ff:ffi\\.meta\\.__call\$"
 any[ffi]=--any
-re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume;$F:$(ln body):$(ln workcall);$F:$(ln work):[0-9]+\$"
-re_need[coro]=${re_all[coro]}
+# In the coroutine: in work(), or yielding (a moment, but it happens).
+re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume;$F:$(ln body):($(ln workcall);$F:$(ln work):[0-9]+|$(ln yieldcall);ff:coroutine\\.yield)\$"
+re_need[coro]="$F:$(ln work):[0-9]+\$"
 re_all[trace]="$root(;$F:$(ln tloop):[0-9]+)?;trace:[0-9]+:[^;]*matrix\\.lua:[0-9]+\$"
 re_need[trace]=${re_all[trace]}
 want[trace]="--want TRACE"
@@ -114,7 +115,8 @@ probe_bin() {
 		fi
 		# 90% whole stacks: a sample can catch a frame being built.
 		if [ $((100 * good)) -lt $((90 * total)) ] || [ "$need" -lt 1 ]; then
-			echo "WRONG: $ph: $good of $total stacks as expected, $need with the phase's leaf; first other: $(grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | head -1 | cut -c1-200)"
+			echo "WRONG: $ph: $good of $total stacks as expected, $need with the phase's leaf"
+			grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | head -3 | sed 's#lua:[^;]*matrix#lua:matrix#g' >&2
 			return
 		fi
 		echo "  $(basename "$(dirname "$b")") $(basename "$b") $ph: $good of $total stacks as expected, $need with the phase's leaf" >&2

@@ -7,6 +7,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -112,23 +113,27 @@ static const struct luw_lj_layout ly_tarantool26 = {
 	.n_vmst = 7, .vmst_map = VMST_STOCK,
 };
 
-/* fftab ids: see ljsym.c */
+/* ffam: the family of names (ffnames.h) each build was checked against. */
 static const struct ljl_known known[] = {
 	{ "Debian luajit 2.1.0~beta3+git20220320 (luajit)",
-	  "79b0b8114f05a2726860c3141195279ceb0f6e29", 1, &ly_debian_gc64 },
+	  "79b0b8114f05a2726860c3141195279ceb0f6e29", LUW_FF_STOCK, &ly_debian_gc64 },
 	{ "Debian luajit 2.1.0~beta3+git20220320 (libluajit-5.1.so.2)",
-	  "2e18b5eadde600273e47ba2f83a1df8b6a5b2540", 1, &ly_debian_gc64 },
+	  "2e18b5eadde600273e47ba2f83a1df8b6a5b2540", LUW_FF_STOCK, &ly_debian_gc64 },
 	{ "Debian luajit2 2.1-20230119 (luajit)",
-	  "3e3d615119e82f1b42bd151e94701750bfd15a9d", 2, &ly_openresty_gc64 },
+	  "3e3d615119e82f1b42bd151e94701750bfd15a9d", LUW_FF_OPENRESTY, &ly_openresty_gc64 },
 	{ "Debian luajit2 2.1-20230119 (libluajit-5.1.so.2)",
-	  "0a6563c55d870716908fd332f88bf7cdd9bc6a71", 2, &ly_openresty_gc64 },
+	  "0a6563c55d870716908fd332f88bf7cdd9bc6a71", LUW_FF_OPENRESTY, &ly_openresty_gc64 },
 	{ "Debian tarantool 2.6.0-1.2+b1",
-	  "979be6afc59bd8217b8b9ee495740b86ca0e77e9", 3, &ly_tarantool26 },
-	/* Families, tried in order on an unknown build-id. */
-	{ "LuaJIT 2.1 GC64 (as Debian luajit 2022)", NULL, 1, &ly_debian_gc64 },
-	{ "OpenResty luajit2 GC64 (as 2.1-20230119)", NULL, 2,
+	  "979be6afc59bd8217b8b9ee495740b86ca0e77e9", LUW_FF_TARANTOOL, &ly_tarantool26 },
+	/*
+	 * Families, tried in order on an unknown build-id.  Their layouts
+	 * are validated against the process; their fast-function ids cannot
+	 * be (LUA52COMPAT and forks shift them), so they lend no names.
+	 */
+	{ "LuaJIT 2.1 GC64 (as Debian luajit 2022)", NULL, 0, &ly_debian_gc64 },
+	{ "OpenResty luajit2 GC64 (as 2.1-20230119)", NULL, 0,
 	  &ly_openresty_gc64 },
-	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 3, &ly_tarantool26 },
+	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 0, &ly_tarantool26 },
 };
 
 const struct ljl_known *ljl_known_layouts(size_t *n)
@@ -242,24 +247,50 @@ struct elfobj {
 	Elf *elf;
 };
 
-static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+static int elf_from_fd(struct elfobj *o)
 {
-	char p[4200];
-
-	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-	o->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0)
-		o->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0)
-		return -1;
 	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
 	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
 		if (o->elf)
 			elf_end(o->elf);
 		close(o->fd);
+		o->fd = -1;
+		o->elf = NULL;
 		return -1;
 	}
 	return 0;
+}
+
+/* A file as the process sees it (its root), else as we do. */
+static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+	o->fd = pid ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (o->fd < 0)
+		o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0)
+		return -1;
+	return elf_from_fd(o);
+}
+
+/*
+ * The object behind a mapping.  Its path may name another file by now (a
+ * package upgrade replaced it) or none (" (deleted)"): the mapping itself,
+ * /proc/PID/map_files/START-END, is the file the process runs.
+ */
+static int elf_open_map(pid_t pid, const struct map *m, struct elfobj *o)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	o->fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (o->fd >= 0)
+		return elf_from_fd(o);
+	/* map_files needs CAP_SYS_ADMIN; the path is the next best. */
+	return elf_open_proc(pid, m->path, o);
 }
 
 static void elf_close(struct elfobj *o)
@@ -274,32 +305,12 @@ static void elf_close(struct elfobj *o)
 
 static void build_id(Elf *elf, char *out, size_t n)
 {
-	Elf_Scn *scn = NULL;
+	const void *id;
+	ssize_t len = dwelf_elf_gnu_build_id(elf, &id), i;
 
 	out[0] = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t off = 0, next, noff, doff;
-		GElf_Nhdr nh;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (next = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
-				const unsigned char *b =
-					(const unsigned char *)d->d_buf + doff;
-				size_t i;
-
-				for (i = 0; i < nh.n_descsz && 2 * i + 2 < n; i++)
-					snprintf(out + 2 * i, 3, "%02x", b[i]);
-				return;
-			}
-			off = next;
-		}
-	}
+	for (i = 0; i < len && (size_t)(2 * i + 2) < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
 }
 
 /* Load bias from the executable mapping: the PT_LOAD it maps. */
@@ -480,11 +491,16 @@ static const char *const tnames[T__N] = {
 	"GCfuncC", "GCfuncL", "GCstr", "GCtrace",
 };
 
+/* jit_State and GCtrace exist only with the JIT (not -DLUAJIT_DISABLE_JIT). */
+#define T_OPTIONAL ((1u << T_J) | (1u << T_TR))
+
 struct dw {
 	Dwarf_Die t[T__N];
 	int have[T__N];
 	Dwarf_Die vmst;
 	int have_vmst;
+	Dwarf_Die ff;		/* enum FastFunc: FF_LUA_, FF_C_, FF_assert... */
+	int have_ff;
 };
 
 static Dwarf_Die *peel(Dwarf_Die *d, Dwarf_Die *buf)
@@ -580,21 +596,28 @@ static void dw_scan_cu(Dwarf_Die *cu, struct dw *w)
 					w->t[i] = c;
 					w->have[i] = 1;
 				}
-		} else if (tag == DW_TAG_enumeration_type && !w->have_vmst) {
+		} else if (tag == DW_TAG_enumeration_type &&
+			   (!w->have_vmst || !w->have_ff)) {
 			Dwarf_Die e;
 
 			if (dwarf_child(&c, &e) == 0) {
 				const char *en = dwarf_diename(&e);
 
-				if (en && !strcmp(en, "LJ_VMST_INTERP")) {
+				if (en && !strcmp(en, "LJ_VMST_INTERP") &&
+				    !w->have_vmst) {
 					w->vmst = c;
 					w->have_vmst = 1;
+				}
+				if (en && !strcmp(en, "FF_LUA_") && !w->have_ff) {
+					w->ff = c;
+					w->have_ff = 1;
 				}
 			}
 		}
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
+/* Everything there is to find (optional parts too): stop scanning. */
 static int dw_all(const struct dw *w)
 {
 	int i;
@@ -602,7 +625,41 @@ static int dw_all(const struct dw *w)
 	for (i = 0; i < T__N; i++)
 		if (!w->have[i])
 			return 0;
-	return w->have_vmst;
+	return w->have_vmst && w->have_ff;
+}
+
+/* What the layout cannot do without, named; NULL when all found. */
+static const char *dw_missing(const struct dw *w)
+{
+	int i;
+
+	for (i = 0; i < T__N; i++)
+		if (!w->have[i] && !(T_OPTIONAL & (1u << i)))
+			return tnames[i];
+	return w->have_vmst ? NULL : "LJ_VMST_* enum";
+}
+
+/* Fast-function names from the FF_* enumerators: each one's id. */
+static void dw_ffnames(Dwarf_Die *en, struct luw_ffnames *ff, const char *src)
+{
+	Dwarf_Die e;
+
+	luw_ffnames_init(ff, src);
+	if (dwarf_child(en, &e) != 0)
+		return;
+	do {
+		const char *nm = dwarf_diename(&e);
+		Dwarf_Attribute a;
+		Dwarf_Word v;
+		char name[64];
+
+		if (!nm || !dwarf_attr(&e, DW_AT_const_value, &a) ||
+		    dwarf_formudata(&a, &v) || v < 2 || v >= LUW_FF_MAX ||
+		    !strcmp(nm, "FF__MAX") ||
+		    luw_ffname_from_enum(nm, name, sizeof(name)))
+			continue;
+		luw_ffnames_set(ff, (unsigned int)v, name);
+	} while (dwarf_siblingof(&e, &e) == 0);
 }
 
 static long dw_size(Dwarf_Die *d)
@@ -642,7 +699,8 @@ static int map_vmst(const char *name)
 } while (0)
 
 static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
-			     struct luw_lj_layout *ly, char *err, size_t n)
+			     struct luw_lj_layout *ly, struct luw_ffnames *ff,
+			     char *err, size_t n)
 {
 	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	Dwarf_Off off = 0, next;
@@ -663,13 +721,14 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 			dw_scan_cu(&cu, &w);
 		off = next;
 	}
-	if (!dw_all(&w)) {
-		int i;
-
-		for (i = 0; i < T__N && w.have[i]; i++)
-			;
-		fail(err, n, "DWARF has no %s",
-		     i < T__N ? tnames[i] : "LJ_VMST_* enum");
+	if (dw_missing(&w)) {
+		fail(err, n, "DWARF has no %s", dw_missing(&w));
+		goto out;
+	}
+	if ((w.have[T_J] != 0) != (w.have[T_TR] != 0)) {
+		fail(err, n, "DWARF has %s but no %s",
+		     tnames[w.have[T_J] ? T_J : T_TR],
+		     tnames[w.have[T_J] ? T_TR : T_J]);
 		goto out;
 	}
 	memset(ly, 0, sizeof(*ly));
@@ -716,7 +775,12 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 				       ub + 1 : ub);
 	}
 	x = path_off(&w.t[T_GG], "J", NULL);
+	if ((x < 0) != !w.have[T_J]) {
+		fail(err, n, "DWARF: GG_State.J and jit_State disagree");
+		goto out;
+	}
 	if (x < 0) {
+		/* -DLUAJIT_DISABLE_JIT: no traces to find. */
 		ly->flags &= ~LUW_LJ_F_JIT;
 		ly->gg_g2j = 0;
 	} else {
@@ -734,8 +798,19 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	DWOFS(g_mainthref, T_G, "mainthref");
 	DWOFS(g_tmpbuf_l, T_G, "tmpbuf.L");
 	DWOFS(g_strempty, T_G, "strempty");
-	DWOFS(j_trace, T_J, "trace");
-	DWOFS(j_sizetrace, T_J, "sizetrace");
+	ly->j_trace = ly->j_sizetrace = LUW_LJ_NOFIELD;
+	ly->tr_startpt = ly->tr_startpc = ly->tr_spadjust = LUW_LJ_NOFIELD;
+	ly->tr_mcode = ly->tr_szmcode = ly->tr_traceno = LUW_LJ_NOFIELD;
+	if (ly->flags & LUW_LJ_F_JIT) {
+		DWOFS(j_trace, T_J, "trace");
+		DWOFS(j_sizetrace, T_J, "sizetrace");
+		DWOFS(tr_startpt, T_TR, "startpt");
+		DWOFS(tr_startpc, T_TR, "startpc");
+		DWOFS(tr_spadjust, T_TR, "spadjust");
+		DWOFS(tr_mcode, T_TR, "mcode");
+		DWOFS(tr_szmcode, T_TR, "szmcode");
+		DWOFS(tr_traceno, T_TR, "traceno");
+	}
 	DWOFS(l_glref, T_L, "glref");
 	DWOFS(l_status, T_L, "status");
 	DWOFS(l_base, T_L, "base");
@@ -754,15 +829,13 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	DWOFS(pt_numline, T_PT, "numline");
 	DWOFS(pt_lineinfo, T_PT, "lineinfo");
 	DWOFS(str_len, T_STR, "len");
-	DWOFS(tr_startpt, T_TR, "startpt");
-	DWOFS(tr_startpc, T_TR, "startpc");
-	DWOFS(tr_spadjust, T_TR, "spadjust");
-	DWOFS(tr_mcode, T_TR, "mcode");
-	DWOFS(tr_szmcode, T_TR, "szmcode");
-	DWOFS(tr_traceno, T_TR, "traceno");
 	ly->pt_size = (__u16)dw_size(&w.t[T_PT]);
 	ly->str_size = (__u16)dw_size(&w.t[T_STR]);
-	ly->stack_extra = gc64 ? 7 : 5;
+	/*
+	 * LJ_STACK_EXTRA is a macro (5 + 2*LJ_FR2 in 2022, 5 + 3*LJ_FR2
+	 * since): ljl_use_layout measures it on the live main thread.
+	 */
+	ly->stack_extra = 0;
 	/* ~LJ_T* are macros, not in DWARF; stable across every 2.x. */
 	ly->gct_str = 4;
 	ly->gct_thread = 6;
@@ -791,30 +864,75 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		fail(err, n, "DWARF gave an implausible layout");
 		goto out;
 	}
+	if (w.have_ff && ff)
+		dw_ffnames(&w.ff, ff, "DWARF FF_* enumerators");
 	ret = 0;
 out:
 	dwarf_end(dw);
 	return ret;
 }
 
-/* DWARF in the object or in /usr/lib/debug/.build-id/xx/rest.debug. */
-static int layout_dwarf_any(struct ljl_target *t, Elf *elf, char *err,
-			    size_t n)
+/*
+ * A separate debug file: /usr/lib/debug/.build-id/xx/rest.debug, else the
+ * .gnu_debuglink name next to the object, in its .debug/ directory or
+ * under /usr/lib/debug.  A file whose build-id differs is not this build's.
+ */
+static int open_debug_file(const struct ljl_target *t, Elf *elf,
+			   const char *objpath, struct elfobj *dbg, char *where,
+			   size_t wn)
+{
+	char p[4400], dir[4096], bid[65];
+	const char *link;
+	GElf_Word crc;
+	int k;
+
+	if (strlen(t->build_id) >= 4) {
+		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 t->build_id, t->build_id + 2);
+		if (!elf_open_proc(t->pid, p, dbg)) {
+			snprintf(where, wn, "%s", p);
+			return 0;
+		}
+	}
+	link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || strchr(link, '/'))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", objpath);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
+	for (k = 0; k < 3; k++) {
+		snprintf(p, sizeof(p), k == 0 ? "%s/%s" : k == 1 ? "%s/.debug/%s" :
+			 "/usr/lib/debug%s/%s", dir, link);
+		if (elf_open_proc(t->pid, p, dbg))
+			continue;
+		build_id(dbg->elf, bid, sizeof(bid));
+		if (!t->build_id[0] || !bid[0] || !strcmp(bid, t->build_id)) {
+			snprintf(where, wn, "%s", p);
+			return 0;
+		}
+		elf_close(dbg);
+	}
+	return -1;
+}
+
+/* DWARF in the object or in its separate debug file. */
+static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
+			    const char *objpath, struct luw_lj_layout *ly,
+			    struct luw_ffnames *ff, char *src, size_t sn,
+			    char *err, size_t n)
 {
 	GElf_Shdr sh;
-	char p[512];
 	struct elfobj dbg = { -1, NULL };
 	int r;
 
-	if (find_scn(elf, ".debug_info", &sh))
-		return layout_from_dwarf(elf, t->fde_cfa, &t->layout, err, n);
-	if (strlen(t->build_id) < 4)
-		return fail(err, n, "no DWARF");
-	snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 t->build_id, t->build_id + 2);
-	if (elf_open_proc(0, p, &dbg))
-		return fail(err, n, "no DWARF");
-	r = layout_from_dwarf(dbg.elf, t->fde_cfa, &t->layout, err, n);
+	if (find_scn(elf, ".debug_info", &sh)) {
+		snprintf(src, sn, "%s", objpath);
+		return layout_from_dwarf(elf, t->fde_cfa, ly, ff, err, n);
+	}
+	if (open_debug_file(t, elf, objpath, &dbg, src, sn))
+		return fail(err, n, "no DWARF (none in the object, no debug "
+			    "file by build-id or .gnu_debuglink)");
+	r = layout_from_dwarf(dbg.elf, t->fde_cfa, ly, ff, err, n);
 	elf_close(&dbg);
 	return r;
 }
@@ -825,11 +943,18 @@ static int try_object(struct ljl_target *t, const struct map *m,
 		      const char *kind, char *err, size_t n)
 {
 	struct elfobj o = { -1, NULL };
-	char why[256];
+	struct luw_lj_layout dly;
+	struct luw_ffnames *dff;
+	char why[256], src[4400], path[4096];
 	uint64_t sym;
-	size_t i;
+	size_t i, l;
 
-	if (elf_open_proc(t->pid, m->path, &o))
+	/* The path as the process mapped it, without " (deleted)". */
+	snprintf(path, sizeof(path), "%s", m->path);
+	l = strlen(path);
+	if (l > 10 && !strcmp(path + l - 10, " (deleted)"))
+		path[l - 10] = 0;
+	if (elf_open_map(t->pid, m, &o))
 		return fail(err, n, "%s: cannot open: %s", m->path,
 			    strerror(errno));
 	if (elf_bias(o.elf, m, &t->bias)) {
@@ -854,12 +979,12 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	build_id(o.elf, t->build_id, sizeof(t->build_id));
 	t->kind = kind ? kind : "embedded";
 	t->src = LJL_SRC_NONE;
-	t->fftab = 0;
+	luw_ffnames_init(&t->ff, NULL);
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		if (known[i].build_id && !strcmp(known[i].build_id, t->build_id)) {
 			t->layout = *known[i].layout;
 			t->src = LJL_SRC_KNOWN;
-			t->fftab = known[i].fftab;
+			luw_ffnames_family(&t->ff, known[i].ffam, known[i].name);
 			snprintf(t->layout_name, sizeof(t->layout_name), "%s",
 				 known[i].name);
 			break;
@@ -867,16 +992,28 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	}
 	/* DWARF wins over the table: it describes this very build. */
 	why[0] = 0;
-	if (!layout_dwarf_any(t, o.elf, why, sizeof(why))) {
+	dff = malloc(sizeof(*dff));
+	if (!dff) {
+		elf_close(&o);
+		return fail(err, n, "out of memory");
+	}
+	luw_ffnames_init(dff, NULL);
+	if (!layout_dwarf_any(t, o.elf, path, &dly, dff, src, sizeof(src), why,
+			      sizeof(why))) {
+		t->layout = dly;
 		t->src = LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
-			 m->path);
-		if (!t->fftab && !strcmp(t->kind, "tarantool"))
-			t->fftab = 3;
-	} else if (t->src == LJL_SRC_NONE) {
-		snprintf(t->layout_name, sizeof(t->layout_name),
-			 "unknown build (%.60s)", why);
+			 src);
+		if (dff->count)
+			t->ff = *dff;
+		t->why_dwarf[0] = 0;
+	} else {
+		snprintf(t->why_dwarf, sizeof(t->why_dwarf), "%s", why);
+		if (t->src == LJL_SRC_NONE)
+			snprintf(t->layout_name, sizeof(t->layout_name),
+				 "unknown build (%.60s)", why);
 	}
+	free(dff);
 	elf_close(&o);
 	return 0;
 }
@@ -1215,6 +1352,38 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 	return 0;
 }
 
+/*
+ * What the live process says about constants no header gives us:
+ * LJ_STACK_EXTRA from the main thread (maxstack is stack + stacksize -
+ * extra - 1 slots; 7 in 2022's GC64 builds, 8 in today's v2.1, 5 with
+ * 32-bit refs) and the dispatch table's length (bytecodes were added in
+ * 2023: the table follows its run of VM code pointers).  Measured on the
+ * first state; ljl_validate then checks every state against them.
+ */
+static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
+{
+	uint64_t g = t->states[0], mainl, stack = 0, maxstack = 0, v = 0;
+	uint32_t stacksize = 0, k;
+
+	mainl = g + (int64_t)ly->gg_g2l;
+	if (!rd_ref(t->pid, ly, mainl + ly->l_stack, &stack) &&
+	    !rd_ref(t->pid, ly, mainl + ly->l_maxstack, &maxstack) &&
+	    !rd(t->pid, mainl + ly->l_stacksize, &stacksize, 4) &&
+	    maxstack > stack && !((maxstack - stack) % 8) &&
+	    (maxstack - stack) / 8 + 1 < stacksize) {
+		uint64_t extra = stacksize - 1 - (maxstack - stack) / 8;
+
+		if (extra >= 1 && extra <= 32)
+			ly->stack_extra = (__u16)extra;
+	}
+	for (k = ly->gg_ndisp; k < 4096 / 8 - 1; k++) {
+		if (rd(t->pid, g + ly->gg_g2disp + 8ull * k, &v, 8) ||
+		    v < t->vm_start || v >= t->vm_end)
+			break;
+	}
+	ly->gg_ndisp = k;
+}
+
 int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		   const char *name, char *err, size_t n)
 {
@@ -1223,6 +1392,8 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 	t->layout = *ly;
 	if (ljl_find_states(t, err, n))
 		return -1;
+	if (t->nstates)
+		measure(t, &t->layout);
 	if (!validate_all(t, &t->layout, why, sizeof(why)))
 		return 0;
 	return fail(err, n,
@@ -1233,8 +1404,8 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 
 int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 {
-	char why[512];
-	size_t i;
+	char why[512], all[2048];
+	size_t i, used;
 
 	if (ljl_open(pid, t, err, n))
 		return -1;
@@ -1243,24 +1414,40 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 
 		return ljl_use_layout(t, &ly, t->layout_name, err, n);
 	}
-	/* Unknown build: a family layout must validate on every state. */
+	/*
+	 * Unknown build: a family layout must validate on every state.  On
+	 * failure, say what failed for each candidate: DWARF, then each one.
+	 */
+	used = (size_t)snprintf(all, sizeof(all), "DWARF: %s",
+				t->why_dwarf[0] ? t->why_dwarf : "none");
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		const char *c;
+
 		if (known[i].build_id)
 			continue;
 		if (!ljl_use_layout(t, known[i].layout, known[i].name, why,
 				    sizeof(why))) {
 			t->src = LJL_SRC_GUESS;
-			t->fftab = known[i].fftab;
 			snprintf(t->layout_name, sizeof(t->layout_name),
 				 "%s (validated, build-id not in the table)",
 				 known[i].name);
 			return 0;
 		}
+		/* The check, without the path and build-id said once below. */
+		c = strstr(why, "the live process: ");
+		c = c ? c + 18 : why;
+		if (used < sizeof(all))
+			used += (size_t)snprintf(all + used, sizeof(all) - used,
+						 "; \"%s\": %.*s", known[i].name,
+						 (int)(strlen(c) > 13 &&
+						       !strcmp(c + strlen(c) - 13,
+							       "; refusing it") ?
+						       strlen(c) - 13 : strlen(c)),
+						 c);
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;
 	return fail(err, n,
-		    "%s (build-id %s): LuaJIT layout not recognised: no DWARF and no "
-		    "known layout validates against the process", t->path,
-		    t->build_id[0] ? t->build_id : "none");
+		    "%s (build-id %s): LuaJIT layout not recognised: %s",
+		    t->path, t->build_id[0] ? t->build_id : "none", all);
 }

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ffnames.h"
 #include "luaunwind_layout.h"
 
 #define LJL_MAX_STATES 64
@@ -45,7 +46,8 @@ struct ljl_target {
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
 	enum ljl_source src;
 	char layout_name[96];	/* known layout or "DWARF" */
-	int fftab;		/* fast-function name table, see ljsym */
+	char why_dwarf[256];	/* why the DWARF layout was not taken */
+	struct luw_ffnames ff;	/* fast-function names, see ffnames.h */
 	struct luw_lj_layout layout;
 	uint64_t states[LJL_MAX_STATES];	/* global_State addresses */
 	int nstates;
@@ -86,7 +88,7 @@ int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);
 struct ljl_known {
 	const char *name;
 	const char *build_id;	/* NULL: a family entry, matched by trial */
-	int fftab;
+	unsigned int ffam;	/* LUW_FF_* family of its fast functions */
 	const struct luw_lj_layout *layout;
 };
 const struct ljl_known *ljl_known_layouts(size_t *n);

@@ -191,7 +191,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (t->nstates == 1)
 		g_hint = t->states[0];
-	sym = ljs_new(pid, &t->layout, t->fftab);
+	sym = ljs_new(pid, &t->layout, &t->ff);
 	if (!sym) {
 		free(t);
 		return 1;
