@@ -1353,12 +1353,14 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 }
 
 /*
- * What the live process says about constants no header gives us:
- * LJ_STACK_EXTRA from the main thread (maxstack is stack + stacksize -
- * extra - 1 slots; 7 in 2022's GC64 builds, 8 in today's v2.1, 5 with
- * 32-bit refs) and the dispatch table's length (bytecodes were added in
- * 2023: the table follows its run of VM code pointers).  Measured on the
- * first state; ljl_validate then checks every state against them.
+ * What the live process says about constants no header gives us, for a
+ * descriptor that leaves them open (0): LJ_STACK_EXTRA from the main
+ * thread (maxstack is stack + stacksize - extra - 1 slots; 7 in 2022's
+ * GC64 builds, 8 in today's v2.1, 5 with 32-bit refs) and the dispatch
+ * table's length (bytecodes were added in 2023: the table is the run of VM
+ * code pointers).  Measured on the first state; ljl_validate then checks
+ * every state against them.  A descriptor that states them is checked as
+ * it is.
  */
 static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
 {
@@ -1366,7 +1368,8 @@ static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
 	uint32_t stacksize = 0, k;
 
 	mainl = g + (int64_t)ly->gg_g2l;
-	if (!rd_ref(t->pid, ly, mainl + ly->l_stack, &stack) &&
+	if (!ly->stack_extra &&
+	    !rd_ref(t->pid, ly, mainl + ly->l_stack, &stack) &&
 	    !rd_ref(t->pid, ly, mainl + ly->l_maxstack, &maxstack) &&
 	    !rd(t->pid, mainl + ly->l_stacksize, &stacksize, 4) &&
 	    maxstack > stack && !((maxstack - stack) % 8) &&
@@ -1376,7 +1379,9 @@ static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
 		if (extra >= 1 && extra <= 32)
 			ly->stack_extra = (__u16)extra;
 	}
-	for (k = ly->gg_ndisp; k < 4096 / 8 - 1; k++) {
+	if (ly->gg_ndisp)
+		return;
+	for (k = 0; k < 4096 / 8 - 1; k++) {
 		if (rd(t->pid, g + ly->gg_g2disp + 8ull * k, &v, 8) ||
 		    v < t->vm_start || v >= t->vm_end)
 			break;
@@ -1421,12 +1426,16 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	used = (size_t)snprintf(all, sizeof(all), "DWARF: %s",
 				t->why_dwarf[0] ? t->why_dwarf : "none");
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct luw_lj_layout ly;
 		const char *c;
 
 		if (known[i].build_id)
 			continue;
-		if (!ljl_use_layout(t, known[i].layout, known[i].name, why,
-				    sizeof(why))) {
+		/* A family's constants may have moved on: measure them. */
+		ly = *known[i].layout;
+		ly.stack_extra = 0;
+		ly.gg_ndisp = 0;
+		if (!ljl_use_layout(t, &ly, known[i].name, why, sizeof(why))) {
 			t->src = LJL_SRC_GUESS;
 			snprintf(t->layout_name, sizeof(t->layout_name),
 				 "%s (validated, build-id not in the table)",
