@@ -124,6 +124,20 @@ probe_bin() {
 	echo "ok [$layout]"
 }
 
+# tables_vs_dwarf BIN: the names read from the live library tables (and
+# the gaps they leave filled from the list) against the ones DWARF's FF_*
+# give for the same build: prints the disagreements, nothing when none.
+tables_vs_dwarf() {
+	start "$1" rec || { echo "workload did not start"; return; }
+	"$probe" -n 0 --ffnames "$pid" 2>&1 | grep '^ff ' | cut -d' ' -f2- | sort >"$tmp/ff.dwarf"
+	"$probe" -n 0 --ffnames --ff-from-tables "$pid" >"$tmp/ff.tab.out" 2>&1
+	stop
+	grep '^ff ' "$tmp/ff.tab.out" | cut -d' ' -f2- | sort >"$tmp/ff.tables"
+	[ -s "$tmp/ff.tables" ] || { echo "no names from the tables: $(tail -1 "$tmp/ff.tab.out")"; return; }
+	join "$tmp/ff.dwarf" "$tmp/ff.tables" | awk '$2 != $3 { printf "ffid %s: DWARF %s, tables %s; ", $1, $2, $3 }'
+	echo "  tables named $(wc -l <"$tmp/ff.tables") ids, DWARF $(wc -l <"$tmp/ff.dwarf")" >&2
+}
+
 expected() {	# CELL FLAVOUR -> ok|refused|nobuild
 	local e
 	e=$(awk -v c="$1" -v f="$2" '$1 == c && ($2 == f || $2 == "*") { print $3; exit }' "$expect" 2>/dev/null)
@@ -142,6 +156,10 @@ for cell in "${cells[@]}"; do
 			[ "$exp" = nobuild ] || { echo "FAIL: $cell: build failed"; fails=$((fails + 1)); }
 		else
 			res=$(probe_bin "$b")
+			if [ $fl = dwarf ] && [ "${res%% *}" = ok ] && grep -q 'DWARF' <<<"$res"; then
+				bad=$(tables_vs_dwarf "$b")
+				[ -n "$bad" ] && res="WRONG: names from the library tables: $bad"
+			fi
 			case "$res" in
 			ok*) [ "$exp" = ok ] || echo "note: $cell $fl is now $res, expected $exp" ;;
 			refused:*) [ "$exp" = refused ] || { echo "FAIL: $cell $fl refused"; fails=$((fails + 1)); } ;;

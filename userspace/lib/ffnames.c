@@ -348,6 +348,84 @@ int luw_ffname_from_enum(const char *en, char *out, size_t n)
 	return 0;
 }
 
+static int list_pos(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NLIST; i++)
+		if (!strcmp(list[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+int luw_ffnames_listed(const char *name)
+{
+	return list_pos(name) >= 0;
+}
+
+static int named_in(const struct luw_ffnames *f, const char *name)
+{
+	unsigned int id;
+
+	for (id = 2; id < LUW_FF_MAX; id++)
+		if (f->off[id] && !strcmp(f->pool + f->off[id] - 1, name))
+			return 1;
+	return 0;
+}
+
+unsigned int luw_ffnames_fill_gaps(struct luw_ffnames *f)
+{
+	static const unsigned int fams[] = {
+		0, S, O, T, S | L52, O | L52, T | L52,
+	};
+	int a = 1, pa = -1, b, pb;	/* ffid 1 (C) sits before the list */
+	unsigned int done = 0;
+
+	for (b = 2; b < LUW_FF_MAX; b++) {
+		const char *nm = luw_ffnames_get(f, (unsigned int)b);
+		int pick[LUW_FF_MAX], cand[LUW_FF_MAX], npick = -1, ok = 1;
+		size_t k;
+
+		if (!nm || (pb = list_pos(nm)) < 0)
+			continue;
+		for (k = (size_t)a + 1; k < (size_t)b; k++)
+			if (f->off[k])
+				ok = 0;	/* a name the list lacks: no gap */
+		if (ok && b - a > 1 && pb > pa) {
+			for (k = 0; k < sizeof(fams) / sizeof(fams[0]) && ok; k++) {
+				int i, nc = 0;
+
+				for (i = pa + 1; i < pb && nc < LUW_FF_MAX; i++) {
+					if (fams[k] && !in_family(list[i].fam, fams[k]))
+						continue;
+					if (named_in(f, list[i].name))
+						continue;
+					cand[nc++] = i;
+				}
+				if (nc != b - a - 1)
+					continue;
+				if (npick < 0) {
+					memcpy(pick, cand, sizeof(int) * (size_t)nc);
+					npick = nc;
+				} else if (memcmp(pick, cand, sizeof(int) * (size_t)nc)) {
+					ok = 0;	/* two families disagree */
+				}
+			}
+			if (ok && npick > 0) {
+				int i;
+
+				for (i = 0; i < npick; i++)
+					luw_ffnames_set(f, (unsigned int)(a + 1 + i),
+							list[pick[i]].name);
+				done += (unsigned int)npick;
+			}
+		}
+		a = b;
+		pa = pb;
+	}
+	return done;
+}
+
 static struct luw_ffnames tnt;
 static once_flag tnt_once = ONCE_FLAG_INIT;
 

@@ -65,6 +65,20 @@ void luw_ffnames_family(struct luw_ffnames *f, unsigned int family,
  */
 int luw_ffname_from_enum(const char *en, char *out, size_t n);
 
+/* 1 when the list has `name` (as spelled there). */
+int luw_ffnames_listed(const char *name);
+
+/*
+ * Names the ids between two named ones (anchors) when the list leaves no
+ * doubt: the entries the list has between the anchors' names, for the
+ * union of all families or for any one family with or without LUA52COMPAT,
+ * are exactly as many as the ids in between, and every family that fits
+ * gives the same names.  That is how the functions no library table holds
+ * (ipairs_aux, io.method.*, ffi.meta.*) get named from a target whose
+ * other names were read from the process.  Returns the count named.
+ */
+unsigned int luw_ffnames_fill_gaps(struct luw_ffnames *f);
+
 /*
  * Name of fast function ffid for the LuaJIT that wrote Tarantool's sysprof
  * streams (the fixtures confirm: ffid 122 is os.clock, 170 is

@@ -1407,6 +1407,21 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		    t->build_id[0] ? t->build_id : "none", name, why);
 }
 
+/*
+ * Without DWARF's FF_* or a build checked by its build-id, the names come
+ * from the target's tables; failing that, fast functions stay unnamed
+ * ("ff:#N"), which is incomplete but never wrong.
+ */
+static void names_from_tables(struct ljl_target *t)
+{
+	char why[128];
+
+	if (t->ff.count)
+		return;
+	if (ljl_ff_from_tables(t, why, sizeof(why)))
+		snprintf(t->ff.src, sizeof(t->ff.src), "none: %.50s", why);
+}
+
 int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 {
 	char why[512], all[2048];
@@ -1417,7 +1432,10 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	if (t->src != LJL_SRC_NONE) {
 		struct luw_lj_layout ly = t->layout;
 
-		return ljl_use_layout(t, &ly, t->layout_name, err, n);
+		if (ljl_use_layout(t, &ly, t->layout_name, err, n))
+			return -1;
+		names_from_tables(t);
+		return 0;
 	}
 	/*
 	 * Unknown build: a family layout must validate on every state.  On
@@ -1440,6 +1458,7 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 			snprintf(t->layout_name, sizeof(t->layout_name),
 				 "%s (validated, build-id not in the table)",
 				 known[i].name);
+			names_from_tables(t);
 			return 0;
 		}
 		/* The check, without the path and build-id said once below. */

@@ -81,6 +81,12 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t errlen);
 int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		   const char *name, char *err, size_t errlen);
 
+/*
+ * Fast-function names from the live library tables (ljffscan.c), for a
+ * target whose layout is accepted; 0, or -1 with the reason.
+ */
+int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
+
 /* The read callback for luaunwind_ljwalk.h: ctx points at a pid_t. */
 int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);
 

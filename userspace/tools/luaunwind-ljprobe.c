@@ -11,6 +11,9 @@
  * --want STATE keeps only samples in that state (LFUNC, FFUNC, TRACE, ...).
  * --any also takes samples in C code called by the VM; without the host
  * unwinder's VM frame the walk then starts from G->cur_L and L->base.
+ * --ffnames prints the fast-function names ("ff ID NAME"); with
+ * --ff-from-tables they are read from the live library tables even when
+ * DWARF or the build-id gave them (to compare the two).
  */
 #include <errno.h>
 #include <signal.h>
@@ -39,7 +42,8 @@ static const char *const status_names[LUW_LJW__MAX] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
-		   "[--want STATE] [--any] [--tries N] PID\n");
+		   "[--want STATE] [--any] [--tries N] [--ffnames] "
+		   "[--ff-from-tables] PID\n");
 }
 
 static void regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
@@ -131,6 +135,7 @@ static int want_state(const char *w, int st)
 int main(int argc, char **argv)
 {
 	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0, any = 0;
+	int ffdump = 0, fftables = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
 	struct ljl_target *t;
@@ -151,6 +156,10 @@ int main(int argc, char **argv)
 			want = argv[++i];
 		else if (!strcmp(argv[i], "--any"))
 			any = 1;
+		else if (!strcmp(argv[i], "--ffnames"))
+			ffdump = 1;
+		else if (!strcmp(argv[i], "--ff-from-tables"))
+			fftables = 1;
 		else if (!strcmp(argv[i], "-v"))
 			verbose = 1;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -183,11 +192,23 @@ int main(int argc, char **argv)
 	       t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
 	       t->src == LJL_SRC_DWARF ? "dwarf" :
 	       t->src == LJL_SRC_KNOWN ? "known build-id" : "validated guess");
+	if (fftables && ljl_ff_from_tables(t, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ljprobe: names from tables: %s\n",
+			err);
+		free(t);
+		return 2;
+	}
+	printf("ffnames: %u from %s\n", t->ff.count,
+	       t->ff.src[0] ? t->ff.src : "nowhere");
 	printf("vm: 0x%llx-0x%llx interp-end 0x%llx cframe %u\n",
 	       (unsigned long long)t->vm_start, (unsigned long long)t->vm_end,
 	       (unsigned long long)t->interp_end, t->fde_cfa);
 	for (i = 0; i < t->nstates; i++)
 		printf("state: G=0x%llx\n", (unsigned long long)t->states[i]);
+	for (i = 0; ffdump && i < LUW_FF_MAX; i++)
+		if (luw_ffnames_get(&t->ff, (unsigned int)i))
+			printf("ff %d %s\n", i,
+			       luw_ffnames_get(&t->ff, (unsigned int)i));
 	fflush(stdout);
 	if (t->nstates == 1)
 		g_hint = t->states[0];
