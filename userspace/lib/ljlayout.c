@@ -972,6 +972,11 @@ static int try_object(struct ljl_target *t, const struct map *m,
 			    m->path, (unsigned long long)t->vm_start,
 			    (unsigned long long)sym);
 	}
+	/* For a stripped build: what its machine code says (ljrecover.h). */
+	t->why_rec[0] = 0;
+	if (ljr_recover(o.elf, t->vm_start, t->interp_end, LUW_X86_R14, &t->rec,
+			t->why_rec, sizeof(t->why_rec)) && !t->why_rec[0])
+		snprintf(t->why_rec, sizeof(t->why_rec), "not analysed");
 	t->vm_start += t->bias;
 	t->interp_end += t->bias;
 	t->vm_end += t->bias;
@@ -1408,6 +1413,108 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 }
 
 /*
+ * GG_State in the live process, from two recovered fields: the main
+ * thread L opens GG_State, L->glref is G, G->mainthref is L, and the
+ * dispatch table follows.  For each dispatch run D, the L in the 16 KiB
+ * before it with that round trip gives gg_g2l and gg_g2disp.
+ */
+static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
+		     char *why, size_t n)
+{
+	struct luw_lj_layout scan = *ly;
+	const struct ljr_result *r = &t->rec;
+	uint64_t d, l, g = 0, back = 0;
+	int i, found = 0;
+
+	scan.gg_g2disp = 0;
+	scan.gg_ndisp = 0;
+	t->layout = scan;
+	if (ljl_find_states(t, why, n))
+		return -1;
+	for (i = 0; i < t->nstates && !found; i++) {
+		d = t->states[i];
+		for (l = d - 8; l > d - 16384 && !found; l -= 8) {
+			if (rd_ref(t->pid, ly, l + (uint64_t)r->l_glref, &g) ||
+			    g <= l || g >= d ||
+			    rd_ref(t->pid, ly, g + (uint64_t)r->g_mainthref, &back) ||
+			    back != l)
+				continue;
+			ly->gg_g2l = (__s32)(int64_t)(l - g);
+			ly->gg_g2disp = (__s32)(d - g);
+			found = 1;
+		}
+	}
+	t->nstates = 0;
+	if (!found)
+		return fail(why, n, "no main thread L before a dispatch table "
+			    "with L->glref->mainthref == L (l_glref %d, "
+			    "g_mainthref %d from lua_close)", r->l_glref,
+			    r->g_mainthref);
+	return 0;
+}
+
+/*
+ * A family layout with every field the machine code gave replaced, GG_State
+ * anchored in the process, GG_DISP2J from the interpreter's calls (the
+ * lea of DISPATCH's offset that lies inside GG_State past global_State's
+ * known fields: jit_State; none in a build without the JIT).
+ */
+static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fam,
+			    struct luw_lj_layout *ly, char *used, size_t un,
+			    char *why, size_t n)
+{
+	const struct ljr_result *r = &t->rec;
+	int32_t j = 0, gmax;
+	int i;
+
+	if (t->why_rec[0])
+		return fail(why, n, "machine code: %s", t->why_rec);
+	if (r->ref_size != ((fam->flags & LUW_LJ_F_GC64) ? 8 : 4) ||
+	    r->l_glref == LJR_NONE || r->g_mainthref == LJR_NONE)
+		return fail(why, n, "machine code: lua_close gave no G(L)/"
+			    "mainthread(g) of this reference size");
+	*ly = *fam;
+	ly->stack_extra = 0;
+	ly->gg_ndisp = 0;
+	ly->l_glref = (__u16)r->l_glref;
+	ly->g_mainthref = (__u16)r->g_mainthref;
+	snprintf(used, un, "l_glref g_mainthref");
+#define TAKE(f) do { if (r->f != LJR_NONE) { ly->f = (__u16)r->f; \
+	strncat(used, " " #f, un - strlen(used) - 1); } } while (0)
+	TAKE(g_cur_l);
+	TAKE(l_stack);
+	TAKE(l_status);
+	TAKE(l_cframe);
+	TAKE(l_top);
+	TAKE(l_base);
+#undef TAKE
+	if (anchor_gg(t, ly, why, n))
+		return -1;
+	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
+	gmax = ly->g_cur_l > ly->g_mainthref ? ly->g_cur_l : ly->g_mainthref;
+	for (i = 0; i < r->ndisp; i++) {
+		int32_t g_ofs = r->disp[i] + ly->gg_g2disp;
+
+		if (g_ofs > gmax && r->disp[i] < 0 && (!j || r->disp[i] > j))
+			j = r->disp[i];
+	}
+	if (j) {
+		ly->gg_g2j = j + ly->gg_g2disp;
+		ly->flags |= LUW_LJ_F_JIT;
+		strncat(used, " gg_g2j", un - strlen(used) - 1);
+	} else {
+		ly->flags &= ~LUW_LJ_F_JIT;
+		ly->gg_g2j = 0;
+		ly->j_trace = ly->j_sizetrace = LUW_LJ_NOFIELD;
+		ly->tr_startpt = ly->tr_startpc = LUW_LJ_NOFIELD;
+		ly->tr_spadjust = ly->tr_mcode = LUW_LJ_NOFIELD;
+		ly->tr_szmcode = ly->tr_traceno = LUW_LJ_NOFIELD;
+		strncat(used, " no-JIT", un - strlen(used) - 1);
+	}
+	return 0;
+}
+
+/*
  * Without DWARF's FF_* or a build checked by its build-id, the names come
  * from the target's tables; failing that, fast functions stay unnamed
  * ("ff:#N"), which is incomplete but never wrong.
@@ -1472,6 +1579,34 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 							       "; refusing it") ?
 						       strlen(c) - 13 : strlen(c)),
 						 c);
+	}
+	/* Then each family again, with what the machine code says. */
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct luw_lj_layout ly;
+		char fields[200], name[256];
+		const char *c;
+
+		if (known[i].build_id)
+			continue;
+		if (!layout_from_code(t, known[i].layout, &ly, fields,
+				      sizeof(fields), why, sizeof(why))) {
+			snprintf(name, sizeof(name),
+				 "%.60s with %.170s from machine code",
+				 known[i].name, fields);
+			if (!ljl_use_layout(t, &ly, name, why, sizeof(why))) {
+				t->src = LJL_SRC_CODE;
+				snprintf(t->layout_name, sizeof(t->layout_name),
+					 "%s", name);
+				names_from_tables(t);
+				return 0;
+			}
+		}
+		c = strstr(why, "the live process: ");
+		c = c ? c + 18 : why;
+		if (used < sizeof(all))
+			used += (size_t)snprintf(all + used, sizeof(all) - used,
+						 "; code + \"%s\": %s",
+						 known[i].name, c);
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;

@@ -28,11 +28,13 @@
 #include <sys/types.h>
 
 #include "ffnames.h"
+#include "ljrecover.h"
 #include "luaunwind_layout.h"
 
 #define LJL_MAX_STATES 64
 
-enum ljl_source { LJL_SRC_NONE, LJL_SRC_DWARF, LJL_SRC_KNOWN, LJL_SRC_GUESS };
+enum ljl_source { LJL_SRC_NONE, LJL_SRC_DWARF, LJL_SRC_KNOWN, LJL_SRC_GUESS,
+		  LJL_SRC_CODE };
 
 struct ljl_target {
 	pid_t pid;
@@ -45,8 +47,10 @@ struct ljl_target {
 	uint64_t vm_end;	/* end of lj_vm_ffi_call when adjacent */
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
 	enum ljl_source src;
-	char layout_name[96];	/* known layout or "DWARF" */
+	char layout_name[256];	/* known layout, "DWARF of ...", ... */
 	char why_dwarf[256];	/* why the DWARF layout was not taken */
+	struct ljr_result rec;	/* fields read from machine code */
+	char why_rec[128];	/* "" when rec is valid */
 	struct luw_ffnames ff;	/* fast-function names, see ffnames.h */
 	struct luw_lj_layout layout;
 	uint64_t states[LJL_MAX_STATES];	/* global_State addresses */

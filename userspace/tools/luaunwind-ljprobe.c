@@ -260,7 +260,9 @@ int main(int argc, char **argv)
 	printf("layout: %s (%s, %s)\n", t->layout_name,
 	       t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
 	       t->src == LJL_SRC_DWARF ? "dwarf" :
-	       t->src == LJL_SRC_KNOWN ? "known build-id" : "validated guess");
+	       t->src == LJL_SRC_KNOWN ? "known build-id" :
+	       t->src == LJL_SRC_CODE ? "machine code + live process" :
+	       "validated guess");
 	if (fftables && ljl_ff_from_tables(t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: names from tables: %s\n",
 			err);
