@@ -114,7 +114,14 @@ probe_bin() {
 			echo "WRONG: $ph: fast function $badff"; return
 		fi
 		# 90% whole stacks: a sample can catch a frame being built.
-		if [ $((100 * good)) -lt $((90 * total)) ] || [ "$need" -lt 1 ]; then
+		# floor: 80%: a sample at a fast function's return
+		# (lj_fff_res*: PC already the caller's, BASE still the fast
+		# function's) loses the Lua caller's frame, 4-10% of this
+		# phase's samples in every build -- a walker limitation this
+		# matrix found, not a layout one.
+		local pct=90
+		[ "$ph" = floor ] && pct=80
+		if [ $((100 * good)) -lt $((pct * total)) ] || [ "$need" -lt 1 ]; then
 			echo "WRONG: $ph: $good of $total stacks as expected, $need with the phase's leaf"
 			grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | head -3 | sed 's#lua:[^;]*matrix#lua:matrix#g' >&2
 			return
@@ -138,6 +145,13 @@ tables_vs_dwarf() {
 	echo "  tables named $(wc -l <"$tmp/ff.tables") ids, DWARF $(wc -l <"$tmp/ff.dwarf")" >&2
 }
 
+# layout_of BIN FILE: the layout the probe uses for BIN, field by field.
+layout_of() {
+	start "$1" rec || return
+	"$probe" -n 0 --layout "$pid" 2>/dev/null | grep '^layout\.' >"$2"
+	stop
+}
+
 expected() {	# CELL FLAVOUR -> ok|refused|nobuild
 	local e
 	e=$(awk -v c="$1" -v f="$2" '$1 == c && ($2 == f || $2 == "*") { print $3; exit }' "$expect" 2>/dev/null)
@@ -147,6 +161,7 @@ expected() {	# CELL FLAVOUR -> ok|refused|nobuild
 for cell in "${cells[@]}"; do
 	"$top/scripts/ljmatrix.sh" build "$cell" || { echo "FAIL: $cell: cannot build"; fails=$((fails + 1)); continue; }
 	d=$("$top/scripts/ljmatrix.sh" path "$cell")
+	oks=0
 	for fl in dwarf stripped; do
 		b=$d/luajit
 		[ $fl = stripped ] && b=$d/luajit.stripped
@@ -161,12 +176,23 @@ for cell in "${cells[@]}"; do
 				[ -n "$bad" ] && res="WRONG: names from the library tables: $bad"
 			fi
 			case "$res" in
-			ok*) [ "$exp" = ok ] || echo "note: $cell $fl is now $res, expected $exp" ;;
+			ok*) oks=$((oks + 1))
+			     [ "$exp" = ok ] || echo "note: $cell $fl is now $res, expected $exp" ;;
 			refused:*) [ "$exp" = refused ] || { echo "FAIL: $cell $fl refused"; fails=$((fails + 1)); } ;;
 			*) echo "FAIL: $cell $fl"; fails=$((fails + 1))
 			   for f in "$tmp"/last-*.probe; do [ -e "$f" ] && head -6 "$f"; done ;;
 			esac
 			rm -f "$tmp"/last-*.probe
+		fi
+		if [ $fl = stripped ] && [ $oks = 2 ]; then
+			# Without DWARF (a family, the machine code, the process)
+			# the layout must be DWARF's, field for field.
+			layout_of "$d/luajit" "$tmp/ly.dwarf"
+			layout_of "$b" "$tmp/ly.stripped"
+			if [ ! -s "$tmp/ly.dwarf" ] || ! cmp -s "$tmp/ly.dwarf" "$tmp/ly.stripped"; then
+				res="WRONG: layout differs from DWARF's: $(diff "$tmp/ly.dwarf" "$tmp/ly.stripped" | grep '^>' | head -5 | tr '\n' ' ')"
+				echo "FAIL: $cell stripped"; fails=$((fails + 1))
+			fi
 		fi
 		echo "$cell $fl $res"
 		[ -n "${LUW_LJMATRIX_TABLE:-}" ] && echo "$cell $fl $res" >>"$LUW_LJMATRIX_TABLE"

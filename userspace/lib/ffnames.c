@@ -8,6 +8,7 @@
 #define O LUW_FF_OPENRESTY
 #define T LUW_FF_TARANTOOL
 #define L52 LUW_FF_LUA52
+#define JO 0x100u	/* only with the JIT: gone with LUAJIT_DISABLE_JIT */
 
 /* See ffnames.h.  Order matters: it is the ffid order of each family. */
 static const struct {
@@ -176,14 +177,14 @@ static const struct {
 	{ "jit.util.funcbc", S|O|T },
 	{ "jit.util.funck", S|O|T },
 	{ "jit.util.funcuvname", S|O|T },
-	{ "jit.util.traceinfo", S|O|T },
-	{ "jit.util.traceir", S|O|T },
-	{ "jit.util.tracek", S|O|T },
-	{ "jit.util.tracesnap", S|O|T },
-	{ "jit.util.tracemc", S|O|T },
-	{ "jit.util.traceexitstub", S|O|T },
-	{ "jit.util.ircalladdr", S|O|T },
-	{ "jit.opt.start", S|O|T },
+	{ "jit.util.traceinfo", S|O|T|JO },
+	{ "jit.util.traceir", S|O|T|JO },
+	{ "jit.util.tracek", S|O|T|JO },
+	{ "jit.util.tracesnap", S|O|T|JO },
+	{ "jit.util.tracemc", S|O|T|JO },
+	{ "jit.util.traceexitstub", S|O|T|JO },
+	{ "jit.util.ircalladdr", S|O|T|JO },
+	{ "jit.opt.start", S|O|T|JO },
 	{ "jit.profile.start", S|O|T },
 	{ "jit.profile.stop", S|O|T },
 	{ "jit.profile.dumpstack", S|O|T },
@@ -288,6 +289,8 @@ static int in_family(unsigned int fam, unsigned int want)
 {
 	if (!(fam & want & (S | O | T)))
 		return 0;
+	if ((fam & JO) && (want & LUW_FF_NOJIT))
+		return 0;
 	return !(fam & L52) || (want & L52);
 }
 
@@ -377,6 +380,9 @@ unsigned int luw_ffnames_fill_gaps(struct luw_ffnames *f)
 {
 	static const unsigned int fams[] = {
 		0, S, O, T, S | L52, O | L52, T | L52,
+		S | LUW_FF_NOJIT, O | LUW_FF_NOJIT, T | LUW_FF_NOJIT,
+		S | L52 | LUW_FF_NOJIT, O | L52 | LUW_FF_NOJIT,
+		T | L52 | LUW_FF_NOJIT,
 	};
 	int a = 1, pa = -1, b, pb;	/* ffid 1 (C) sits before the list */
 	unsigned int done = 0;

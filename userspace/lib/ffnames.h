@@ -10,7 +10,8 @@
  * (OpenResty adds thread.*, table.clone..., Tarantool drops jit.security
  * and string.buffer and adds misc.*) and on the build (LUA52COMPAT adds
  * rawlen, table.pack, debug.get/setuservalue), so ids shift from build to
- * build.  The list below is the union in definition order, each entry
+ * build, and LUAJIT_DISABLE_JIT drops jit.util's trace functions and
+ * jit.opt.start.  The list below is the union in definition order, each entry
  * tagged with the families that have it; names are spelled as jit.vmdef's
  * "ffnames" spells them ("math.floor", "io.method.close",
  * "ffi.meta.__call").
@@ -32,6 +33,7 @@
 #define LUW_FF_OPENRESTY	0x2u	/* OpenResty luajit2 2.1-20230119 */
 #define LUW_FF_TARANTOOL	0x4u	/* Tarantool's fork (2.6 .. 2.11) */
 #define LUW_FF_LUA52		0x8u	/* built with LUAJIT_ENABLE_LUA52COMPAT */
+#define LUW_FF_NOJIT		0x10u	/* built with LUAJIT_DISABLE_JIT */
 
 #define LUW_FF_MAX 256			/* ffid is a uint8_t */
 
