@@ -198,4 +198,21 @@ for cell in "${cells[@]}"; do
 		[ -n "${LUW_LJMATRIX_TABLE:-}" ] && echo "$cell $fl $res" >>"$LUW_LJMATRIX_TABLE"
 	done
 done
+# A binary deleted on disk after start (an upgrade replaced it): read
+# through /proc/PID/map_files, profiled as before.
+d=$("$top/scripts/ljmatrix.sh" path bookworm-luajit-default)
+if [ -x "$d/luajit" ]; then
+	cp "$d/luajit" "$tmp/luajit-deleted"
+	start "$tmp/luajit-deleted" floor && rm -f "$tmp/luajit-deleted" &&
+		"$probe" -n 20 --tries 6000 "$pid" >"$tmp/deleted.probe" 2>&1
+	st=$?
+	stop
+	if [ $st -ne 0 ] || ! grep -q '^target: .*luajit-deleted (deleted)' "$tmp/deleted.probe" ||
+	   ! grep -q 'ff:math\.floor$' "$tmp/deleted.probe"; then
+		echo "FAIL: deleted binary: $(head -3 "$tmp/deleted.probe" | tr '\n' ' ')"
+		fails=$((fails + 1))
+	else
+		echo "deleted binary: $(grep '^layout:' "$tmp/deleted.probe"), $(grep -c 'ff:math\.floor$' "$tmp/deleted.probe") math.floor samples"
+	fi
+fi
 [ "$fails" -eq 0 ] && echo ok || { echo "$fails failure(s)"; exit 1; }
