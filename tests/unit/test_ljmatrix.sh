@@ -152,6 +152,36 @@ layout_of() {
 	stop
 }
 
+# code_vs_dwarf STRIPPED DWARF-LAYOUT-FILE: every field the stripped
+# binary's machine code gave (ljrecover) against DWARF's value for the
+# same build; prints the disagreements and "N fields" to stderr.
+code_vs_dwarf() {
+	local f v want n=0 g2disp g2j
+	start "$1" rec || { echo "workload did not start"; return; }
+	"$probe" --recovered "$pid" >"$tmp/rec.out" 2>&1
+	stop
+	grep -q '^recovered: ref_size' "$tmp/rec.out" || { echo "nothing recovered: $(head -1 "$tmp/rec.out")"; return; }
+	dw() { sed -n "s/^layout\.$1 = //p" "$2"; }
+	g2disp=$(dw gg_g2disp "$2")
+	g2j=$(dw gg_g2j "$2")
+	while read -r f _ v; do
+		f=${f#rec.}
+		case $f in
+		disp.vmstate) want=$(dw g_vmstate "$2"); v=$((v + g2disp)) ;;
+		disp.arg1) continue ;;
+		*) want=$(dw "$f" "$2") ;;
+		esac
+		n=$((n + 1))
+		[ "$v" = "$want" ] || printf '%s: code %s, DWARF %s; ' "$f" "$v" "$want"
+	done < <(grep '^rec\.' "$tmp/rec.out")
+	# The interpreter's calls take &G (-gg_g2disp) and, with the JIT, &J.
+	grep -q "^rec.disp.arg1 = -$g2disp " "$tmp/rec.out" || printf 'no lea of G in the VM; '
+	if [ "$g2j" != 0 ]; then
+		grep -q "^rec.disp.arg1 = $((g2j - g2disp)) " "$tmp/rec.out" || printf 'no lea of J in the VM; '
+	fi
+	echo "  machine code gave $n fields, all checked against DWARF" >&2
+}
+
 expected() {	# CELL FLAVOUR -> ok|refused|nobuild
 	local e
 	e=$(awk -v c="$1" -v f="$2" '$1 == c && ($2 == f || $2 == "*") { print $3; exit }' "$expect" 2>/dev/null)
@@ -184,6 +214,16 @@ for cell in "${cells[@]}"; do
 			esac
 			rm -f "$tmp"/last-*.probe
 		fi
+		if [ $fl = stripped ] && [ ! -e "$d/build.failed" ] &&
+		   grep -q '^ok.*DWARF' <<<"$dwarf_res"; then
+			layout_of "$d/luajit" "$tmp/ly.dwarf"
+			bad=$(code_vs_dwarf "$b" "$tmp/ly.dwarf")
+			if [ -n "$bad" ]; then
+				res="WRONG: machine code disagrees with DWARF: $bad"
+				echo "FAIL: $cell stripped"; fails=$((fails + 1))
+			fi
+		fi
+		[ $fl = dwarf ] && dwarf_res=$res
 		if [ $fl = stripped ] && [ $oks = 2 ]; then
 			# Without DWARF (a family, the machine code, the process)
 			# the layout must be DWARF's, field for field.

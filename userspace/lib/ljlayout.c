@@ -1491,6 +1491,11 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 	if (anchor_gg(t, ly, why, n))
 		return -1;
 	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
+	if (r->have_vmstate && r->vmstate_disp + ly->gg_g2disp > 0 &&
+	    r->vmstate_disp + ly->gg_g2disp < 0xffff) {
+		ly->g_vmstate = (__u16)(r->vmstate_disp + ly->gg_g2disp);
+		strncat(used, " g_vmstate", un - strlen(used) - 1);
+	}
 	gmax = ly->g_cur_l > ly->g_mainthref ? ly->g_cur_l : ly->g_mainthref;
 	for (i = 0; i < r->ndisp; i++) {
 		int32_t g_ofs = r->disp[i] + ly->gg_g2disp;

@@ -223,13 +223,45 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		cs_free(in, 1);
 }
 
+/* Distinct ~LJ_VMST_* constants stored at each DISPATCH offset. */
+struct vmst_seen {
+	int32_t disp[32];
+	uint32_t imms[32];	/* bit k: ~k stored */
+	int n;
+};
+
+static void vmst_note(struct vmst_seen *v, const cs_x86 *x, unsigned int dreg)
+{
+	int32_t disp;
+	int64_t imm;
+	int i;
+
+	if (x->op_count != 2 || x->operands[0].size != 4 ||
+	    x->operands[1].type != X86_OP_IMM ||
+	    mem_base(&x->operands[0], &disp) != (int)dreg)
+		return;
+	imm = x->operands[1].imm;
+	if ((int32_t)imm >= 0 || (int32_t)imm < -16)
+		return;
+	for (i = 0; i < v->n && v->disp[i] != disp; i++)
+		;
+	if (i == v->n) {
+		if (v->n == 32)
+			return;
+		v->disp[v->n++] = disp;
+		v->imms[i] = 0;
+	}
+	v->imms[i] |= 1u << (~(int32_t)imm);
+}
+
 /* lea ARG1, [DISPATCH + disp] followed by a call with ARG1 untouched. */
 static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		    unsigned int dreg, struct ljr_result *r)
 {
 	cs_insn *in = cs_malloc(h);
 	int32_t pending = 0;
-	int have = 0, age = 0, i;
+	int have = 0, age = 0, i, best = 0;
+	struct vmst_seen vs = { .n = 0 };
 
 	while (in && len) {
 		const cs_x86 *x;
@@ -244,6 +276,8 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		x = &in->detail->x86;
+		if (in->id == X86_INS_MOV)
+			vmst_note(&vs, x, dreg);
 		if (in->id == X86_INS_LEA && x->op_count == 2 &&
 		    canon(x->operands[0].reg) == 5 &&
 		    mem_base(&x->operands[1], &disp) == (int)dreg) {
@@ -271,6 +305,20 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	}
 	if (in)
 		cs_free(in, 1);
+	/* The offset that took the most states; a tie decides nothing. */
+	for (i = 0; i < vs.n; i++) {
+		int k = __builtin_popcount(vs.imms[i]);
+
+		if (k > best) {
+			best = k;
+			r->vmstate_disp = vs.disp[i];
+			r->have_vmstate = 1;
+		} else if (k == best) {
+			r->have_vmstate = 0;
+		}
+	}
+	if (best < 2)
+		r->have_vmstate = 0;
 }
 
 int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,

@@ -16,6 +16,10 @@
  *                      l_status (its first byte store of 0),
  *                      l_cframe (its first 8-byte store of 0)
  *
+ * The interpreter stores its state as `mov dword [DISPATCH + x], ~LJ_VMST_*`
+ * (set_vmstate): the offset stored with the most distinct small negative
+ * constants is global_State.vmstate relative to DISPATCH (vmstate_disp).
+ *
  * and the interpreter loads the address of GG_State's parts as the first
  * argument of its calls into C: `lea arg1, [DISPATCH + GG_DISP2J]` before
  * lj_trace_hot, GG_DISP2G before others (disp_args).  Each field is
@@ -36,6 +40,8 @@ struct ljr_result {
 	int ref_size;		/* 8 (GC64) or 4, LJR_NONE */
 	int l_glref, g_mainthref, g_cur_l, l_stack, l_status, l_cframe;
 	int l_top, l_base;
+	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
+	int have_vmstate;
 	/* lea ARG1, [DISPATCH + disp]; call: the distinct disps seen */
 	int ndisp;
 	int32_t disp[LJR_MAX_DISP];

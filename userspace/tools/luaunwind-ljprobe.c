@@ -14,7 +14,8 @@
  * --ffnames prints the fast-function names ("ff ID NAME"); with
  * --ff-from-tables they are read from the live library tables even when
  * DWARF or the build-id gave them (to compare the two).  --layout prints
- * the layout descriptor, field by field.
+ * the layout descriptor, field by field; --recovered what the machine code
+ * gave (ljrecover.h) and exits.
  */
 #include <errno.h>
 #include <signal.h>
@@ -44,7 +45,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
 		   "[--want STATE] [--any] [--tries N] [--ffnames] "
-		   "[--ff-from-tables] [--layout] PID\n");
+		   "[--ff-from-tables] [--layout] [--recovered] PID\n");
 }
 
 static void regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
@@ -194,6 +195,34 @@ static void print_layout(const struct luw_lj_layout *ly)
 		printf("layout.vmst_map[%u] = %u\n", i, ly->vmst_map[i]);
 }
 
+/* --recovered: the fields ljrecover read from the machine code. */
+static void print_recovered(const struct ljl_target *t)
+{
+	const struct ljr_result *r = &t->rec;
+	const struct { const char *n; int v; } f[] = {
+		{ "l_glref", r->l_glref }, { "g_mainthref", r->g_mainthref },
+		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
+		{ "l_status", r->l_status }, { "l_cframe", r->l_cframe },
+		{ "l_top", r->l_top }, { "l_base", r->l_base },
+	};
+	size_t i;
+	int k;
+
+	if (t->why_rec[0]) {
+		printf("recovered: none: %s\n", t->why_rec);
+		return;
+	}
+	printf("recovered: ref_size %d\n", r->ref_size);
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v != LJR_NONE)
+			printf("rec.%s = %d\n", f[i].n, f[i].v);
+	if (r->have_vmstate)
+		printf("rec.disp.vmstate = %d\n", r->vmstate_disp);
+	for (k = 0; k < r->ndisp; k++)
+		printf("rec.disp.arg1 = %d (%u calls)\n", r->disp[k],
+		       r->disp_count[k]);
+}
+
 static int want_state(const char *w, int st)
 {
 	return !w || !strcmp(w, vmst_names[st]);
@@ -202,7 +231,7 @@ static int want_state(const char *w, int st)
 int main(int argc, char **argv)
 {
 	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0, any = 0;
-	int ffdump = 0, fftables = 0, lydump = 0;
+	int ffdump = 0, fftables = 0, lydump = 0, recdump = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
 	struct ljl_target *t;
@@ -225,6 +254,8 @@ int main(int argc, char **argv)
 			any = 1;
 		else if (!strcmp(argv[i], "--layout"))
 			lydump = 1;
+		else if (!strcmp(argv[i], "--recovered"))
+			recdump = 1;
 		else if (!strcmp(argv[i], "--ffnames"))
 			ffdump = 1;
 		else if (!strcmp(argv[i], "--ff-from-tables"))
@@ -250,6 +281,17 @@ int main(int argc, char **argv)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return 1;
+	if (recdump) {
+		/* What the machine code says, whatever the layout's source. */
+		if (ljl_open(pid, t, err, sizeof(err))) {
+			fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
+			free(t);
+			return 2;
+		}
+		print_recovered(t);
+		free(t);
+		return 0;
+	}
 	if (ljl_attach(pid, t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
 		free(t);
