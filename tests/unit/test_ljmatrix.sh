@@ -47,6 +47,8 @@ cc -O2 -fPIC -shared -o "$tmp/libc_payload.so" "$fix/workloads/c_payload.c" || e
 ln() { grep -n -- "-- @$1\$" "$wl" | cut -d: -f1; }
 F='lua:[^;]*matrix\.lua'
 root="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall);$F:$(ln driver):$(ln drivercall)"
+# Between two calls of the phase: main alone, or driver innermost.
+re_between="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall)(;$F:$(ln driver):[0-9]+)?\$"
 declare -A re_all re_need want any
 re_all[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):[0-9]+\$"
 re_need[rec]=${re_all[rec]}
@@ -105,10 +107,10 @@ probe_bin() {
 		[ $st -eq 0 ] || { echo "WRONG: $ph: probe exit $st: $(tail -1 "$out")"; return; }
 		[ "$ph" = rec ] && layout=$(sed -n 's/^layout: //p' "$out")
 		total=$(grep -c '^stack ' "$out")
-		good=$(grep '^stack ' "$out" | grep -Ec "${re_all[$ph]}")
+		good=$(grep '^stack ' "$out" | grep -Ec "${re_all[$ph]}|$re_between")
 		need=$(grep '^stack ' "$out" | grep -Ec "${re_need[$ph]}")
 		# A fast-function name other than the phase's own is wrong, always.
-		badff=$(grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | grep -o 'ff:[^;]*$' | sort -u | head -3 | tr '\n' ' ')
+		badff=$(grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}|$re_between" | grep -o 'ff:[^;]*$' | sort -u | head -3 | tr '\n' ' ')
 		cp "$out" "$tmp/last-$ph.probe"
 		if [ -n "$badff" ]; then
 			echo "WRONG: $ph: fast function $badff"; return
@@ -123,7 +125,7 @@ probe_bin() {
 		[ "$ph" = floor ] && pct=80
 		if [ $((100 * good)) -lt $((pct * total)) ] || [ "$need" -lt 1 ]; then
 			echo "WRONG: $ph: $good of $total stacks as expected, $need with the phase's leaf"
-			grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}" | head -3 | sed 's#lua:[^;]*matrix#lua:matrix#g' >&2
+			grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}|$re_between" | head -3 | sed 's#lua:[^;]*matrix#lua:matrix#g' >&2
 			return
 		fi
 		echo "  $(basename "$(dirname "$b")") $(basename "$b") $ph: $good of $total stacks as expected, $need with the phase's leaf" >&2
@@ -168,6 +170,7 @@ code_vs_dwarf() {
 		f=${f#rec.}
 		case $f in
 		disp.vmstate) want=$(dw g_vmstate "$2"); v=$((v + g2disp)) ;;
+		disp.jtrace) want=$(dw j_trace "$2"); v=$((v + g2disp - g2j)) ;;
 		disp.arg1) continue ;;
 		*) want=$(dw "$f" "$2") ;;
 		esac

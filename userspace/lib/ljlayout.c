@@ -1507,6 +1507,16 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		ly->gg_g2j = j + ly->gg_g2disp;
 		ly->flags |= LUW_LJ_F_JIT;
 		strncat(used, " gg_g2j", un - strlen(used) - 1);
+		if (r->have_jtrace && r->jtrace_disp - j > 0 &&
+		    r->jtrace_disp - j < 0xfff0) {
+			/*
+			 * sizetrace follows trace and freetrace (a TraceNo) in
+			 * every 2.1 jit_State; ljl_validate checks the pair.
+			 */
+			ly->j_trace = (__u16)(r->jtrace_disp - j);
+			ly->j_sizetrace = (__u16)(ly->j_trace + 12);
+			strncat(used, " j_trace", un - strlen(used) - 1);
+		}
 	} else {
 		ly->flags &= ~LUW_LJ_F_JIT;
 		ly->gg_g2j = 0;

@@ -260,8 +260,9 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 {
 	cs_insn *in = cs_malloc(h);
 	int32_t pending = 0;
-	int have = 0, age = 0, i, best = 0;
+	int have = 0, age = 0, i, best = 0, jreg = -1, jn = 0;
 	struct vmst_seen vs = { .n = 0 };
+	int32_t jdisp = 0, jfirst = 0;
 
 	while (in && len) {
 		const cs_x86 *x;
@@ -278,6 +279,25 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		x = &in->detail->x86;
 		if (in->id == X86_INS_MOV)
 			vmst_note(&vs, x, dreg);
+		/* J->trace[idx]: an indexed load from what DISPATCH+x held. */
+		if (jreg >= 0 && x->op_count == 2 &&
+		    x->operands[1].type == X86_OP_MEM &&
+		    canon(x->operands[1].mem.base) == jreg &&
+		    x->operands[1].mem.index != X86_REG_INVALID &&
+		    x->operands[1].mem.scale == r->ref_size &&
+		    x->operands[1].mem.disp == 0) {
+			if (!jn++)
+				jfirst = jdisp;
+			else if (jdisp != jfirst)
+				jn = -1000;	/* two candidates: decide nothing */
+		}
+		jreg = -1;
+		if (in->id == X86_INS_MOV && x->op_count == 2 &&
+		    x->operands[0].type == X86_OP_REG &&
+		    (x->operands[0].size == 8 ||
+		     x->operands[0].size == r->ref_size) &&
+		    mem_base(&x->operands[1], &jdisp) == (int)dreg)
+			jreg = canon(x->operands[0].reg);
 		if (in->id == X86_INS_LEA && x->op_count == 2 &&
 		    canon(x->operands[0].reg) == 5 &&
 		    mem_base(&x->operands[1], &disp) == (int)dreg) {
@@ -319,6 +339,10 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	}
 	if (best < 2)
 		r->have_vmstate = 0;
+	if (jn > 0) {
+		r->jtrace_disp = jfirst;
+		r->have_jtrace = 1;
+	}
 }
 
 int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,

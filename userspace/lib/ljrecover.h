@@ -20,6 +20,10 @@
  * (set_vmstate): the offset stored with the most distinct small negative
  * constants is global_State.vmstate relative to DISPATCH (vmstate_disp).
  *
+ * BC_JLOOP loads J->trace and indexes it by the trace number:
+ * `mov R, [DISPATCH + x]; mov T, [R + idx*refsize]` (jtrace_disp:
+ * jit_State.trace relative to DISPATCH).
+ *
  * and the interpreter loads the address of GG_State's parts as the first
  * argument of its calls into C: `lea arg1, [DISPATCH + GG_DISP2J]` before
  * lj_trace_hot, GG_DISP2G before others (disp_args).  Each field is
@@ -42,6 +46,8 @@ struct ljr_result {
 	int l_top, l_base;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
+	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
+	int have_jtrace;
 	/* lea ARG1, [DISPATCH + disp]; call: the distinct disps seen */
 	int ndisp;
 	int32_t disp[LJR_MAX_DISP];

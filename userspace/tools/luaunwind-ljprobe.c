@@ -218,6 +218,8 @@ static void print_recovered(const struct ljl_target *t)
 			printf("rec.%s = %d\n", f[i].n, f[i].v);
 	if (r->have_vmstate)
 		printf("rec.disp.vmstate = %d\n", r->vmstate_disp);
+	if (r->have_jtrace)
+		printf("rec.disp.jtrace = %d\n", r->jtrace_disp);
 	for (k = 0; k < r->ndisp; k++)
 		printf("rec.disp.arg1 = %d (%u calls)\n", r->disp[k],
 		       r->disp_count[k]);
