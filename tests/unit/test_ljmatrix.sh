@@ -171,6 +171,8 @@ code_vs_dwarf() {
 		case $f in
 		disp.vmstate) want=$(dw g_vmstate "$2"); v=$((v + g2disp)) ;;
 		disp.jtrace) want=$(dw j_trace "$2"); v=$((v + g2disp - g2j)) ;;
+		disp.jitbase) want=$(dw g_jit_base "$2"); v=$((v + g2disp)) ;;
+		disp.tmpbufl) want=$(dw g_tmpbuf_l "$2"); v=$((v + g2disp)) ;;
 		disp.arg1) continue ;;
 		*) want=$(dw "$f" "$2") ;;
 		esac

@@ -225,3 +225,64 @@ int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t n)
 	snprintf(t->ff.src, sizeof(t->ff.src), "%s", src);
 	return 0;
 }
+
+struct strcheck {
+	unsigned int ok, bad;
+};
+
+static void key_check(const struct scan *s, const char *key, unsigned int vt,
+		      uint64_t vo, void *arg)
+{
+	struct strcheck *c = arg;
+	size_t i;
+
+	(void)s;
+	(void)vt;
+	(void)vo;
+	/* tab_each passes only keys that are strings with their NUL. */
+	for (i = 0; key[i]; i++)
+		if ((unsigned char)key[i] < 0x20 || (unsigned char)key[i] > 0x7e)
+			c->bad++;
+	c->ok++;
+}
+
+int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
+		      char *why, size_t n)
+{
+	struct luw_ffnames dummy;
+	struct scan s = { pid, ly, 0, &dummy };
+	uint64_t mainl, env = 0, node = 0;
+	uint32_t hmask = 0, i, keys = 0;
+	struct strcheck c = { 0, 0 };
+
+	s.r = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
+	mainl = g + (int64_t)ly->gg_g2l;
+	if (rd_ref(&s, mainl + ly->l_cframe - s.r, &env) ||
+	    !gct_is(&s, env, LJ_TTAB)) {
+		snprintf(why, n, "main thread's globals (the reference before "
+			 "L->cframe) are no table (l_cframe/gc_gct)");
+		return -1;
+	}
+	/* Count the string keys, then see that each reads as one. */
+	if (rd_ref(&s, env + 5 * s.r, &node) ||
+	    rd(&s, env + 6 * s.r + 4, &hmask, 4) || hmask >= MAX_NODES) {
+		snprintf(why, n, "globals table 0x%llx unreadable",
+			 (unsigned long long)env);
+		return -1;
+	}
+	for (i = 0; i <= hmask; i++) {
+		unsigned int kt;
+		uint64_t ko;
+
+		if (!tv_gc(&s, node + (uint64_t)i * NODE_SIZE + 8, &kt, &ko) &&
+		    kt == LJ_TSTR && gct_is(&s, ko, LJ_TSTR))
+			keys++;
+	}
+	tab_each(&s, env, key_check, &c);
+	if (keys < 8 || c.ok != keys || c.bad) {
+		snprintf(why, n, "globals: %u of %u string keys read as names "
+			 "(str_len/str_size)", c.ok - (c.bad ? 1 : 0), keys);
+		return -1;
+	}
+	return 0;
+}

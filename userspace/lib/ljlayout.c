@@ -974,8 +974,9 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	}
 	/* For a stripped build: what its machine code says (ljrecover.h). */
 	t->why_rec[0] = 0;
-	if (ljr_recover(o.elf, t->vm_start, t->interp_end, LUW_X86_R14, &t->rec,
-			t->why_rec, sizeof(t->why_rec)) && !t->why_rec[0])
+	if (ljr_recover(o.elf, t->vm_start, t->interp_end, LUW_X86_R14,
+			LUW_X86_RDX, &t->rec, t->why_rec, sizeof(t->why_rec)) &&
+	    !t->why_rec[0])
 		snprintf(t->why_rec, sizeof(t->why_rec), "not analysed");
 	t->vm_start += t->bias;
 	t->interp_end += t->bias;
@@ -1290,6 +1291,9 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 	      (unsigned long long)base, (unsigned long long)top);
 	if (check_protos(t, ly, g, why, whylen))
 		return -1;
+	/* A stack may hold no Lua frame to check: strings are always there. */
+	if (ljl_check_strings(pid, ly, g, why, whylen))
+		return -1;
 	/* The empty string lives in G. */
 	CHECK(!rd(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
 	      gct == ly->gct_str,
@@ -1428,6 +1432,7 @@ static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
 
 	scan.gg_g2disp = 0;
 	scan.gg_ndisp = 0;
+	t->states_anchor = 0;
 	t->layout = scan;
 	if (ljl_find_states(t, why, n))
 		return -1;
@@ -1441,6 +1446,7 @@ static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
 				continue;
 			ly->gg_g2l = (__s32)(int64_t)(l - g);
 			ly->gg_g2disp = (__s32)(d - g);
+			t->states_anchor = g;
 			found = 1;
 		}
 	}
@@ -1496,6 +1502,16 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		ly->g_vmstate = (__u16)(r->vmstate_disp + ly->gg_g2disp);
 		strncat(used, " g_vmstate", un - strlen(used) - 1);
 	}
+	if (r->have_jitbase && r->jitbase_disp + ly->gg_g2disp > 0 &&
+	    r->jitbase_disp + ly->gg_g2disp < 0xffff) {
+		ly->g_jit_base = (__u16)(r->jitbase_disp + ly->gg_g2disp);
+		strncat(used, " g_jit_base", un - strlen(used) - 1);
+	}
+	if (r->have_tmpbufl && r->tmpbufl_disp + ly->gg_g2disp > 0 &&
+	    r->tmpbufl_disp + ly->gg_g2disp < 0xffff) {
+		ly->g_tmpbuf_l = (__u16)(r->tmpbufl_disp + ly->gg_g2disp);
+		strncat(used, " g_tmpbuf_l", un - strlen(used) - 1);
+	}
 	gmax = ly->g_cur_l > ly->g_mainthref ? ly->g_cur_l : ly->g_mainthref;
 	for (i = 0; i < r->ndisp; i++) {
 		int32_t g_ofs = r->disp[i] + ly->gg_g2disp;
@@ -1525,6 +1541,34 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		ly->tr_spadjust = ly->tr_mcode = LUW_LJ_NOFIELD;
 		ly->tr_szmcode = ly->tr_traceno = LUW_LJ_NOFIELD;
 		strncat(used, " no-JIT", un - strlen(used) - 1);
+	}
+	/*
+	 * G->strempty, from the process: the one empty string embedded in
+	 * global_State before jit_State (gct ~LJ_TSTR, no next object, length
+	 * 0, its stremptyz byte 0).  Two candidates: decide nothing.
+	 */
+	{
+		uint64_t g = t->states_anchor;
+		uint32_t end = (uint32_t)(j ? j + ly->gg_g2disp : ly->gg_g2disp);
+		uint32_t o, hit = 0, nhit = 0;
+
+		for (o = 0; g && o + ly->str_size + 1 < end && o < 0xfff0; o += 4) {
+			uint8_t gct = 0, z = 1;
+			uint32_t len = 1;
+			uint64_t next = 1;
+
+			if (rd(t->pid, g + o + ly->gc_gct, &gct, 1) || gct != ly->gct_str ||
+			    rd(t->pid, g + o + ly->str_len, &len, 4) || len ||
+			    rd(t->pid, g + o + ly->str_size, &z, 1) || z ||
+			    rd_ref(t->pid, ly, g + o, &next) || next)
+				continue;
+			hit = o;
+			nhit++;
+		}
+		if (nhit == 1) {
+			ly->g_strempty = (__u16)hit;
+			strncat(used, " g_strempty(process)", un - strlen(used) - 1);
+		}
 	}
 	return 0;
 }

@@ -51,6 +51,7 @@ struct ljl_target {
 	char why_dwarf[256];	/* why the DWARF layout was not taken */
 	struct ljr_result rec;	/* fields read from machine code */
 	char why_rec[128];	/* "" when rec is valid */
+	uint64_t states_anchor;	/* G found by anchoring GG_State (ljrecover) */
 	struct luw_ffnames ff;	/* fast-function names, see ffnames.h */
 	struct luw_lj_layout layout;
 	uint64_t states[LJL_MAX_STATES];	/* global_State addresses */
@@ -90,6 +91,14 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
  * target whose layout is accepted; 0, or -1 with the reason.
  */
 int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
+
+/*
+ * Strings read right with `ly`: every string key of the main thread's
+ * globals table (there are always dozens) has its NUL at str_size + len
+ * and printable characters.  0, or -1 with the reason (ljffscan.c).
+ */
+int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
+		      char *why, size_t whylen);
 
 /* The read callback for luaunwind_ljwalk.h: ctx points at a pid_t. */
 int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);

@@ -255,9 +255,22 @@ static void vmst_note(struct vmst_seen *v, const cs_x86 *x, unsigned int dreg)
 }
 
 /* lea ARG1, [DISPATCH + disp] followed by a call with ARG1 untouched. */
-static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
-		    unsigned int dreg, struct ljr_result *r)
+/* One value seen at several sites: kept while they agree. */
+static void agree(int32_t v, int32_t *out, int *have)
 {
+	if (*have == 0) {
+		*out = v;
+		*have = 1;
+	} else if (*have > 0 && *out != v) {
+		*have = -1;
+	}
+}
+
+static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
+		    unsigned int dreg, unsigned int breg, struct ljr_result *r)
+{
+	int window = 0, hjb = 0, htl = 0, jbset = 0, tlset = 0;
+	uint32_t savel = 0;	/* registers holding SAVE_L */
 	cs_insn *in = cs_malloc(h);
 	int32_t pending = 0;
 	int have = 0, age = 0, i, best = 0, jreg = -1, jn = 0;
@@ -290,6 +303,34 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 				jfirst = jdisp;
 			else if (jdisp != jfirst)
 				jn = -1000;	/* two candidates: decide nothing */
+			window = 12;
+			savel = 0;
+			jbset = tlset = 0;
+		} else if (window > 0) {
+			int32_t d2;
+			int rr;
+
+			window--;
+			if (in->id == X86_INS_MOV && x->op_count == 2 &&
+			    x->operands[0].type == X86_OP_REG &&
+			    x->operands[1].type == X86_OP_MEM &&
+			    canon(x->operands[1].mem.base) == 7 &&
+			    (rr = canon(x->operands[0].reg)) >= 0) {
+				savel |= 1u << rr;
+			} else if (in->id == X86_INS_MOV && x->op_count == 2 &&
+				   x->operands[1].type == X86_OP_REG &&
+				   mem_base(&x->operands[0], &d2) == (int)dreg &&
+				   (rr = canon(x->operands[1].reg)) >= 0) {
+				if (rr == (int)breg && !jbset) {
+					agree(d2, &r->jitbase_disp, &hjb);
+					jbset = 1;
+				} else if ((savel & (1u << rr)) && !tlset) {
+					agree(d2, &r->tmpbufl_disp, &htl);
+					tlset = 1;
+				}
+			} else if (in->id == X86_INS_JMP || in->id == X86_INS_CALL) {
+				window = 0;
+			}
 		}
 		jreg = -1;
 		if (in->id == X86_INS_MOV && x->op_count == 2 &&
@@ -343,11 +384,13 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		r->jtrace_disp = jfirst;
 		r->have_jtrace = 1;
 	}
+	r->have_jitbase = hjb > 0;
+	r->have_tmpbufl = htl > 0;
 }
 
 int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
-		unsigned int dispatch_reg, struct ljr_result *r, char *why,
-		size_t n)
+		unsigned int dispatch_reg, unsigned int base_reg,
+		struct ljr_result *r, char *why, size_t n)
 {
 	uint64_t a;
 	const uint8_t *code;
@@ -377,7 +420,7 @@ int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	if ((code = code_at(elf, vm_start, &len))) {
 		if (len > vm_end - vm_start)
 			len = vm_end - vm_start;
-		vm_leas(h, code, len, vm_start, dispatch_reg, r);
+		vm_leas(h, code, len, vm_start, dispatch_reg, base_reg, r);
 	}
 	cs_close(&h);
 	return 0;

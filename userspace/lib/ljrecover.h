@@ -48,6 +48,8 @@ struct ljr_result {
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
 	int have_jtrace;
+	int32_t jitbase_disp, tmpbufl_disp;
+	int have_jitbase, have_tmpbufl;
 	/* lea ARG1, [DISPATCH + disp]; call: the distinct disps seen */
 	int ndisp;
 	int32_t disp[LJR_MAX_DISP];
@@ -56,12 +58,12 @@ struct ljr_result {
 
 /*
  * Reads `elf` (vm_start, vm_end: the interpreter's link-time addresses;
- * dispatch_reg: DWARF number of DISPATCH).  0 when lua_close and
+ * dispatch_reg, base_reg: DWARF numbers of DISPATCH and BASE).  0 when lua_close and
  * lua_gettop were found and analysed (fields may still be LJR_NONE), -1
  * with the reason otherwise.
  */
 int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
-		unsigned int dispatch_reg, struct ljr_result *r, char *why,
-		size_t n);
+		unsigned int dispatch_reg, unsigned int base_reg,
+		struct ljr_result *r, char *why, size_t n);
 
 #endif

@@ -220,6 +220,10 @@ static void print_recovered(const struct ljl_target *t)
 		printf("rec.disp.vmstate = %d\n", r->vmstate_disp);
 	if (r->have_jtrace)
 		printf("rec.disp.jtrace = %d\n", r->jtrace_disp);
+	if (r->have_jitbase)
+		printf("rec.disp.jitbase = %d\n", r->jitbase_disp);
+	if (r->have_tmpbufl)
+		printf("rec.disp.tmpbufl = %d\n", r->tmpbufl_disp);
 	for (k = 0; k < r->ndisp; k++)
 		printf("rec.disp.arg1 = %d (%u calls)\n", r->disp[k],
 		       r->disp_count[k]);
