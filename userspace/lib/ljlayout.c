@@ -1543,6 +1543,33 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		strncat(used, " no-JIT", un - strlen(used) - 1);
 	}
 	/*
+	 * GCstr's size from the process: the globals' keys read right with
+	 * exactly one of the sizes GCstr has had (len is its last member).
+	 */
+	{
+		static const __u16 sizes[] = { 16, 20, 24 };
+		struct luw_lj_layout c = *ly;
+		char w[160];
+		size_t k;
+		int nfit = 0;
+		__u16 fit = 0;
+
+		for (k = 0; t->states_anchor && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			c.str_size = sizes[k];
+			c.str_len = (__u16)(sizes[k] - 4);
+			if (!ljl_check_strings(t->pid, &c, t->states_anchor, w,
+					       sizeof(w))) {
+				nfit++;
+				fit = sizes[k];
+			}
+		}
+		if (nfit == 1) {
+			ly->str_size = fit;
+			ly->str_len = (__u16)(fit - 4);
+			strncat(used, " str_size(process)", un - strlen(used) - 1);
+		}
+	}
+	/*
 	 * G->strempty, from the process: the one empty string embedded in
 	 * global_State before jit_State (gct ~LJ_TSTR, no next object, length
 	 * 0, its stremptyz byte 0).  Two candidates: decide nothing.
@@ -1553,14 +1580,21 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		uint32_t o, hit = 0, nhit = 0;
 
 		for (o = 0; g && o + ly->str_size + 1 < end && o < 0xfff0; o += 4) {
-			uint8_t gct = 0, z = 1;
-			uint32_t len = 1;
-			uint64_t next = 1;
+			uint8_t b[64];
+			uint32_t k, rest = 0;
 
-			if (rd(t->pid, g + o + ly->gc_gct, &gct, 1) || gct != ly->gct_str ||
-			    rd(t->pid, g + o + ly->str_len, &len, 4) || len ||
-			    rd(t->pid, g + o + ly->str_size, &z, 1) || z ||
-			    rd_ref(t->pid, ly, g + o, &next) || next)
+			/*
+			 * All zero but its mark (never 0: a white bit) and its
+			 * type: no next object, no hash or id, length 0, NUL.
+			 */
+			if (ly->str_size + 1u > sizeof(b) ||
+			    rd(t->pid, g + o, b, ly->str_size + 1u) ||
+			    b[ly->gc_gct] != ly->gct_str || !b[ly->gc_gct - 1])
+				continue;
+			for (k = 0; k <= ly->str_size; k++)
+				if (k != ly->gc_gct && k != ly->gc_gct - 1u)
+					rest |= b[k];
+			if (rest)
 				continue;
 			hit = o;
 			nhit++;
