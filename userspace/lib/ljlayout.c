@@ -1543,6 +1543,52 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		strncat(used, " no-JIT", un - strlen(used) - 1);
 	}
 	/*
+	 * No BC_JLOOP to show G->jit_base either; without the JIT nothing
+	 * reads it, but the descriptor needs one: it follows cur_L in every
+	 * 2.1 global_State.
+	 */
+	if (!r->have_jitbase && r->g_cur_l != LJR_NONE) {
+		ly->g_jit_base = (__u16)(r->g_cur_l + r->ref_size);
+		strncat(used, " g_jit_base(after cur_L)", un - strlen(used) - 1);
+	}
+	/*
+	 * No BC_JLOOP (no JIT) to show G->tmpbuf.L: the interpreter's calls
+	 * take &G->tmpbuf (the argument inside global_State that is not G
+	 * itself); its L follows three pointers of 4 (2017) or 8 bytes.  The
+	 * one holding a thread of G is it; none: the field stays unknown.
+	 */
+	if (!r->have_tmpbufl && t->states_anchor) {
+		uint32_t gend = (uint32_t)(j ? j + ly->gg_g2disp : ly->gg_g2disp);
+		int nfit = 0;
+		__u16 fit = 0;
+
+		for (i = 0; i < r->ndisp; i++) {
+			int32_t tb = r->disp[i] + ly->gg_g2disp;
+			int k;
+
+			if (tb <= 0 || (uint32_t)tb >= gend || r->disp[i] == j)
+				continue;
+			for (k = 4; k <= 8; k += 4) {
+				uint64_t l = 0, gl = 0;
+				uint8_t gct = 0;
+				uint32_t o = (uint32_t)tb + 3u * (uint32_t)k;
+
+				if (rd_ref(t->pid, ly, t->states_anchor + o, &l) ||
+				    !(l & ~7ull) ||
+				    rd(t->pid, (l & ~7ull) + ly->gc_gct, &gct, 1) ||
+				    gct != ly->gct_thread ||
+				    rd_ref(t->pid, ly, (l & ~7ull) + ly->l_glref, &gl) ||
+				    gl != t->states_anchor)
+					continue;
+				nfit++;
+				fit = (__u16)o;
+			}
+		}
+		ly->g_tmpbuf_l = nfit == 1 ? fit : LUW_LJ_NOFIELD;
+		strncat(used, nfit == 1 ? " g_tmpbuf_l(process)" :
+			" no-g_tmpbuf_l", un - strlen(used) - 1);
+	}
+	/*
 	 * GCstr's size from the process: the globals' keys read right with
 	 * exactly one of the sizes GCstr has had (len is its last member).
 	 */
