@@ -47,21 +47,23 @@ cc -O2 -fPIC -shared -o "$tmp/libc_payload.so" "$fix/workloads/c_payload.c" || e
 ln() { grep -n -- "-- @$1\$" "$wl" | cut -d: -f1; }
 F='lua:[^;]*matrix\.lua'
 root="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall);$F:$(ln driver):$(ln drivercall)"
-# Between two calls of the phase: main alone, or driver innermost.
-re_between="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall)(;$F:$(ln driver):[0-9]+)?\$"
+# Between two calls of the phase: main alone, or driver innermost.  The
+# innermost Lua frame, caught at its function's entry, has no line yet
+# ("?"): unknown, not wrong; callers' lines are always checked.
+re_between="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall)(;$F:$(ln driver):([0-9]+|\\?))?\$"
 declare -A re_all re_need want any
-re_all[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):[0-9]+\$"
-re_need[rec]=${re_all[rec]}
-re_all[floor]="$root;$F:$(ln floorloop):$(ln floorcall)(;ff:math\\.floor)?\$"
+re_all[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):([0-9]+|\\?)\$"
+re_need[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):[0-9]+\$"
+re_all[floor]="$root;$F:$(ln floorloop):($(ln floorcall)(;ff:math\\.floor)?|\\?)\$"
 re_need[floor]="ff:math\\.floor\$"
 re_all[rep]="$root;$F:$(ln reploop):$(ln repcall);ff:string\\.rep\$"
 re_need[rep]=${re_all[rep]}
 any[rep]=--any
-re_all[ffi]="$root;$F:$(ln ffiloop):$(ln fficall)(;ff:ffi\\.(meta\\.__call|clib\\.__index))?\$"
+re_all[ffi]="$root;$F:$(ln ffiloop):($(ln fficall)(;ff:ffi\\.(meta\\.__call|clib\\.__index))?|\\?)\$"
 re_need[ffi]="ff:ffi\\.meta\\.__call\$"
 any[ffi]=--any
 # In the coroutine: in work(), or yielding (a moment, but it happens).
-re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume;$F:$(ln body):($(ln workcall);$F:$(ln work):[0-9]+|$(ln yieldcall);ff:coroutine\\.yield)\$"
+re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume;$F:$(ln body):($(ln workcall);$F:$(ln work):([0-9]+|\\?)|$(ln yieldcall);ff:coroutine\\.yield)\$"
 re_need[coro]="$F:$(ln work):[0-9]+\$"
 re_all[trace]="$root(;$F:$(ln tloop):[0-9]+)?;trace:[0-9]+:[^;]*matrix\\.lua:[0-9]+\$"
 re_need[trace]=${re_all[trace]}
