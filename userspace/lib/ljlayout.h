@@ -3,11 +3,15 @@
  *
  * 1. ljl_open: the object that holds the VM -- a mapped ELF named luajit*,
  *    libluajit-5.1.so*, tarantool*, nginx* or openresty* (else any mapped
- *    executable object whose .eh_frame has the VM's FDE) -- its build-id,
- *    load bias, VM code range and a layout: from DWARF when the object (or
- *    its /usr/lib/debug/.build-id file) describes GG_State, else from the
- *    table of layouts computed from the exact Debian sources, keyed by
- *    build-id.
+ *    executable object whose .eh_frame has the VM's FDE), read through
+ *    /proc/PID/map_files (a replaced or deleted file is still the one
+ *    mapped) -- its build-id, load bias, VM code range and a layout: from
+ *    DWARF when the object or its debug file (by build-id or
+ *    .gnu_debuglink) describes GG_State, else from the table of layouts
+ *    computed from the exact Debian sources, keyed by build-id; and what
+ *    the machine code says (ljrecover.h) for a stripped unknown build.
+ *    ljl_attach tries, for an unknown build, each family layout as is and
+ *    then with the recovered fields and GG_State anchored in the process.
  * 2. ljl_find_states: every global_State of the process, found by its
  *    dispatch table (GG_State.dispatch: a run of gg_ndisp code pointers all
  *    inside the VM) in the process's anonymous writable memory.
