@@ -262,4 +262,21 @@ if [ -x "$d/luajit" ]; then
 		echo "deleted binary: $(grep '^layout:' "$tmp/deleted.probe"), $(grep -c 'ff:math\.floor$' "$tmp/deleted.probe") math.floor samples"
 	fi
 fi
+# DWARF in a separate file named by .gnu_debuglink, next to the binary.
+if [ -x "$d/luajit" ]; then
+	mkdir -p "$tmp/dl"
+	objcopy --only-keep-debug "$d/luajit" "$tmp/dl/luajit.debug" &&
+		strip -o "$tmp/dl/luajit" "$d/luajit" &&
+		(cd "$tmp/dl" && objcopy --add-gnu-debuglink=luajit.debug luajit)
+	start "$tmp/dl/luajit" floor && "$probe" -n 10 --tries 6000 "$pid" >"$tmp/dl.probe" 2>&1
+	st=$?
+	stop
+	if [ $st -ne 0 ] || ! grep -q '^layout: DWARF of .*/dl/luajit\.debug' "$tmp/dl.probe" ||
+	   ! grep -q '^ffnames: .* from DWARF' "$tmp/dl.probe"; then
+		echo "FAIL: debuglink: $(head -3 "$tmp/dl.probe" | tr '\n' ' ')"
+		fails=$((fails + 1))
+	else
+		echo "debuglink: $(grep '^layout:' "$tmp/dl.probe")"
+	fi
+fi
 [ "$fails" -eq 0 ] && echo ok || { echo "$fails failure(s)"; exit 1; }
