@@ -16,7 +16,7 @@ CMAKE_TYPE ?= RelWithDebInfo
 KVER      ?= $(shell scripts/kver.sh 2>/dev/null)
 
 .PHONY: all deps userspace userspace-san kmod check check-userspace \
-	check-kernel check-fuzz bench demo clean
+	check-kernel check-fuzz check-matrix bench demo clean
 
 all: userspace kmod
 
@@ -50,6 +50,15 @@ check: deps
 	$(MAKE) check-userspace
 	$(MAKE) check-fuzz
 	$(MAKE) check-kernel
+
+# Every cell of the LuaJIT build matrix (scripts/ljmatrix.sh), probed from
+# userspace; `make check` runs a subset (test_ljmatrix).  Builds are cached
+# in $${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix; the table of results
+# goes to $(BUILD)/ljmatrix.table.
+check-matrix: deps userspace
+	rm -f $(BUILD)/ljmatrix.table
+	LUW_LJMATRIX_ALL=1 LUW_LJMATRIX_TABLE=$(CURDIR)/$(BUILD)/ljmatrix.table \
+		bash tests/unit/test_ljmatrix.sh $(BUILD)/bin tests/fixtures
 
 # libFuzzer targets (clang, ASan+UBSan) for FUZZ_SECONDS each, seeded with
 # a copy of tests/fuzz/corpus, the fixtures and the kept regressions.

@@ -6,7 +6,7 @@
 #        (default: all)
 set -euo pipefail
 
-build=(build-essential cmake pkg-config clang libclang-rt-14-dev
+build=(build-essential cmake pkg-config clang libclang-rt-14-dev libcapstone-dev
        libelf-dev libdw-dev zlib1g-dev)
 test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
       libc6-dbg binutils nginx sysbench wrk)

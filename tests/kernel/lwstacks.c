@@ -163,7 +163,7 @@ static int cmd_read(pid_t pid, double secs)
 	if (ljl_attach(pid, t, err, sizeof(err)))
 		memset(t, 0, sizeof(*t));	/* not LuaJIT: host frames */
 	else
-		sym = ljs_new(pid, &t->layout, t->fftab);
+		sym = ljs_new(pid, &t->layout, &t->ff);
 	luw_maps_read(pid, &maps);
 	fd = luwdev_open(O_NONBLOCK);
 	if (fd < 0) {

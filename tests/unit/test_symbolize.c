@@ -139,7 +139,7 @@ int main(void)
 	}
 	CHECK(abs_pcall && abs_unnamed, "addresses: lua_pcall 0x%llx unnamed 0x%llx",
 	      (unsigned long long)abs_pcall, (unsigned long long)abs_unnamed);
-	ljs = ljs_new(pid, &t->layout, t->fftab);
+	ljs = ljs_new(pid, &t->layout, &t->ff);
 	for (unsigned int i = 0; ljs && i < 256; i++) {
 		const char *n = ljs_ffname(ljs, i);
 

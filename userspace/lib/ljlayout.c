@@ -7,6 +7,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -113,23 +114,27 @@ static const struct luw_lj_layout ly_tarantool26 = {
 	.n_vmst = 7, .vmst_map = VMST_STOCK,
 };
 
-/* fftab ids: see ljsym.c */
+/* ffam: the family of names (ffnames.h) each build was checked against. */
 static const struct ljl_known known[] = {
 	{ "Debian luajit 2.1.0~beta3+git20220320 (luajit)",
-	  "79b0b8114f05a2726860c3141195279ceb0f6e29", 1, &ly_debian_gc64 },
+	  "79b0b8114f05a2726860c3141195279ceb0f6e29", LUW_FF_STOCK, &ly_debian_gc64 },
 	{ "Debian luajit 2.1.0~beta3+git20220320 (libluajit-5.1.so.2)",
-	  "2e18b5eadde600273e47ba2f83a1df8b6a5b2540", 1, &ly_debian_gc64 },
+	  "2e18b5eadde600273e47ba2f83a1df8b6a5b2540", LUW_FF_STOCK, &ly_debian_gc64 },
 	{ "Debian luajit2 2.1-20230119 (luajit)",
-	  "3e3d615119e82f1b42bd151e94701750bfd15a9d", 2, &ly_openresty_gc64 },
+	  "3e3d615119e82f1b42bd151e94701750bfd15a9d", LUW_FF_OPENRESTY, &ly_openresty_gc64 },
 	{ "Debian luajit2 2.1-20230119 (libluajit-5.1.so.2)",
-	  "0a6563c55d870716908fd332f88bf7cdd9bc6a71", 2, &ly_openresty_gc64 },
+	  "0a6563c55d870716908fd332f88bf7cdd9bc6a71", LUW_FF_OPENRESTY, &ly_openresty_gc64 },
 	{ "Debian tarantool 2.6.0-1.2+b1",
-	  "979be6afc59bd8217b8b9ee495740b86ca0e77e9", 3, &ly_tarantool26 },
-	/* Families, tried in order on an unknown build-id. */
-	{ "LuaJIT 2.1 GC64 (as Debian luajit 2022)", NULL, 1, &ly_debian_gc64 },
-	{ "OpenResty luajit2 GC64 (as 2.1-20230119)", NULL, 2,
+	  "979be6afc59bd8217b8b9ee495740b86ca0e77e9", LUW_FF_TARANTOOL, &ly_tarantool26 },
+	/*
+	 * Families, tried in order on an unknown build-id.  Their layouts
+	 * are validated against the process; their fast-function ids cannot
+	 * be (LUA52COMPAT and forks shift them), so they lend no names.
+	 */
+	{ "LuaJIT 2.1 GC64 (as Debian luajit 2022)", NULL, 0, &ly_debian_gc64 },
+	{ "OpenResty luajit2 GC64 (as 2.1-20230119)", NULL, 0,
 	  &ly_openresty_gc64 },
-	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 3, &ly_tarantool26 },
+	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 0, &ly_tarantool26 },
 };
 
 const struct ljl_known *ljl_known_layouts(size_t *n)
@@ -265,24 +270,50 @@ struct elfobj {
 	Elf *elf;
 };
 
-static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+static int elf_from_fd(struct elfobj *o)
 {
-	char p[4200];
-
-	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-	o->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0)
-		o->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0)
-		return -1;
 	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
 	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
 		if (o->elf)
 			elf_end(o->elf);
 		close(o->fd);
+		o->fd = -1;
+		o->elf = NULL;
 		return -1;
 	}
 	return 0;
+}
+
+/* A file as the process sees it (its root), else as we do. */
+static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+{
+	char p[4200];
+
+	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
+	o->fd = pid ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	if (o->fd < 0)
+		o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (o->fd < 0)
+		return -1;
+	return elf_from_fd(o);
+}
+
+/*
+ * The object behind a mapping.  Its path may name another file by now (a
+ * package upgrade replaced it) or none (" (deleted)"): the mapping itself,
+ * /proc/PID/map_files/START-END, is the file the process runs.
+ */
+static int elf_open_map(pid_t pid, const struct map *m, struct elfobj *o)
+{
+	char p[128];
+
+	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	o->fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (o->fd >= 0)
+		return elf_from_fd(o);
+	/* map_files needs CAP_SYS_ADMIN; the path is the next best. */
+	return elf_open_proc(pid, m->path, o);
 }
 
 static void elf_close(struct elfobj *o)
@@ -297,32 +328,12 @@ static void elf_close(struct elfobj *o)
 
 static void build_id(Elf *elf, char *out, size_t n)
 {
-	Elf_Scn *scn = NULL;
+	const void *id;
+	ssize_t len = dwelf_elf_gnu_build_id(elf, &id), i;
 
 	out[0] = 0;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t off = 0, next, noff, doff;
-		GElf_Nhdr nh;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		while (d && (next = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-			    !memcmp((char *)d->d_buf + noff, "GNU", 4)) {
-				const unsigned char *b =
-					(const unsigned char *)d->d_buf + doff;
-				size_t i;
-
-				for (i = 0; i < nh.n_descsz && 2 * i + 2 < n; i++)
-					snprintf(out + 2 * i, 3, "%02x", b[i]);
-				return;
-			}
-			off = next;
-		}
-	}
+	for (i = 0; i < len && (size_t)(2 * i + 2) < n; i++)
+		snprintf(out + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
 }
 
 /* Load bias from the executable mapping: the PT_LOAD it maps. */
@@ -503,11 +514,16 @@ static const char *const tnames[T__N] = {
 	"GCfuncC", "GCfuncL", "GCstr", "GCtrace",
 };
 
+/* jit_State and GCtrace exist only with the JIT (not -DLUAJIT_DISABLE_JIT). */
+#define T_OPTIONAL ((1u << T_J) | (1u << T_TR))
+
 struct dw {
 	Dwarf_Die t[T__N];
 	int have[T__N];
 	Dwarf_Die vmst;
 	int have_vmst;
+	Dwarf_Die ff;		/* enum FastFunc: FF_LUA_, FF_C_, FF_assert... */
+	int have_ff;
 };
 
 static Dwarf_Die *peel(Dwarf_Die *d, Dwarf_Die *buf)
@@ -603,21 +619,28 @@ static void dw_scan_cu(Dwarf_Die *cu, struct dw *w)
 					w->t[i] = c;
 					w->have[i] = 1;
 				}
-		} else if (tag == DW_TAG_enumeration_type && !w->have_vmst) {
+		} else if (tag == DW_TAG_enumeration_type &&
+			   (!w->have_vmst || !w->have_ff)) {
 			Dwarf_Die e;
 
 			if (dwarf_child(&c, &e) == 0) {
 				const char *en = dwarf_diename(&e);
 
-				if (en && !strcmp(en, "LJ_VMST_INTERP")) {
+				if (en && !strcmp(en, "LJ_VMST_INTERP") &&
+				    !w->have_vmst) {
 					w->vmst = c;
 					w->have_vmst = 1;
+				}
+				if (en && !strcmp(en, "FF_LUA_") && !w->have_ff) {
+					w->ff = c;
+					w->have_ff = 1;
 				}
 			}
 		}
 	} while (dwarf_siblingof(&c, &c) == 0);
 }
 
+/* Everything there is to find (optional parts too): stop scanning. */
 static int dw_all(const struct dw *w)
 {
 	int i;
@@ -625,7 +648,41 @@ static int dw_all(const struct dw *w)
 	for (i = 0; i < T__N; i++)
 		if (!w->have[i])
 			return 0;
-	return w->have_vmst;
+	return w->have_vmst && w->have_ff;
+}
+
+/* What the layout cannot do without, named; NULL when all found. */
+static const char *dw_missing(const struct dw *w)
+{
+	int i;
+
+	for (i = 0; i < T__N; i++)
+		if (!w->have[i] && !(T_OPTIONAL & (1u << i)))
+			return tnames[i];
+	return w->have_vmst ? NULL : "LJ_VMST_* enum";
+}
+
+/* Fast-function names from the FF_* enumerators: each one's id. */
+static void dw_ffnames(Dwarf_Die *en, struct luw_ffnames *ff, const char *src)
+{
+	Dwarf_Die e;
+
+	luw_ffnames_init(ff, src);
+	if (dwarf_child(en, &e) != 0)
+		return;
+	do {
+		const char *nm = dwarf_diename(&e);
+		Dwarf_Attribute a;
+		Dwarf_Word v;
+		char name[64];
+
+		if (!nm || !dwarf_attr(&e, DW_AT_const_value, &a) ||
+		    dwarf_formudata(&a, &v) || v < 2 || v >= LUW_FF_MAX ||
+		    !strcmp(nm, "FF__MAX") ||
+		    luw_ffname_from_enum(nm, name, sizeof(name)))
+			continue;
+		luw_ffnames_set(ff, (unsigned int)v, name);
+	} while (dwarf_siblingof(&e, &e) == 0);
 }
 
 static long dw_size(Dwarf_Die *d)
@@ -665,7 +722,8 @@ static int map_vmst(const char *name)
 } while (0)
 
 static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
-			     struct luw_lj_layout *ly, char *err, size_t n)
+			     struct luw_lj_layout *ly, struct luw_ffnames *ff,
+			     char *err, size_t n)
 {
 	Dwarf *dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	Dwarf_Off off = 0, next;
@@ -686,13 +744,14 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 			dw_scan_cu(&cu, &w);
 		off = next;
 	}
-	if (!dw_all(&w)) {
-		int i;
-
-		for (i = 0; i < T__N && w.have[i]; i++)
-			;
-		fail(err, n, "DWARF has no %s",
-		     i < T__N ? tnames[i] : "LJ_VMST_* enum");
+	if (dw_missing(&w)) {
+		fail(err, n, "DWARF has no %s", dw_missing(&w));
+		goto out;
+	}
+	if ((w.have[T_J] != 0) != (w.have[T_TR] != 0)) {
+		fail(err, n, "DWARF has %s but no %s",
+		     tnames[w.have[T_J] ? T_J : T_TR],
+		     tnames[w.have[T_J] ? T_TR : T_J]);
 		goto out;
 	}
 	memset(ly, 0, sizeof(*ly));
@@ -739,7 +798,12 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 				       ub + 1 : ub);
 	}
 	x = path_off(&w.t[T_GG], "J", NULL);
+	if ((x < 0) != !w.have[T_J]) {
+		fail(err, n, "DWARF: GG_State.J and jit_State disagree");
+		goto out;
+	}
 	if (x < 0) {
+		/* -DLUAJIT_DISABLE_JIT: no traces to find. */
 		ly->flags &= ~LUW_LJ_F_JIT;
 		ly->gg_g2j = 0;
 	} else {
@@ -757,8 +821,19 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	DWOFS(g_mainthref, T_G, "mainthref");
 	DWOFS(g_tmpbuf_l, T_G, "tmpbuf.L");
 	DWOFS(g_strempty, T_G, "strempty");
-	DWOFS(j_trace, T_J, "trace");
-	DWOFS(j_sizetrace, T_J, "sizetrace");
+	ly->j_trace = ly->j_sizetrace = LUW_LJ_NOFIELD;
+	ly->tr_startpt = ly->tr_startpc = ly->tr_spadjust = LUW_LJ_NOFIELD;
+	ly->tr_mcode = ly->tr_szmcode = ly->tr_traceno = LUW_LJ_NOFIELD;
+	if (ly->flags & LUW_LJ_F_JIT) {
+		DWOFS(j_trace, T_J, "trace");
+		DWOFS(j_sizetrace, T_J, "sizetrace");
+		DWOFS(tr_startpt, T_TR, "startpt");
+		DWOFS(tr_startpc, T_TR, "startpc");
+		DWOFS(tr_spadjust, T_TR, "spadjust");
+		DWOFS(tr_mcode, T_TR, "mcode");
+		DWOFS(tr_szmcode, T_TR, "szmcode");
+		DWOFS(tr_traceno, T_TR, "traceno");
+	}
 	DWOFS(l_glref, T_L, "glref");
 	DWOFS(l_status, T_L, "status");
 	DWOFS(l_base, T_L, "base");
@@ -777,15 +852,13 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	DWOFS(pt_numline, T_PT, "numline");
 	DWOFS(pt_lineinfo, T_PT, "lineinfo");
 	DWOFS(str_len, T_STR, "len");
-	DWOFS(tr_startpt, T_TR, "startpt");
-	DWOFS(tr_startpc, T_TR, "startpc");
-	DWOFS(tr_spadjust, T_TR, "spadjust");
-	DWOFS(tr_mcode, T_TR, "mcode");
-	DWOFS(tr_szmcode, T_TR, "szmcode");
-	DWOFS(tr_traceno, T_TR, "traceno");
 	ly->pt_size = (__u16)dw_size(&w.t[T_PT]);
 	ly->str_size = (__u16)dw_size(&w.t[T_STR]);
-	ly->stack_extra = gc64 ? 7 : 5;
+	/*
+	 * LJ_STACK_EXTRA is a macro (5 + 2*LJ_FR2 in 2022, 5 + 3*LJ_FR2
+	 * since): ljl_use_layout measures it on the live main thread.
+	 */
+	ly->stack_extra = 0;
 	/* ~LJ_T* are macros, not in DWARF; stable across every 2.x. */
 	ly->gct_str = 4;
 	ly->gct_thread = 6;
@@ -814,30 +887,75 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		fail(err, n, "DWARF gave an implausible layout");
 		goto out;
 	}
+	if (w.have_ff && ff)
+		dw_ffnames(&w.ff, ff, "DWARF FF_* enumerators");
 	ret = 0;
 out:
 	dwarf_end(dw);
 	return ret;
 }
 
-/* DWARF in the object or in /usr/lib/debug/.build-id/xx/rest.debug. */
-static int layout_dwarf_any(struct ljl_target *t, Elf *elf, char *err,
-			    size_t n)
+/*
+ * A separate debug file: /usr/lib/debug/.build-id/xx/rest.debug, else the
+ * .gnu_debuglink name next to the object, in its .debug/ directory or
+ * under /usr/lib/debug.  A file whose build-id differs is not this build's.
+ */
+static int open_debug_file(const struct ljl_target *t, Elf *elf,
+			   const char *objpath, struct elfobj *dbg, char *where,
+			   size_t wn)
+{
+	char p[4400], dir[4096], bid[65];
+	const char *link;
+	GElf_Word crc;
+	int k;
+
+	if (strlen(t->build_id) >= 4) {
+		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 t->build_id, t->build_id + 2);
+		if (!elf_open_proc(t->pid, p, dbg)) {
+			snprintf(where, wn, "%s", p);
+			return 0;
+		}
+	}
+	link = dwelf_elf_gnu_debuglink(elf, &crc);
+	if (!link || strchr(link, '/'))
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", objpath);
+	if (strrchr(dir, '/'))
+		*strrchr(dir, '/') = 0;
+	for (k = 0; k < 3; k++) {
+		snprintf(p, sizeof(p), k == 0 ? "%s/%s" : k == 1 ? "%s/.debug/%s" :
+			 "/usr/lib/debug%s/%s", dir, link);
+		if (elf_open_proc(t->pid, p, dbg))
+			continue;
+		build_id(dbg->elf, bid, sizeof(bid));
+		if (!t->build_id[0] || !bid[0] || !strcmp(bid, t->build_id)) {
+			snprintf(where, wn, "%s", p);
+			return 0;
+		}
+		elf_close(dbg);
+	}
+	return -1;
+}
+
+/* DWARF in the object or in its separate debug file. */
+static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
+			    const char *objpath, struct luw_lj_layout *ly,
+			    struct luw_ffnames *ff, char *src, size_t sn,
+			    char *err, size_t n)
 {
 	GElf_Shdr sh;
-	char p[512];
 	struct elfobj dbg = { -1, NULL };
 	int r;
 
-	if (find_scn(elf, ".debug_info", &sh))
-		return layout_from_dwarf(elf, t->fde_cfa, &t->layout, err, n);
-	if (strlen(t->build_id) < 4)
-		return fail(err, n, "no DWARF");
-	snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-		 t->build_id, t->build_id + 2);
-	if (elf_open_proc(0, p, &dbg))
-		return fail(err, n, "no DWARF");
-	r = layout_from_dwarf(dbg.elf, t->fde_cfa, &t->layout, err, n);
+	if (find_scn(elf, ".debug_info", &sh)) {
+		snprintf(src, sn, "%s", objpath);
+		return layout_from_dwarf(elf, t->fde_cfa, ly, ff, err, n);
+	}
+	if (open_debug_file(t, elf, objpath, &dbg, src, sn))
+		return fail(err, n, "no DWARF (none in the object, no debug "
+			    "file by build-id or .gnu_debuglink)");
+	r = layout_from_dwarf(dbg.elf, t->fde_cfa, ly, ff, err, n);
 	elf_close(&dbg);
 	return r;
 }
@@ -848,11 +966,18 @@ static int try_object(struct ljl_target *t, const struct map *m,
 		      const char *kind, char *err, size_t n)
 {
 	struct elfobj o = { -1, NULL };
-	char why[256];
+	struct luw_lj_layout dly;
+	struct luw_ffnames *dff;
+	char why[256], src[4400], path[4096];
 	uint64_t sym;
-	size_t i;
+	size_t i, l;
 
-	if (elf_open_proc(t->pid, m->path, &o))
+	/* The path as the process mapped it, without " (deleted)". */
+	snprintf(path, sizeof(path), "%s", m->path);
+	l = strlen(path);
+	if (l > 10 && !strcmp(path + l - 10, " (deleted)"))
+		path[l - 10] = 0;
+	if (elf_open_map(t->pid, m, &o))
 		return fail(err, n, "%s: cannot open: %s", m->path,
 			    strerror(errno));
 	if (elf_bias(o.elf, m, &t->bias)) {
@@ -870,6 +995,12 @@ static int try_object(struct ljl_target *t, const struct map *m,
 			    m->path, (unsigned long long)t->vm_start,
 			    (unsigned long long)sym);
 	}
+	/* For a stripped build: what its machine code says (ljrecover.h). */
+	t->why_rec[0] = 0;
+	if (ljr_recover(o.elf, t->vm_start, t->interp_end, LUW_X86_R14,
+			LUW_X86_RDX, &t->rec, t->why_rec, sizeof(t->why_rec)) &&
+	    !t->why_rec[0])
+		snprintf(t->why_rec, sizeof(t->why_rec), "not analysed");
 	t->vm_start += t->bias;
 	t->interp_end += t->bias;
 	t->vm_end += t->bias;
@@ -877,12 +1008,12 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	build_id(o.elf, t->build_id, sizeof(t->build_id));
 	t->kind = kind ? kind : "embedded";
 	t->src = LJL_SRC_NONE;
-	t->fftab = 0;
+	luw_ffnames_init(&t->ff, NULL);
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		if (known[i].build_id && !strcmp(known[i].build_id, t->build_id)) {
 			t->layout = *known[i].layout;
 			t->src = LJL_SRC_KNOWN;
-			t->fftab = known[i].fftab;
+			luw_ffnames_family(&t->ff, known[i].ffam, known[i].name);
 			snprintf(t->layout_name, sizeof(t->layout_name), "%s",
 				 known[i].name);
 			break;
@@ -890,16 +1021,28 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	}
 	/* DWARF wins over the table: it describes this very build. */
 	why[0] = 0;
-	if (!layout_dwarf_any(t, o.elf, why, sizeof(why))) {
+	dff = malloc(sizeof(*dff));
+	if (!dff) {
+		elf_close(&o);
+		return fail(err, n, "out of memory");
+	}
+	luw_ffnames_init(dff, NULL);
+	if (!layout_dwarf_any(t, o.elf, path, &dly, dff, src, sizeof(src), why,
+			      sizeof(why))) {
+		t->layout = dly;
 		t->src = LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
-			 m->path);
-		if (!t->fftab && !strcmp(t->kind, "tarantool"))
-			t->fftab = 3;
-	} else if (t->src == LJL_SRC_NONE) {
-		snprintf(t->layout_name, sizeof(t->layout_name),
-			 "unknown build (%.60s)", why);
+			 src);
+		if (dff->count)
+			t->ff = *dff;
+		t->why_dwarf[0] = 0;
+	} else {
+		snprintf(t->why_dwarf, sizeof(t->why_dwarf), "%s", why);
+		if (t->src == LJL_SRC_NONE)
+			snprintf(t->layout_name, sizeof(t->layout_name),
+				 "unknown build (%.60s)", why);
 	}
+	free(dff);
 	elf_close(&o);
 	return 0;
 }
@@ -1171,6 +1314,9 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 	      (unsigned long long)base, (unsigned long long)top);
 	if (check_protos(t, ly, g, why, whylen))
 		return -1;
+	/* A stack may hold no Lua frame to check: strings are always there. */
+	if (ljl_check_strings(pid, ly, g, why, whylen))
+		return -1;
 	/* The empty string lives in G. */
 	CHECK(!rd(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
 	      gct == ly->gct_str,
@@ -1238,6 +1384,43 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 	return 0;
 }
 
+/*
+ * What the live process says about constants no header gives us, for a
+ * descriptor that leaves them open (0): LJ_STACK_EXTRA from the main
+ * thread (maxstack is stack + stacksize - extra - 1 slots; 7 in 2022's
+ * GC64 builds, 8 in today's v2.1, 5 with 32-bit refs) and the dispatch
+ * table's length (bytecodes were added in 2023: the table is the run of VM
+ * code pointers).  Measured on the first state; ljl_validate then checks
+ * every state against them.  A descriptor that states them is checked as
+ * it is.
+ */
+static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
+{
+	uint64_t g = t->states[0], mainl, stack = 0, maxstack = 0, v = 0;
+	uint32_t stacksize = 0, k;
+
+	mainl = g + (int64_t)ly->gg_g2l;
+	if (!ly->stack_extra &&
+	    !rd_ref(t->pid, ly, mainl + ly->l_stack, &stack) &&
+	    !rd_ref(t->pid, ly, mainl + ly->l_maxstack, &maxstack) &&
+	    !rd(t->pid, mainl + ly->l_stacksize, &stacksize, 4) &&
+	    maxstack > stack && !((maxstack - stack) % 8) &&
+	    (maxstack - stack) / 8 + 1 < stacksize) {
+		uint64_t extra = stacksize - 1 - (maxstack - stack) / 8;
+
+		if (extra >= 1 && extra <= 32)
+			ly->stack_extra = (__u16)extra;
+	}
+	if (ly->gg_ndisp)
+		return;
+	for (k = 0; k < 4096 / 8 - 1; k++) {
+		if (rd(t->pid, g + ly->gg_g2disp + 8ull * k, &v, 8) ||
+		    v < t->vm_start || v >= t->vm_end)
+			break;
+	}
+	ly->gg_ndisp = k;
+}
+
 int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		   const char *name, char *err, size_t n)
 {
@@ -1246,6 +1429,8 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 	t->layout = *ly;
 	if (ljl_find_states(t, err, n))
 		return -1;
+	if (t->nstates)
+		measure(t, &t->layout);
 	if (!validate_all(t, &t->layout, why, sizeof(why)))
 		return 0;
 	return fail(err, n,
@@ -1254,36 +1439,340 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		    t->build_id[0] ? t->build_id : "none", name, why);
 }
 
+/*
+ * GG_State in the live process, from two recovered fields: the main
+ * thread L opens GG_State, L->glref is G, G->mainthref is L, and the
+ * dispatch table follows.  For each dispatch run D, the L in the 16 KiB
+ * before it with that round trip gives gg_g2l and gg_g2disp.
+ */
+static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
+		     char *why, size_t n)
+{
+	struct luw_lj_layout scan = *ly;
+	const struct ljr_result *r = &t->rec;
+	uint64_t d, l, g = 0, back = 0;
+	int i, found = 0;
+
+	scan.gg_g2disp = 0;
+	scan.gg_ndisp = 0;
+	t->states_anchor = 0;
+	t->layout = scan;
+	if (ljl_find_states(t, why, n))
+		return -1;
+	for (i = 0; i < t->nstates && !found; i++) {
+		d = t->states[i];
+		for (l = d - 8; l > d - 16384 && !found; l -= 8) {
+			if (rd_ref(t->pid, ly, l + (uint64_t)r->l_glref, &g) ||
+			    g <= l || g >= d ||
+			    rd_ref(t->pid, ly, g + (uint64_t)r->g_mainthref, &back) ||
+			    back != l)
+				continue;
+			ly->gg_g2l = (__s32)(int64_t)(l - g);
+			ly->gg_g2disp = (__s32)(d - g);
+			t->states_anchor = g;
+			found = 1;
+		}
+	}
+	t->nstates = 0;
+	if (!found)
+		return fail(why, n, "no main thread L before a dispatch table "
+			    "with L->glref->mainthref == L (l_glref %d, "
+			    "g_mainthref %d from lua_close)", r->l_glref,
+			    r->g_mainthref);
+	return 0;
+}
+
+/*
+ * A family layout with every field the machine code gave replaced, GG_State
+ * anchored in the process, GG_DISP2J from the interpreter's calls (the
+ * lea of DISPATCH's offset that lies inside GG_State past global_State's
+ * known fields: jit_State; none in a build without the JIT).
+ */
+static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fam,
+			    struct luw_lj_layout *ly, char *used, size_t un,
+			    char *why, size_t n)
+{
+	const struct ljr_result *r = &t->rec;
+	int32_t j = 0, gmax;
+	int i;
+
+	if (t->why_rec[0])
+		return fail(why, n, "machine code: %s", t->why_rec);
+	if (r->ref_size != ((fam->flags & LUW_LJ_F_GC64) ? 8 : 4) ||
+	    r->l_glref == LJR_NONE || r->g_mainthref == LJR_NONE)
+		return fail(why, n, "machine code: lua_close gave no G(L)/"
+			    "mainthread(g) of this reference size");
+	*ly = *fam;
+	ly->stack_extra = 0;
+	ly->gg_ndisp = 0;
+	ly->l_glref = (__u16)r->l_glref;
+	ly->g_mainthref = (__u16)r->g_mainthref;
+	snprintf(used, un, "l_glref g_mainthref");
+#define TAKE(f) do { if (r->f != LJR_NONE) { ly->f = (__u16)r->f; \
+	strncat(used, " " #f, un - strlen(used) - 1); } } while (0)
+	TAKE(g_cur_l);
+	TAKE(l_stack);
+	TAKE(l_status);
+	TAKE(l_cframe);
+	TAKE(l_top);
+	TAKE(l_base);
+#undef TAKE
+	if (anchor_gg(t, ly, why, n))
+		return -1;
+	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
+	if (r->have_vmstate && r->vmstate_disp + ly->gg_g2disp > 0 &&
+	    r->vmstate_disp + ly->gg_g2disp < 0xffff) {
+		ly->g_vmstate = (__u16)(r->vmstate_disp + ly->gg_g2disp);
+		strncat(used, " g_vmstate", un - strlen(used) - 1);
+	}
+	if (r->have_jitbase && r->jitbase_disp + ly->gg_g2disp > 0 &&
+	    r->jitbase_disp + ly->gg_g2disp < 0xffff) {
+		ly->g_jit_base = (__u16)(r->jitbase_disp + ly->gg_g2disp);
+		strncat(used, " g_jit_base", un - strlen(used) - 1);
+	}
+	if (r->have_tmpbufl && r->tmpbufl_disp + ly->gg_g2disp > 0 &&
+	    r->tmpbufl_disp + ly->gg_g2disp < 0xffff) {
+		ly->g_tmpbuf_l = (__u16)(r->tmpbufl_disp + ly->gg_g2disp);
+		strncat(used, " g_tmpbuf_l", un - strlen(used) - 1);
+	}
+	gmax = ly->g_cur_l > ly->g_mainthref ? ly->g_cur_l : ly->g_mainthref;
+	for (i = 0; i < r->ndisp; i++) {
+		int32_t g_ofs = r->disp[i] + ly->gg_g2disp;
+
+		if (g_ofs > gmax && r->disp[i] < 0 && (!j || r->disp[i] > j))
+			j = r->disp[i];
+	}
+	if (j) {
+		ly->gg_g2j = j + ly->gg_g2disp;
+		ly->flags |= LUW_LJ_F_JIT;
+		strncat(used, " gg_g2j", un - strlen(used) - 1);
+		if (r->have_jtrace && r->jtrace_disp - j > 0 &&
+		    r->jtrace_disp - j < 0xfff0) {
+			/*
+			 * sizetrace follows trace and freetrace (a TraceNo) in
+			 * every 2.1 jit_State; ljl_validate checks the pair.
+			 */
+			ly->j_trace = (__u16)(r->jtrace_disp - j);
+			ly->j_sizetrace = (__u16)(ly->j_trace + 12);
+			strncat(used, " j_trace", un - strlen(used) - 1);
+		}
+	} else {
+		ly->flags &= ~LUW_LJ_F_JIT;
+		ly->gg_g2j = 0;
+		ly->j_trace = ly->j_sizetrace = LUW_LJ_NOFIELD;
+		ly->tr_startpt = ly->tr_startpc = LUW_LJ_NOFIELD;
+		ly->tr_spadjust = ly->tr_mcode = LUW_LJ_NOFIELD;
+		ly->tr_szmcode = ly->tr_traceno = LUW_LJ_NOFIELD;
+		strncat(used, " no-JIT", un - strlen(used) - 1);
+	}
+	/*
+	 * No BC_JLOOP to show G->jit_base either; without the JIT nothing
+	 * reads it, but the descriptor needs one: it follows cur_L in every
+	 * 2.1 global_State.
+	 */
+	if (!r->have_jitbase && r->g_cur_l != LJR_NONE) {
+		ly->g_jit_base = (__u16)(r->g_cur_l + r->ref_size);
+		strncat(used, " g_jit_base(after cur_L)", un - strlen(used) - 1);
+	}
+	/*
+	 * No BC_JLOOP (no JIT) to show G->tmpbuf.L: the interpreter's calls
+	 * take &G->tmpbuf (the argument inside global_State that is not G
+	 * itself); its L follows three pointers of 4 (2017) or 8 bytes.  The
+	 * one holding a thread of G is it; none: the field stays unknown.
+	 */
+	if (!r->have_tmpbufl && t->states_anchor) {
+		uint32_t gend = (uint32_t)(j ? j + ly->gg_g2disp : ly->gg_g2disp);
+		int nfit = 0;
+		__u16 fit = 0;
+
+		for (i = 0; i < r->ndisp; i++) {
+			int32_t tb = r->disp[i] + ly->gg_g2disp;
+			int k;
+
+			if (tb <= 0 || (uint32_t)tb >= gend || r->disp[i] == j)
+				continue;
+			for (k = 4; k <= 8; k += 4) {
+				uint64_t l = 0, gl = 0;
+				uint8_t gct = 0;
+				uint32_t o = (uint32_t)tb + 3u * (uint32_t)k;
+
+				if (rd_ref(t->pid, ly, t->states_anchor + o, &l) ||
+				    !(l & ~7ull) ||
+				    rd(t->pid, (l & ~7ull) + ly->gc_gct, &gct, 1) ||
+				    gct != ly->gct_thread ||
+				    rd_ref(t->pid, ly, (l & ~7ull) + ly->l_glref, &gl) ||
+				    gl != t->states_anchor)
+					continue;
+				nfit++;
+				fit = (__u16)o;
+			}
+		}
+		ly->g_tmpbuf_l = nfit == 1 ? fit : LUW_LJ_NOFIELD;
+		strncat(used, nfit == 1 ? " g_tmpbuf_l(process)" :
+			" no-g_tmpbuf_l", un - strlen(used) - 1);
+	}
+	/*
+	 * GCstr's size from the process: the globals' keys read right with
+	 * exactly one of the sizes GCstr has had (len is its last member).
+	 */
+	{
+		static const __u16 sizes[] = { 16, 20, 24 };
+		struct luw_lj_layout c = *ly;
+		char w[160];
+		size_t k;
+		int nfit = 0;
+		__u16 fit = 0;
+
+		for (k = 0; t->states_anchor && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+			c.str_size = sizes[k];
+			c.str_len = (__u16)(sizes[k] - 4);
+			if (!ljl_check_strings(t->pid, &c, t->states_anchor, w,
+					       sizeof(w))) {
+				nfit++;
+				fit = sizes[k];
+			}
+		}
+		if (nfit == 1) {
+			ly->str_size = fit;
+			ly->str_len = (__u16)(fit - 4);
+			strncat(used, " str_size(process)", un - strlen(used) - 1);
+		}
+	}
+	/*
+	 * G->strempty, from the process: the one empty string embedded in
+	 * global_State before jit_State (gct ~LJ_TSTR, no next object, length
+	 * 0, its stremptyz byte 0).  Two candidates: decide nothing.
+	 */
+	{
+		uint64_t g = t->states_anchor;
+		uint32_t end = (uint32_t)(j ? j + ly->gg_g2disp : ly->gg_g2disp);
+		uint32_t o, hit = 0, nhit = 0;
+
+		for (o = 0; g && o + ly->str_size + 1 < end && o < 0xfff0; o += 4) {
+			uint8_t b[64];
+			uint32_t k, rest = 0;
+
+			/*
+			 * All zero but its mark (never 0: a white bit) and its
+			 * type: no next object, no hash or id, length 0, NUL.
+			 */
+			if (ly->str_size + 1u > sizeof(b) ||
+			    rd(t->pid, g + o, b, ly->str_size + 1u) ||
+			    b[ly->gc_gct] != ly->gct_str || !b[ly->gc_gct - 1])
+				continue;
+			for (k = 0; k <= ly->str_size; k++)
+				if (k != ly->gc_gct && k != ly->gc_gct - 1u)
+					rest |= b[k];
+			if (rest)
+				continue;
+			hit = o;
+			nhit++;
+		}
+		if (nhit == 1) {
+			ly->g_strempty = (__u16)hit;
+			strncat(used, " g_strempty(process)", un - strlen(used) - 1);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Without DWARF's FF_* or a build checked by its build-id, the names come
+ * from the target's tables; failing that, fast functions stay unnamed
+ * ("ff:#N"), which is incomplete but never wrong.
+ */
+static void names_from_tables(struct ljl_target *t)
+{
+	char why[128];
+
+	if (t->ff.count)
+		return;
+	if (ljl_ff_from_tables(t, why, sizeof(why)))
+		snprintf(t->ff.src, sizeof(t->ff.src), "none: %.50s", why);
+}
+
 int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 {
-	char why[512];
-	size_t i;
+	char why[512], all[2048];
+	size_t i, used;
 
 	if (ljl_open(pid, t, err, n))
 		return -1;
 	if (t->src != LJL_SRC_NONE) {
 		struct luw_lj_layout ly = t->layout;
 
-		return ljl_use_layout(t, &ly, t->layout_name, err, n);
+		if (ljl_use_layout(t, &ly, t->layout_name, err, n))
+			return -1;
+		names_from_tables(t);
+		return 0;
 	}
-	/* Unknown build: a family layout must validate on every state. */
+	/*
+	 * Unknown build: a family layout must validate on every state.  On
+	 * failure, say what failed for each candidate: DWARF, then each one.
+	 */
+	used = (size_t)snprintf(all, sizeof(all), "DWARF: %s",
+				t->why_dwarf[0] ? t->why_dwarf : "none");
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct luw_lj_layout ly;
+		const char *c;
+
 		if (known[i].build_id)
 			continue;
-		if (!ljl_use_layout(t, known[i].layout, known[i].name, why,
-				    sizeof(why))) {
+		/* A family's constants may have moved on: measure them. */
+		ly = *known[i].layout;
+		ly.stack_extra = 0;
+		ly.gg_ndisp = 0;
+		if (!ljl_use_layout(t, &ly, known[i].name, why, sizeof(why))) {
 			t->src = LJL_SRC_GUESS;
-			t->fftab = known[i].fftab;
 			snprintf(t->layout_name, sizeof(t->layout_name),
 				 "%s (validated, build-id not in the table)",
 				 known[i].name);
+			names_from_tables(t);
 			return 0;
 		}
+		/* The check, without the path and build-id said once below. */
+		c = strstr(why, "the live process: ");
+		c = c ? c + 18 : why;
+		if (used < sizeof(all))
+			used += (size_t)snprintf(all + used, sizeof(all) - used,
+						 "; \"%s\": %.*s", known[i].name,
+						 (int)(strlen(c) > 13 &&
+						       !strcmp(c + strlen(c) - 13,
+							       "; refusing it") ?
+						       strlen(c) - 13 : strlen(c)),
+						 c);
+	}
+	/* Then each family again, with what the machine code says. */
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		struct luw_lj_layout ly;
+		char fields[200], name[256];
+		const char *c;
+
+		if (known[i].build_id)
+			continue;
+		if (!layout_from_code(t, known[i].layout, &ly, fields,
+				      sizeof(fields), why, sizeof(why))) {
+			snprintf(name, sizeof(name),
+				 "%.60s with %.170s from machine code",
+				 known[i].name, fields);
+			if (!ljl_use_layout(t, &ly, name, why, sizeof(why))) {
+				t->src = LJL_SRC_CODE;
+				snprintf(t->layout_name, sizeof(t->layout_name),
+					 "%s", name);
+				names_from_tables(t);
+				return 0;
+			}
+		}
+		c = strstr(why, "the live process: ");
+		c = c ? c + 18 : why;
+		if (used < sizeof(all))
+			used += (size_t)snprintf(all + used, sizeof(all) - used,
+						 "; code + \"%s\": %s",
+						 known[i].name, c);
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;
 	return fail(err, n,
-		    "%s (build-id %s): LuaJIT layout not recognised: no DWARF and no "
-		    "known layout validates against the process", t->path,
-		    t->build_id[0] ? t->build_id : "none");
+		    "%s (build-id %s): LuaJIT layout not recognised: %s",
+		    t->path, t->build_id[0] ? t->build_id : "none", all);
 }

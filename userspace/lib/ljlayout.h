@@ -3,11 +3,15 @@
  *
  * 1. ljl_open: the object that holds the VM -- a mapped ELF named luajit*,
  *    libluajit-5.1.so*, tarantool*, nginx* or openresty* (else any mapped
- *    executable object whose .eh_frame has the VM's FDE) -- its build-id,
- *    load bias, VM code range and a layout: from DWARF when the object (or
- *    its /usr/lib/debug/.build-id file) describes GG_State, else from the
- *    table of layouts computed from the exact Debian sources, keyed by
- *    build-id.
+ *    executable object whose .eh_frame has the VM's FDE), read through
+ *    /proc/PID/map_files (a replaced or deleted file is still the one
+ *    mapped) -- its build-id, load bias, VM code range and a layout: from
+ *    DWARF when the object or its debug file (by build-id or
+ *    .gnu_debuglink) describes GG_State, else from the table of layouts
+ *    computed from the exact Debian sources, keyed by build-id; and what
+ *    the machine code says (ljrecover.h) for a stripped unknown build.
+ *    ljl_attach tries, for an unknown build, each family layout as is and
+ *    then with the recovered fields and GG_State anchored in the process.
  * 2. ljl_find_states: every global_State of the process, found by its
  *    dispatch table (GG_State.dispatch: a run of gg_ndisp code pointers all
  *    inside the VM) in the process's anonymous writable memory.
@@ -27,11 +31,14 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ffnames.h"
+#include "ljrecover.h"
 #include "luaunwind_layout.h"
 
 #define LJL_MAX_STATES 64
 
-enum ljl_source { LJL_SRC_NONE, LJL_SRC_DWARF, LJL_SRC_KNOWN, LJL_SRC_GUESS };
+enum ljl_source { LJL_SRC_NONE, LJL_SRC_DWARF, LJL_SRC_KNOWN, LJL_SRC_GUESS,
+		  LJL_SRC_CODE };
 
 struct ljl_target {
 	pid_t pid;
@@ -44,8 +51,12 @@ struct ljl_target {
 	uint64_t vm_end;	/* end of lj_vm_ffi_call when adjacent */
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
 	enum ljl_source src;
-	char layout_name[96];	/* known layout or "DWARF" */
-	int fftab;		/* fast-function name table, see ljsym */
+	char layout_name[256];	/* known layout, "DWARF of ...", ... */
+	char why_dwarf[256];	/* why the DWARF layout was not taken */
+	struct ljr_result rec;	/* fields read from machine code */
+	char why_rec[128];	/* "" when rec is valid */
+	uint64_t states_anchor;	/* G found by anchoring GG_State (ljrecover) */
+	struct luw_ffnames ff;	/* fast-function names, see ffnames.h */
 	struct luw_lj_layout layout;
 	uint64_t states[LJL_MAX_STATES];	/* global_State addresses */
 	int nstates;
@@ -79,6 +90,20 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t errlen);
 int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		   const char *name, char *err, size_t errlen);
 
+/*
+ * Fast-function names from the live library tables (ljffscan.c), for a
+ * target whose layout is accepted; 0, or -1 with the reason.
+ */
+int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
+
+/*
+ * Strings read right with `ly`: every string key of the main thread's
+ * globals table (there are always dozens) has its NUL at str_size + len
+ * and printable characters.  0, or -1 with the reason (ljffscan.c).
+ */
+int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
+		      char *why, size_t whylen);
+
 /* The read callback for luaunwind_ljwalk.h: ctx points at a pid_t. */
 int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);
 
@@ -91,7 +116,7 @@ void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r);
 struct ljl_known {
 	const char *name;
 	const char *build_id;	/* NULL: a family entry, matched by trial */
-	int fftab;
+	unsigned int ffam;	/* LUW_FF_* family of its fast functions */
 	const struct luw_lj_layout *layout;
 };
 const struct ljl_known *ljl_known_layouts(size_t *n);

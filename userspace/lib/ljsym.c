@@ -7,212 +7,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ffnames.h"
 #include "ljlayout.h"
-
-/*
- * Fast-function names in ffid order (ffid 0 is a Lua function, 1 a C
- * function, fast functions start at 2), from each tree's generated
- * lj_ffdef.h; "lib_name" is shown as "lib.name".
- * fftab 1: Debian luajit 2.1.0~beta3+git20220320
- * fftab 2: OpenResty luajit2 2.1-20230119
- * fftab 3: Tarantool 2.6 bundled LuaJIT
- */
-static const char *const ff_deb[] = {
-	"assert", "type", "next", "pairs", "ipairs_aux", "ipairs",
-	"getmetatable", "setmetatable", "getfenv", "setfenv", "rawget",
-	"rawset", "rawequal", "unpack", "select", "tonumber", "tostring",
-	"error", "pcall", "xpcall", "loadfile", "load", "loadstring",
-	"dofile", "gcinfo", "collectgarbage", "newproxy", "print",
-	"coroutine.status", "coroutine.running", "coroutine.isyieldable",
-	"coroutine.create", "coroutine.yield", "coroutine.resume",
-	"coroutine.wrap_aux", "coroutine.wrap", "math.abs", "math.floor",
-	"math.ceil", "math.sqrt", "math.log10", "math.exp", "math.sin",
-	"math.cos", "math.tan", "math.asin", "math.acos", "math.atan",
-	"math.sinh", "math.cosh", "math.tanh", "math.frexp", "math.modf",
-	"math.log", "math.atan2", "math.pow", "math.fmod", "math.ldexp",
-	"math.min", "math.max", "math.random", "math.randomseed",
-	"bit.tobit", "bit.bnot", "bit.bswap", "bit.lshift", "bit.rshift",
-	"bit.arshift", "bit.rol", "bit.ror", "bit.band", "bit.bor",
-	"bit.bxor", "bit.tohex", "string.byte", "string.char", "string.sub",
-	"string.rep", "string.reverse", "string.lower", "string.upper",
-	"string.dump", "string.find", "string.match", "string.gmatch_aux",
-	"string.gmatch", "string.gsub", "string.format", "table.maxn",
-	"table.insert", "table.concat", "table.sort", "table.new",
-	"table.clear", "io.method_close", "io.method_read",
-	"io.method_write", "io.method_flush", "io.method_seek",
-	"io.method_setvbuf", "io.method_lines", "io.method___gc",
-	"io.method___tostring", "io.open", "io.popen", "io.tmpfile",
-	"io.close", "io.read", "io.write", "io.flush", "io.input",
-	"io.output", "io.lines", "io.type", "os.execute", "os.remove",
-	"os.rename", "os.tmpname", "os.getenv", "os.exit", "os.clock",
-	"os.date", "os.time", "os.difftime", "os.setlocale",
-	"debug.getregistry", "debug.getmetatable", "debug.setmetatable",
-	"debug.getfenv", "debug.setfenv", "debug.getinfo", "debug.getlocal",
-	"debug.setlocal", "debug.getupvalue", "debug.setupvalue",
-	"debug.upvalueid", "debug.upvaluejoin", "debug.sethook",
-	"debug.gethook", "debug.debug", "debug.traceback", "jit.on",
-	"jit.off", "jit.flush", "jit.status", "jit.security", "jit.attach",
-	"jit.util_funcinfo", "jit.util_funcbc", "jit.util_funck",
-	"jit.util_funcuvname", "jit.util_traceinfo", "jit.util_traceir",
-	"jit.util_tracek", "jit.util_tracesnap", "jit.util_tracemc",
-	"jit.util_traceexitstub", "jit.util_ircalladdr", "jit.opt_start",
-	"jit.profile_start", "jit.profile_stop", "jit.profile_dumpstack",
-	"ffi.meta.__index", "ffi.meta.__newindex", "ffi.meta.__eq",
-	"ffi.meta.__len", "ffi.meta.__lt", "ffi.meta.__le",
-	"ffi.meta.__concat", "ffi.meta.__call", "ffi.meta.__add",
-	"ffi.meta.__sub", "ffi.meta.__mul", "ffi.meta.__div",
-	"ffi.meta.__mod", "ffi.meta.__pow", "ffi.meta.__unm",
-	"ffi.meta.__tostring", "ffi.meta.__pairs", "ffi.meta.__ipairs",
-	"ffi.clib___index", "ffi.clib___newindex", "ffi.clib___gc",
-	"ffi.callback_free", "ffi.callback_set", "ffi.cdef", "ffi.new",
-	"ffi.cast", "ffi.typeof", "ffi.typeinfo", "ffi.istype", "ffi.sizeof",
-	"ffi.alignof", "ffi.offsetof", "ffi.errno", "ffi.string", "ffi.copy",
-	"ffi.fill", "ffi.abi", "ffi.metatype", "ffi.gc", "ffi.load",
-	"buffer.method_free", "buffer.method_reset", "buffer.method_skip",
-	"buffer.method_set", "buffer.method_put", "buffer.method_putf",
-	"buffer.method_get", "buffer.method_putcdata",
-	"buffer.method_reserve", "buffer.method_commit", "buffer.method_ref",
-	"buffer.method_encode", "buffer.method_decode", "buffer.method___gc",
-	"buffer.method___tostring", "buffer.method___len", "buffer.new",
-	"buffer.encode", "buffer.decode",
-};
-
-static const char *const ff_or[] = {
-	"assert", "type", "next", "pairs", "ipairs_aux", "ipairs",
-	"getmetatable", "setmetatable", "getfenv", "setfenv", "rawget",
-	"rawset", "rawequal", "unpack", "select", "tonumber", "tostring",
-	"error", "pcall", "xpcall", "loadfile", "load", "loadstring",
-	"dofile", "gcinfo", "collectgarbage", "newproxy", "print",
-	"coroutine.status", "coroutine.running", "coroutine.isyieldable",
-	"coroutine.create", "coroutine.yield", "coroutine.resume",
-	"coroutine.wrap_aux", "coroutine.wrap", "thread.exdata",
-	"thread.exdata2", "math.abs", "math.floor", "math.ceil", "math.sqrt",
-	"math.log10", "math.exp", "math.sin", "math.cos", "math.tan",
-	"math.asin", "math.acos", "math.atan", "math.sinh", "math.cosh",
-	"math.tanh", "math.frexp", "math.modf", "math.log", "math.atan2",
-	"math.pow", "math.fmod", "math.ldexp", "math.min", "math.max",
-	"math.random", "math.randomseed", "bit.tobit", "bit.bnot",
-	"bit.bswap", "bit.lshift", "bit.rshift", "bit.arshift", "bit.rol",
-	"bit.ror", "bit.band", "bit.bor", "bit.bxor", "bit.tohex",
-	"string.byte", "string.char", "string.sub", "string.rep",
-	"string.reverse", "string.lower", "string.upper", "string.dump",
-	"string.find", "string.match", "string.gmatch_aux", "string.gmatch",
-	"string.gsub", "string.format", "table.maxn", "table.insert",
-	"table.concat", "table.clone", "table.isarray", "table.nkeys",
-	"table.isempty", "table.sort", "table.new", "table.clear",
-	"io.method_close", "io.method_read", "io.method_write",
-	"io.method_flush", "io.method_seek", "io.method_setvbuf",
-	"io.method_lines", "io.method___gc", "io.method___tostring",
-	"io.open", "io.popen", "io.tmpfile", "io.close", "io.read",
-	"io.write", "io.flush", "io.input", "io.output", "io.lines",
-	"io.type", "os.execute", "os.remove", "os.rename", "os.tmpname",
-	"os.getenv", "os.exit", "os.clock", "os.date", "os.time",
-	"os.difftime", "os.setlocale", "debug.getregistry",
-	"debug.getmetatable", "debug.setmetatable", "debug.getfenv",
-	"debug.setfenv", "debug.getinfo", "debug.getlocal", "debug.setlocal",
-	"debug.getupvalue", "debug.setupvalue", "debug.upvalueid",
-	"debug.upvaluejoin", "debug.sethook", "debug.gethook", "debug.debug",
-	"debug.traceback", "jit.on", "jit.off", "jit.flush", "jit.status",
-	"jit.security", "jit.attach", "jit.prngstate", "jit.util_funcinfo",
-	"jit.util_funcbc", "jit.util_funck", "jit.util_funcuvname",
-	"jit.util_traceinfo", "jit.util_traceir", "jit.util_tracek",
-	"jit.util_tracesnap", "jit.util_tracemc", "jit.util_traceexitstub",
-	"jit.util_ircalladdr", "jit.opt_start", "jit.profile_start",
-	"jit.profile_stop", "jit.profile_dumpstack", "ffi.meta.__index",
-	"ffi.meta.__newindex", "ffi.meta.__eq", "ffi.meta.__len",
-	"ffi.meta.__lt", "ffi.meta.__le", "ffi.meta.__concat",
-	"ffi.meta.__call", "ffi.meta.__add", "ffi.meta.__sub",
-	"ffi.meta.__mul", "ffi.meta.__div", "ffi.meta.__mod",
-	"ffi.meta.__pow", "ffi.meta.__unm", "ffi.meta.__tostring",
-	"ffi.meta.__pairs", "ffi.meta.__ipairs", "ffi.clib___index",
-	"ffi.clib___newindex", "ffi.clib___gc", "ffi.callback_free",
-	"ffi.callback_set", "ffi.cdef", "ffi.new", "ffi.cast", "ffi.typeof",
-	"ffi.typeinfo", "ffi.istype", "ffi.sizeof", "ffi.alignof",
-	"ffi.offsetof", "ffi.errno", "ffi.string", "ffi.copy", "ffi.fill",
-	"ffi.abi", "ffi.metatype", "ffi.gc", "ffi.load",
-	"buffer.method_free", "buffer.method_reset", "buffer.method_skip",
-	"buffer.method_set", "buffer.method_put", "buffer.method_putf",
-	"buffer.method_get", "buffer.method_putcdata",
-	"buffer.method_reserve", "buffer.method_commit", "buffer.method_ref",
-	"buffer.method_encode", "buffer.method_decode", "buffer.method___gc",
-	"buffer.method___tostring", "buffer.method___len", "buffer.new",
-	"buffer.encode", "buffer.decode",
-};
-
-static const char *const ff_tnt[] = {
-	"assert", "type", "next", "pairs", "ipairs_aux", "ipairs",
-	"getmetatable", "setmetatable", "getfenv", "setfenv", "rawget",
-	"rawset", "rawequal", "unpack", "select", "tonumber", "tostring",
-	"error", "pcall", "xpcall", "loadfile", "load", "loadstring",
-	"dofile", "gcinfo", "collectgarbage", "newproxy", "print",
-	"coroutine.status", "coroutine.running", "coroutine.isyieldable",
-	"coroutine.create", "coroutine.yield", "coroutine.resume",
-	"coroutine.wrap_aux", "coroutine.wrap", "math.abs", "math.floor",
-	"math.ceil", "math.sqrt", "math.log10", "math.exp", "math.sin",
-	"math.cos", "math.tan", "math.asin", "math.acos", "math.atan",
-	"math.sinh", "math.cosh", "math.tanh", "math.frexp", "math.modf",
-	"math.log", "math.atan2", "math.pow", "math.fmod", "math.ldexp",
-	"math.min", "math.max", "math.random", "math.randomseed",
-	"bit.tobit", "bit.bnot", "bit.bswap", "bit.lshift", "bit.rshift",
-	"bit.arshift", "bit.rol", "bit.ror", "bit.band", "bit.bor",
-	"bit.bxor", "bit.tohex", "string.byte", "string.char", "string.sub",
-	"string.rep", "string.reverse", "string.lower", "string.upper",
-	"string.dump", "string.find", "string.match", "string.gmatch_aux",
-	"string.gmatch", "string.gsub", "string.format", "table.maxn",
-	"table.insert", "table.concat", "table.sort", "table.new",
-	"table.clear", "io.method_close", "io.method_read",
-	"io.method_write", "io.method_flush", "io.method_seek",
-	"io.method_setvbuf", "io.method_lines", "io.method___gc",
-	"io.method___tostring", "io.open", "io.popen", "io.tmpfile",
-	"io.close", "io.read", "io.write", "io.flush", "io.input",
-	"io.output", "io.lines", "io.type", "os.execute", "os.remove",
-	"os.rename", "os.tmpname", "os.getenv", "os.exit", "os.clock",
-	"os.date", "os.time", "os.difftime", "os.setlocale",
-	"debug.getregistry", "debug.getmetatable", "debug.setmetatable",
-	"debug.getfenv", "debug.setfenv", "debug.getinfo", "debug.getlocal",
-	"debug.setlocal", "debug.getupvalue", "debug.setupvalue",
-	"debug.upvalueid", "debug.upvaluejoin", "debug.sethook",
-	"debug.gethook", "debug.debug", "debug.traceback", "jit.on",
-	"jit.off", "jit.flush", "jit.status", "jit.attach",
-	"jit.util_funcinfo", "jit.util_funcbc", "jit.util_funck",
-	"jit.util_funcuvname", "jit.util_traceinfo", "jit.util_traceir",
-	"jit.util_tracek", "jit.util_tracesnap", "jit.util_tracemc",
-	"jit.util_traceexitstub", "jit.util_ircalladdr", "jit.opt_start",
-	"jit.profile_start", "jit.profile_stop", "jit.profile_dumpstack",
-	"ffi.meta.__index", "ffi.meta.__newindex", "ffi.meta.__eq",
-	"ffi.meta.__len", "ffi.meta.__lt", "ffi.meta.__le",
-	"ffi.meta.__concat", "ffi.meta.__call", "ffi.meta.__add",
-	"ffi.meta.__sub", "ffi.meta.__mul", "ffi.meta.__div",
-	"ffi.meta.__mod", "ffi.meta.__pow", "ffi.meta.__unm",
-	"ffi.meta.__tostring", "ffi.meta.__pairs", "ffi.meta.__ipairs",
-	"ffi.clib___index", "ffi.clib___newindex", "ffi.clib___gc",
-	"ffi.callback_free", "ffi.callback_set", "ffi.cdef", "ffi.new",
-	"ffi.cast", "ffi.typeof", "ffi.typeinfo", "ffi.istype", "ffi.sizeof",
-	"ffi.alignof", "ffi.offsetof", "ffi.errno", "ffi.string", "ffi.copy",
-	"ffi.fill", "ffi.abi", "ffi.metatype", "ffi.gc", "ffi.load",
-};
-
-static const struct {
-	const char *const *names;
-	unsigned int n;
-} fftabs[] = {
-	{ NULL, 0 },
-	{ ff_deb, sizeof(ff_deb) / sizeof(ff_deb[0]) },
-	{ ff_or, sizeof(ff_or) / sizeof(ff_or[0]) },
-	{ ff_tnt, sizeof(ff_tnt) / sizeof(ff_tnt[0]) },
-};
 
 #define CACHE_BITS 12
 
 struct ljs_ctx {
 	pid_t pid;
 	struct luw_lj_layout ly;
-	int fftab;
+	struct luw_ffnames ff;
 	struct ljs_proto *slots;	/* open addressing, addr 0 = empty */
 	unsigned int used;
 };
 
-struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly, int fftab)
+struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly,
+			const struct luw_ffnames *ff)
 {
 	struct ljs_ctx *c = calloc(1, sizeof(*c));
 
@@ -225,8 +34,10 @@ struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly, int fftab)
 	}
 	c->pid = pid;
 	c->ly = *ly;
-	c->fftab = fftab >= 0 && fftab < (int)(sizeof(fftabs) / sizeof(fftabs[0])) ?
-		   fftab : 0;
+	if (ff)
+		c->ff = *ff;
+	else
+		luw_ffnames_init(&c->ff, NULL);
 	return c;
 }
 
@@ -368,9 +179,7 @@ int32_t ljs_line(struct ljs_ctx *c, uint64_t pt, uint64_t pc, int after)
 
 const char *ljs_ffname(const struct ljs_ctx *c, unsigned int ffid)
 {
-	if (ffid < 2 || !c->fftab || ffid - 2 >= fftabs[c->fftab].n)
-		return NULL;
-	return fftabs[c->fftab].names[ffid - 2];
+	return ffid < 2 ? NULL : luw_ffnames_get(&c->ff, ffid);
 }
 
 static void lineno(char *b, size_t n, int32_t l)

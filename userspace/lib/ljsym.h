@@ -2,7 +2,7 @@
  * ljsym: names for the frames of luaunwind_ljwalk.h, read from the live
  * process with process_vm_readv: a GCproto's chunk name, first line and
  * the line of a bytecode position (from the proto's lineinfo), fast
- * function names by ffid for each known target.  Results are cached per
+ * function names by ffid from the target's own set (ffnames.h).  Results are cached per
  * proto address, so they must be taken while the process is alive and its
  * protos are not collected.
  */
@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "ffnames.h"
 #include "luaunwind_layout.h"
 #include "luaunwind_ljwalk.h"
 
@@ -27,7 +28,9 @@ struct ljs_proto {
 
 struct ljs_ctx;
 
-struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly, int fftab);
+/* ff: the target's fast-function names (copied), NULL for none. */
+struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly,
+			const struct luw_ffnames *ff);
 void ljs_free(struct ljs_ctx *c);
 
 /* 0 and *out filled, or -1 when the proto cannot be read or is not one. */

@@ -190,7 +190,7 @@ static struct proc *add(struct luw_symz *z, pid_t pid, int *status, char *err,
 	} else {
 		p->t = calloc(1, sizeof(*p->t));
 		if (p->t && ljl_attach(pid, p->t, err, errlen) == 0 &&
-		    (p->ljs = ljs_new(pid, &p->t->layout, p->t->fftab))) {
+		    (p->ljs = ljs_new(pid, &p->t->layout, &p->t->ff))) {
 			p->lj = 1;
 		} else {
 			*status = 1;

@@ -11,6 +11,11 @@
  * --want STATE keeps only samples in that state (LFUNC, FFUNC, TRACE, ...).
  * --any also takes samples in C code called by the VM; without the host
  * unwinder's VM frame the walk then starts from G->cur_L and L->base.
+ * --ffnames prints the fast-function names ("ff ID NAME"); with
+ * --ff-from-tables they are read from the live library tables even when
+ * DWARF or the build-id gave them (to compare the two).  --layout prints
+ * the layout descriptor, field by field; --recovered what the machine code
+ * gave (ljrecover.h) and exits.
  */
 #include <errno.h>
 #include <signal.h>
@@ -39,7 +44,8 @@ static const char *const status_names[LUW_LJW__MAX] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
-		   "[--want STATE] [--any] [--tries N] PID\n");
+		   "[--want STATE] [--any] [--tries N] [--ffnames] "
+		   "[--ff-from-tables] [--layout] [--recovered] PID\n");
 }
 
 /* Is ip inside the machine code of the trace the walk reported? */
@@ -101,6 +107,106 @@ static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
 	}
 }
 
+/* --layout: every field, for comparing builds. */
+static void print_layout(const struct luw_lj_layout *ly)
+{
+	unsigned int i;
+
+	printf("layout.flags = 0x%x\n", ly->flags);
+	printf("layout.reg_base = %lld\n", (long long)ly->reg_base);
+	printf("layout.reg_pc = %lld\n", (long long)ly->reg_pc);
+	printf("layout.reg_dispatch = %lld\n", (long long)ly->reg_dispatch);
+	printf("layout.reg_kbase = %lld\n", (long long)ly->reg_kbase);
+	printf("layout.cframe_size = %lld\n", (long long)ly->cframe_size);
+	printf("layout.cframe_size_jit = %lld\n", (long long)ly->cframe_size_jit);
+	printf("layout.cframe_ofs_l = %lld\n", (long long)ly->cframe_ofs_l);
+	printf("layout.cframe_ofs_prev = %lld\n", (long long)ly->cframe_ofs_prev);
+	printf("layout.cframe_ofs_pc = %lld\n", (long long)ly->cframe_ofs_pc);
+	printf("layout.cframe_l_size = %lld\n", (long long)ly->cframe_l_size);
+	printf("layout.cframe_rbp_cfa = %lld\n", (long long)ly->cframe_rbp_cfa);
+	printf("layout.gg_g2disp = %lld\n", (long long)ly->gg_g2disp);
+	printf("layout.gg_g2j = %lld\n", (long long)ly->gg_g2j);
+	printf("layout.gg_g2l = %lld\n", (long long)ly->gg_g2l);
+	printf("layout.gg_ndisp = %lld\n", (long long)ly->gg_ndisp);
+	printf("layout.g_vmstate = %lld\n", (long long)ly->g_vmstate);
+	printf("layout.g_cur_l = %lld\n", (long long)ly->g_cur_l);
+	printf("layout.g_jit_base = %lld\n", (long long)ly->g_jit_base);
+	printf("layout.g_mainthref = %lld\n", (long long)ly->g_mainthref);
+	printf("layout.g_tmpbuf_l = %lld\n", (long long)ly->g_tmpbuf_l);
+	printf("layout.g_strempty = %lld\n", (long long)ly->g_strempty);
+	printf("layout.j_trace = %lld\n", (long long)ly->j_trace);
+	printf("layout.j_sizetrace = %lld\n", (long long)ly->j_sizetrace);
+	printf("layout.l_glref = %lld\n", (long long)ly->l_glref);
+	printf("layout.l_status = %lld\n", (long long)ly->l_status);
+	printf("layout.l_base = %lld\n", (long long)ly->l_base);
+	printf("layout.l_top = %lld\n", (long long)ly->l_top);
+	printf("layout.l_maxstack = %lld\n", (long long)ly->l_maxstack);
+	printf("layout.l_stack = %lld\n", (long long)ly->l_stack);
+	printf("layout.l_cframe = %lld\n", (long long)ly->l_cframe);
+	printf("layout.l_stacksize = %lld\n", (long long)ly->l_stacksize);
+	printf("layout.gc_gct = %lld\n", (long long)ly->gc_gct);
+	printf("layout.fn_ffid = %lld\n", (long long)ly->fn_ffid);
+	printf("layout.fn_pc = %lld\n", (long long)ly->fn_pc);
+	printf("layout.fn_f = %lld\n", (long long)ly->fn_f);
+	printf("layout.pt_size = %lld\n", (long long)ly->pt_size);
+	printf("layout.pt_sizebc = %lld\n", (long long)ly->pt_sizebc);
+	printf("layout.pt_chunkname = %lld\n", (long long)ly->pt_chunkname);
+	printf("layout.pt_firstline = %lld\n", (long long)ly->pt_firstline);
+	printf("layout.pt_numline = %lld\n", (long long)ly->pt_numline);
+	printf("layout.pt_lineinfo = %lld\n", (long long)ly->pt_lineinfo);
+	printf("layout.str_len = %lld\n", (long long)ly->str_len);
+	printf("layout.str_size = %lld\n", (long long)ly->str_size);
+	printf("layout.tr_startpt = %lld\n", (long long)ly->tr_startpt);
+	printf("layout.tr_startpc = %lld\n", (long long)ly->tr_startpc);
+	printf("layout.tr_spadjust = %lld\n", (long long)ly->tr_spadjust);
+	printf("layout.tr_mcode = %lld\n", (long long)ly->tr_mcode);
+	printf("layout.tr_szmcode = %lld\n", (long long)ly->tr_szmcode);
+	printf("layout.tr_traceno = %lld\n", (long long)ly->tr_traceno);
+	printf("layout.stack_extra = %lld\n", (long long)ly->stack_extra);
+	printf("layout.gct_str = %lld\n", (long long)ly->gct_str);
+	printf("layout.gct_thread = %lld\n", (long long)ly->gct_thread);
+	printf("layout.gct_proto = %lld\n", (long long)ly->gct_proto);
+	printf("layout.gct_func = %lld\n", (long long)ly->gct_func);
+	printf("layout.gct_trace = %lld\n", (long long)ly->gct_trace);
+	printf("layout.n_vmst = %lld\n", (long long)ly->n_vmst);
+	for (i = 0; i < ly->n_vmst && i < LUW_LJ_MAX_RAW_VMST; i++)
+		printf("layout.vmst_map[%u] = %u\n", i, ly->vmst_map[i]);
+}
+
+/* --recovered: the fields ljrecover read from the machine code. */
+static void print_recovered(const struct ljl_target *t)
+{
+	const struct ljr_result *r = &t->rec;
+	const struct { const char *n; int v; } f[] = {
+		{ "l_glref", r->l_glref }, { "g_mainthref", r->g_mainthref },
+		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
+		{ "l_status", r->l_status }, { "l_cframe", r->l_cframe },
+		{ "l_top", r->l_top }, { "l_base", r->l_base },
+	};
+	size_t i;
+	int k;
+
+	if (t->why_rec[0]) {
+		printf("recovered: none: %s\n", t->why_rec);
+		return;
+	}
+	printf("recovered: ref_size %d\n", r->ref_size);
+	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		if (f[i].v != LJR_NONE)
+			printf("rec.%s = %d\n", f[i].n, f[i].v);
+	if (r->have_vmstate)
+		printf("rec.disp.vmstate = %d\n", r->vmstate_disp);
+	if (r->have_jtrace)
+		printf("rec.disp.jtrace = %d\n", r->jtrace_disp);
+	if (r->have_jitbase)
+		printf("rec.disp.jitbase = %d\n", r->jitbase_disp);
+	if (r->have_tmpbufl)
+		printf("rec.disp.tmpbufl = %d\n", r->tmpbufl_disp);
+	for (k = 0; k < r->ndisp; k++)
+		printf("rec.disp.arg1 = %d (%u calls)\n", r->disp[k],
+		       r->disp_count[k]);
+}
+
 static int want_state(const char *w, int st)
 {
 	return !w || !strcmp(w, vmst_names[st]);
@@ -109,6 +215,7 @@ static int want_state(const char *w, int st)
 int main(int argc, char **argv)
 {
 	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0, any = 0;
+	int ffdump = 0, fftables = 0, lydump = 0, recdump = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
 	struct ljl_target *t;
@@ -129,6 +236,14 @@ int main(int argc, char **argv)
 			want = argv[++i];
 		else if (!strcmp(argv[i], "--any"))
 			any = 1;
+		else if (!strcmp(argv[i], "--layout"))
+			lydump = 1;
+		else if (!strcmp(argv[i], "--recovered"))
+			recdump = 1;
+		else if (!strcmp(argv[i], "--ffnames"))
+			ffdump = 1;
+		else if (!strcmp(argv[i], "--ff-from-tables"))
+			fftables = 1;
 		else if (!strcmp(argv[i], "-v"))
 			verbose = 1;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -150,6 +265,17 @@ int main(int argc, char **argv)
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return 1;
+	if (recdump) {
+		/* What the machine code says, whatever the layout's source. */
+		if (ljl_open(pid, t, err, sizeof(err))) {
+			fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
+			free(t);
+			return 2;
+		}
+		print_recovered(t);
+		free(t);
+		return 0;
+	}
 	if (ljl_attach(pid, t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
 		free(t);
@@ -160,16 +286,32 @@ int main(int argc, char **argv)
 	printf("layout: %s (%s, %s)\n", t->layout_name,
 	       t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
 	       t->src == LJL_SRC_DWARF ? "dwarf" :
-	       t->src == LJL_SRC_KNOWN ? "known build-id" : "validated guess");
+	       t->src == LJL_SRC_KNOWN ? "known build-id" :
+	       t->src == LJL_SRC_CODE ? "machine code + live process" :
+	       "validated guess");
+	if (fftables && ljl_ff_from_tables(t, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ljprobe: names from tables: %s\n",
+			err);
+		free(t);
+		return 2;
+	}
+	printf("ffnames: %u from %s\n", t->ff.count,
+	       t->ff.src[0] ? t->ff.src : "nowhere");
 	printf("vm: 0x%llx-0x%llx interp-end 0x%llx cframe %u\n",
 	       (unsigned long long)t->vm_start, (unsigned long long)t->vm_end,
 	       (unsigned long long)t->interp_end, t->fde_cfa);
 	for (i = 0; i < t->nstates; i++)
 		printf("state: G=0x%llx\n", (unsigned long long)t->states[i]);
+	if (lydump)
+		print_layout(&t->layout);
+	for (i = 0; ffdump && i < LUW_FF_MAX; i++)
+		if (luw_ffnames_get(&t->ff, (unsigned int)i))
+			printf("ff %d %s\n", i,
+			       luw_ffnames_get(&t->ff, (unsigned int)i));
 	fflush(stdout);
 	if (t->nstates == 1)
 		g_hint = t->states[0];
-	sym = ljs_new(pid, &t->layout, t->fftab);
+	sym = ljs_new(pid, &t->layout, &t->ff);
 	if (!sym) {
 		free(t);
 		return 1;

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The LuaJIT build matrix: LuaJIT sources from several Debian suites, each
+# built with its own default flags and with one build define at a time,
+# every build kept with DWARF (-g) and as a stripped copy.
+#
+#   scripts/ljmatrix.sh list              the cells: SOURCE-VARIANT per line
+#   scripts/ljmatrix.sh build [CELL...]   fetch and build (default: all)
+#   scripts/ljmatrix.sh path CELL         the cell's directory
+#
+# Builds are cached OUTSIDE the checkout, in
+#   ${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/SOURCE-VARIANT/
+# (luajit with DWARF, luajit.stripped, build.log, a stamp), so fresh clones
+# and CI runs on the same machine reuse them: a cell is built once.
+# Sources come from the Debian archive via scripts/debsuite.sh (the
+# upstream tarball of the suite's package, without Debian's patches: the
+# LuaJIT of that release as its authors ship it).  Builds run under
+# nice -n 10 with -j2; a failed build is recorded (build.failed) with its
+# log and not retried unless LUW_LJMATRIX_REBUILD=1.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix
+
+# SOURCE SUITE PACKAGE: the releases tried, oldest first.
+sources=(
+	"bullseye-luajit bullseye luajit"
+	"bookworm-luajit bookworm luajit"
+	"bookworm-luajit2 bookworm luajit2"
+	"trixie-luajit trixie luajit"
+	"sid-luajit sid luajit"
+)
+# VARIANT XCFLAGS
+variants=(
+	"default "
+	"nogc64 -DLUAJIT_DISABLE_GC64"
+	"lua52 -DLUAJIT_ENABLE_LUA52COMPAT"
+	"nojit -DLUAJIT_DISABLE_JIT"
+	"assert -DLUA_USE_ASSERT"
+)
+
+cells() {
+	local s v
+	for s in "${sources[@]}"; do
+		for v in "${variants[@]}"; do
+			echo "${s%% *}-${v%% *}"
+		done
+	done
+}
+
+src_of() {	# CELL -> "SOURCE SUITE PACKAGE"
+	local s
+	for s in "${sources[@]}"; do
+		case "$1" in "${s%% *}"-*) echo "$s"; return 0 ;; esac
+	done
+	return 1
+}
+
+flags_of() {	# CELL -> XCFLAGS
+	local v
+	for v in "${variants[@]}"; do
+		case "$1" in *-"${v%% *}") echo "${v#* }"; return 0 ;; esac
+	done
+	return 1
+}
+
+# fetch SOURCE SUITE PACKAGE: the upstream tarball in $cache/src/SOURCE.
+fetch() {
+	local d=$cache/src/$1
+	ls "$d"/*.orig.tar.* >/dev/null 2>&1 && return 0
+	mkdir -p "$d"
+	# apt-get source also asks for Debian's own tarball, which a partial
+	# mirror may lack; the upstream tarball is all the build needs.
+	(cd "$d" && "$top/scripts/debsuite.sh" "$2" source --download-only "$3" >/dev/null 2>&1) || true
+	ls "$d"/*.orig.tar.* >/dev/null 2>&1 || { echo "ljmatrix: no source for $1 ($3 in $2)" >&2; return 1; }
+}
+
+build_cell() {
+	local cell=$1 s suite pkg flags d tree lk
+	read -r s suite pkg < <(src_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
+	flags=$(flags_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
+	d=$cache/$cell
+	if [ -e "$d/luajit.stripped" ]; then return 0; fi
+	# Two runs (a test and `make check-matrix`) may want the same cell.
+	exec {lk}>"$cache/.$cell.lock"
+	flock "$lk"
+	if [ -e "$d/luajit.stripped" ]; then exec {lk}>&-; return 0; fi
+	if [ -e "$d/build.failed" ] && [ "${LUW_LJMATRIX_REBUILD:-0}" != 1 ]; then return 0; fi
+	fetch "$s" "$suite" "$pkg" || return 1
+	rm -rf "$d"
+	mkdir -p "$d"
+	tree=$d/tree
+	mkdir -p "$tree"
+	# Some tarballs hold one top directory, Debian's dfsg ones do not.
+	tar -xf "$cache/src/$s"/*.orig.tar.* -C "$tree"
+	if [ ! -d "$tree/src" ]; then
+		local sub
+		sub=$(find "$tree" -mindepth 2 -maxdepth 2 -name src -type d | head -1)
+		[ -n "$sub" ] && tree=${sub%/src}
+	fi
+	echo "ljmatrix: building $cell (XCFLAGS='$flags')" >&2
+	if nice -n 10 make -C "$tree/src" -j2 CCDEBUG=-g XCFLAGS="$flags" \
+		Q= >"$d/build.log" 2>&1; then
+		cp "$tree/src/luajit" "$d/luajit"
+		strip -o "$d/luajit.stripped" "$d/luajit"
+		# jit.* modules (-jv, -jdump) for the cell's own version.
+		mkdir -p "$d/share"
+		cp -r "$tree/src/jit" "$d/share/" 2>/dev/null || true
+		echo "$flags" >"$d/xcflags"
+		rm -rf "$d/tree"
+	else
+		echo "ljmatrix: $cell failed to build, see $d/build.log" >&2
+		touch "$d/build.failed"
+		rm -rf "$d/tree"
+	fi
+	exec {lk}>&-
+}
+
+case "${1:-}" in
+list) cells ;;
+path) echo "$cache/$2" ;;
+build)
+	shift
+	[ $# -gt 0 ] || set -- $(cells)
+	mkdir -p "$cache"
+	for c in "$@"; do build_cell "$c"; done
+	;;
+*) sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+esac
