@@ -54,7 +54,23 @@ int luw_ring_check_param(void)
 	return 0;
 }
 
-/* At the session's first attach; luw_lock held. */
+static void luw_rings_destroy(struct luw_ring __percpu *rings)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct luw_ring *r = per_cpu_ptr(rings, cpu);
+
+		irq_work_sync(&r->wake);
+		vfree(r->data);
+	}
+	free_percpu(rings);
+}
+
+/*
+ * At the session's first attach; luw_lock held.  A reader of the session
+ * may be waiting already: it sees the rings only once they are whole.
+ */
 int luw_ring_alloc(struct luw_session *s)
 {
 	struct luw_ring __percpu *rings;
@@ -73,29 +89,21 @@ int luw_ring_alloc(struct luw_session *s)
 		r->data = __vmalloc(luw_ring_bytes,
 				    GFP_KERNEL_ACCOUNT | __GFP_ZERO);
 		if (!r->data) {
-			s->rings = rings;
-			luw_ring_free(s);
+			luw_rings_destroy(rings);
 			return -ENOMEM;
 		}
 	}
-	s->rings = rings;
+	/* Pairs with the acquire in luw_ring_any(). */
+	smp_store_release(&s->rings, rings);
 	return 0;
 }
 
-/* No handler can write any more (the targets are gone); luw_lock held. */
+/* No handler can write any more (the targets are gone), no file reads. */
 void luw_ring_free(struct luw_session *s)
 {
-	int cpu;
-
 	if (!s->rings)
 		return;
-	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(s->rings, cpu);
-
-		irq_work_sync(&r->wake);
-		vfree(r->data);
-	}
-	free_percpu(s->rings);
+	luw_rings_destroy(s->rings);
 	s->rings = NULL;
 }
 
@@ -160,12 +168,13 @@ out:
 
 static bool luw_ring_any(struct luw_session *s)
 {
+	struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
 	int cpu;
 
-	if (!s->rings)
+	if (!rings)
 		return false;
 	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(s->rings, cpu);
+		struct luw_ring *r = per_cpu_ptr(rings, cpu);
 
 		/* Pairs with the release of head in luw_ring_write(). */
 		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
@@ -246,14 +255,16 @@ ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
 	if (!len)
 		return 0;
 	for (;;) {
+		struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
+
 		if (mutex_lock_interruptible(&s->read_lock))
 			return -ERESTARTSYS;
-		for (i = 0; s->rings && i < ncpu; i++) {
+		for (i = 0; rings && i < ncpu; i++) {
 			unsigned int cpu = (s->read_next_cpu + i) % ncpu;
 
 			if (!cpu_possible(cpu))
 				continue;
-			n = luw_ring_drain(per_cpu_ptr(s->rings, cpu),
+			n = luw_ring_drain(per_cpu_ptr(rings, cpu),
 					   buf + done, len - done);
 			if (n < 0) {
 				if (done)

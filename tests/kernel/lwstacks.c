@@ -244,6 +244,12 @@ static int cmd_badattach(pid_t pid, const char *field, int delta)
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
 		return 1;
 	}
+	/* In the kept session, as luaunwind-ctl attach: it outlives us. */
+	r = luwdev_join(fd, -1, LUW_JOIN_CREATE);
+	if (r) {
+		fprintf(stderr, "lwstacks: join: %s\n", strerror(-r));
+		return 1;
+	}
 	luw_att_fill(a, &req);
 	r = luwdev_attach(fd, &req);
 	if (r) {
