@@ -21,6 +21,8 @@
 #include <linux/rcupdate.h>
 #include <linux/types.h>
 
+#include "compat.h"
+
 #include <luaunwind.h>
 #include <luaunwind_layout.h>
 #include <luaunwind_unwind.h>
