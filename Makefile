@@ -21,8 +21,10 @@ KVER      ?= $(shell scripts/kver.sh 2>/dev/null)
 KDIR      ?= $(shell scripts/kver.sh --kdir $(KVER) 2>/dev/null)
 
 # Kernel lanes (scripts/kver.sh names): the whole suite on KTEST_FULL, the
-# representative subset of tests/kernel/run.sh on KTEST_SUBSET.
-KTEST_FULL   ?= 6.1 6.12 debug
+# representative subset of tests/kernel/run.sh on KTEST_SUBSET.  The debug
+# kernel is not in make check yet: its first build has not completed on
+# this machine (README, Kernels); KTEST_FULL="6.1 6.12 debug" adds it.
+KTEST_FULL   ?= 6.1 6.12
 KTEST_SUBSET ?= 5.10 sid
 KTEST_ALL    ?= 5.10 6.1 6.12 sid debug
 
