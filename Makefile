@@ -28,8 +28,16 @@ KTEST_FULL   ?= 6.1 6.12
 KTEST_SUBSET ?= 5.10 sid
 KTEST_ALL    ?= 5.10 6.1 6.12 sid debug
 
+# make install PREFIX=... DESTDIR=...: the programs and their man pages.
+# make deb: build/deb/luaunwind_*.deb (programs) and luaunwind-dkms_*.deb
+# (module source + dkms.conf), VERSION from git.
+PREFIX    ?= /usr/local
+VERSION   ?= 0.1.0+g$(shell git rev-parse --short HEAD 2>/dev/null || echo 0)
+PROGRAMS  := luaunwind-ctl luaunwind-report luaunwind-flamegraph
+
 .PHONY: all deps userspace userspace-san kmod check check-userspace \
-	check-kernel check-kernels check-fuzz bench demo clean
+	check-kernel check-kernels check-fuzz check-pkg bench demo clean \
+	install uninstall deb
 
 all: userspace kmod
 
@@ -62,6 +70,25 @@ kmod:
 		cp $(BUILD)/kmod/$(KVER)/luaunwind.ko kmod/luaunwind.ko && \
 		echo "kmod: kmod/luaunwind.ko built for $(KVER)"; \
 	else echo "kmod: no kernel build tree ($(if $(KVER),$(KVER),no KVER): /lib/modules/<release>/build), module not built (KVER=/KDIR= to choose; Debian: scripts/deps.sh kernel)"; fi
+
+install: userspace
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	for p in $(PROGRAMS); do \
+		install -m 755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/bin/$$p && \
+		install -m 644 userspace/doc/man/$$p.1 $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1 || exit 1; \
+	done
+
+uninstall:
+	for p in $(PROGRAMS); do \
+		rm -f $(DESTDIR)$(PREFIX)/bin/$$p $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1; \
+	done
+
+deb: userspace
+	scripts/pkg/mkdeb.sh $(VERSION) $(BUILD)/bin $(BUILD)/deb
+
+# The packages under DKMS (5.10, sid headers) and installed in a 6.1 guest.
+check-pkg: deps deb
+	tests/pkg/run.sh $(VERSION) $(BUILD)/deb
 
 check-userspace: userspace userspace-san
 	cd $(BUILD)/userspace && ctest --output-on-failure -j $(JOBS)

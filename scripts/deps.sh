@@ -13,7 +13,7 @@ test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
 kernel=(qemu-system-x86 busybox-static cpio xz-utils kmod sparse util-linux
         linux-image-amd64 linux-headers-amd64
         linux-image-6.12-amd64 linux-headers-6.12-amd64
-        dpkg-dev zstd)
+        dpkg-dev zstd dkms)
 # scripts/debug-kernel.sh: building Debian's 6.1 source.
 debugk=(flex bison bc libelf-dev libssl-dev dpkg-dev)
 bench=(time)
