@@ -1,35 +1,89 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * What differs between the kernels luaunwind.ko builds for.  An out-of-tree
- * module built for several kernel versions needs version checks; they live
- * here alone (kmod/Makefile lets checkpatch's LINUX_VERSION_CODE rule pass
- * for this file only).
+ * Kernel version guards: luaunwind.ko builds against 5.10 to the newest
+ * (tested: Debian's 5.10, 6.1, 6.12 and sid's 7.2).  Every difference the
+ * module meets is absorbed here, so the other files use one spelling.
+ *
+ * Checked in each tree's headers and Module.symvers (5.10.223, 6.1, 6.12,
+ * 7.2), the same everywhere and so needing no guard: mmgrab()/mmdrop()
+ * (inline; __mmdrop exported), exec_update_lock (a rw_semaphore in
+ * signal_struct; Debian's 5.10.y has the 5.11 conversion backported),
+ * copy_from_user_nmi(), copy_from_user_nofault(), ns_capable_noaudit(),
+ * filp_open(), kernel_read(), rcu_barrier(), down_read_killable(),
+ * perf_event_create_kernel_counter(attr, cpu, task, handler, context),
+ * perfmon_capable() (inline, 5.8+).  ptrace_may_access() is exported by
+ * none of them.
+ *
+ * Dumpability moved: up to 7.1 it is two bits of mm->flags read with
+ * get_dumpable(mm), and mm->user_ns is the namespace ptrace checks
+ * CAP_SYS_PTRACE in; from 7.2 both live in task->exec_state (RCU), whose
+ * accessors are not exported, and mm->user_ns is gone.
  */
 #ifndef LUW_COMPAT_H
 #define LUW_COMPAT_H
 
-#include <linux/sched/signal.h>
+#include <linux/capability.h>
+#include <linux/mm_types.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/sched/coredump.h>
+#include <linux/slab.h>
 #include <linux/version.h>
 
+struct mm_struct;
+
 /*
- * The lock exec takes while it replaces a process's program: a mutex
- * from 5.7, a rw_semaphore from 5.11 on.
+ * The move replaced coredump.h's SUID_DUMP_* with enum task_dumpable; the
+ * macro's absence is the test (sparse 0.6.4 has no __has_include).
  */
-static inline int luw_exec_lock_killable(struct task_struct *task)
+#ifndef SUID_DUMP_USER
+#include <linux/sched/exec_state.h>
+#define LUW_HAVE_EXEC_STATE 1
+#define SUID_DUMP_DISABLE	TASK_DUMPABLE_OFF
+#define SUID_DUMP_USER		TASK_DUMPABLE_OWNER
+#define SUID_DUMP_ROOT		TASK_DUMPABLE_ROOT
+#endif
+
+/*
+ * SUID_DUMP_* of a process: task is any of its threads, mm its mm (held by
+ * the caller).  Call under exec_update_lock for a stable answer.
+ */
+static inline int luw_dumpable(struct task_struct *task, struct mm_struct *mm)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 11, 0)
-	return down_read_killable(&task->signal->exec_update_lock);
+#ifdef LUW_HAVE_EXEC_STATE
+	struct task_exec_state *es;
+	int d = SUID_DUMP_DISABLE;
+
+	rcu_read_lock();
+	es = rcu_dereference(task->exec_state);
+	if (es)
+		d = es->dumpable;
+	rcu_read_unlock();
+	return d;
 #else
-	return mutex_lock_killable(&task->signal->exec_update_mutex);
+	return get_dumpable(mm);
 #endif
 }
 
-static inline void luw_exec_unlock(struct task_struct *task)
+/*
+ * CAP_SYS_PTRACE in the namespace ptrace checks for this process (the
+ * user namespace its image was exec'ed in), without an audit record.
+ */
+static inline bool luw_ptrace_capable_noaudit(struct task_struct *task,
+					      struct mm_struct *mm)
 {
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(5, 11, 0)
-	up_read(&task->signal->exec_update_lock);
+#ifdef LUW_HAVE_EXEC_STATE
+	struct task_exec_state *es;
+	bool ok = false;
+
+	rcu_read_lock();
+	es = rcu_dereference(task->exec_state);
+	if (es)
+		ok = ns_capable_noaudit(es->user_ns, CAP_SYS_PTRACE);
+	rcu_read_unlock();
+	return ok;
 #else
-	mutex_unlock(&task->signal->exec_update_mutex);
+	return ns_capable_noaudit(mm->user_ns, CAP_SYS_PTRACE);
 #endif
 }
 

@@ -168,6 +168,7 @@ out:
 
 static bool luw_ring_any(struct luw_session *s)
 {
+	/* Pairs with the release in luw_ring_alloc(). */
 	struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
 	int cpu;
 
@@ -255,6 +256,7 @@ ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
 	if (!len)
 		return 0;
 	for (;;) {
+		/* Pairs with the release in luw_ring_alloc(). */
 		struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
 
 		if (mutex_lock_interruptible(&s->read_lock))

@@ -235,8 +235,8 @@ static bool luw_may_sample(struct task_struct *task, struct mm_struct *mm)
 	      gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid)) ||
 	     ns_capable_noaudit(tc->user_ns, CAP_SYS_PTRACE);
 	rcu_read_unlock();
-	if (ok && get_dumpable(mm) != SUID_DUMP_USER)
-		ok = ns_capable_noaudit(mm->user_ns, CAP_SYS_PTRACE);
+	if (ok && luw_dumpable(task, mm) != SUID_DUMP_USER)
+		ok = luw_ptrace_capable_noaudit(task, mm);
 	return ok;
 }
 
@@ -273,7 +273,7 @@ static int luw_grab_program(struct task_struct *task, struct luw_proc *t)
 	struct mm_struct *mm;
 	int err;
 
-	err = luw_exec_lock_killable(task);
+	err = down_read_killable(&task->signal->exec_update_lock);
 	if (err)
 		return err;
 	mm = luw_group_mm(task);
@@ -287,7 +287,7 @@ static int luw_grab_program(struct task_struct *task, struct luw_proc *t)
 	}
 	if (mm)
 		mmput(mm);
-	luw_exec_unlock(task);
+	up_read(&task->signal->exec_update_lock);
 	return err;
 }
 

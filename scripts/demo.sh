@@ -98,7 +98,7 @@ if [ $local_run = 1 ]; then
 	luw=out/profile.luw
 	"$0" record "$top/build/kmod/$rel/luaunwind.ko" "$top/out" "$lib"
 else
-	rel=$(scripts/kver.sh) || die "no Debian kernel installed (scripts/deps.sh kernel)"
+	rel=$(scripts/kver.sh 6.1) || die "no Debian 6.1 kernel installed (scripts/deps.sh kernel)"
 	say "building luaunwind.ko for $rel"
 	mkdir -p build/kmod
 	make -s -C kmod KVER="$rel" >"build/kmod/$rel.log" 2>&1 ||

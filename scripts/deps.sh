@@ -2,8 +2,8 @@
 # Install, with apt-get, every Debian package the build and the tests need
 # that is not installed yet.  Idempotent and quiet when nothing is missing.
 #
-# usage: scripts/deps.sh [GROUP...]   groups: build test kernel bench all
-#        (default: all)
+# usage: scripts/deps.sh [GROUP...]   groups: build test kernel debug bench all
+#        (default: all; debug: what the debug kernel's build needs)
 set -euo pipefail
 
 build=(build-essential cmake pkg-config clang libclang-rt-14-dev libcapstone-dev
@@ -15,7 +15,10 @@ test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
 
 kernel=(qemu-system-x86 busybox-static cpio xz-utils kmod sparse util-linux
         linux-image-amd64 linux-headers-amd64
-        linux-image-6.12-amd64 linux-headers-6.12-amd64)
+        linux-image-6.12-amd64 linux-headers-6.12-amd64
+        dpkg-dev zstd dkms)
+# scripts/debug-kernel.sh: building Debian's 6.1 source.
+debugk=(flex bison bc libelf-dev libssl-dev dpkg-dev)
 bench=(time)
 
 groups=("$@")
@@ -26,8 +29,9 @@ for g in "${groups[@]}"; do
 	build)  want+=("${build[@]}") ;;
 	test)   want+=("${test[@]}") ;;
 	kernel) want+=("${kernel[@]}") ;;
+	debug)  want+=("${debugk[@]}") ;;
 	bench)  want+=("${bench[@]}") ;;
-	all)    want+=("${build[@]}" "${test[@]}" "${kernel[@]}" "${bench[@]}") ;;
+	all)    want+=("${build[@]}" "${test[@]}" "${kernel[@]}" "${debugk[@]}" "${bench[@]}") ;;
 	*) echo "deps.sh: unknown group '$g'" >&2; exit 1 ;;
 	esac
 done

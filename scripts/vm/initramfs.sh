@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Build the guest's base initramfs for one kernel release:
-#   scripts/vm/initramfs.sh RELEASE OUTPUT.cpio.gz
+#   scripts/vm/initramfs.sh RELEASE OUTPUT.cpio.gz [MODULE_DIR]
+# MODULE_DIR defaults to /lib/modules/RELEASE; kernels unpacked or built
+# into the cache have theirs there (scripts/kver.sh --root).
 # It holds busybox-static, scripts/vm/init, and the modules needed to mount
 # the host's root over virtio-9p, decompressed (busybox insmod does not read
 # .ko.xz) and listed in load order.  Which of them are modules differs by
 # release (6.12 has virtio built in), so they are resolved from modules.dep.
 set -euo pipefail
-rel=$1 out=$2
+rel=$1 out=$2 mdir=${3:-/lib/modules/$1}
 here=$(cd "$(dirname "$0")" && pwd)
-mdir=/lib/modules/$rel
 [ -f "$mdir/modules.dep" ] || { echo "initramfs: $mdir/modules.dep missing (install linux-image-$rel)" >&2; exit 1; }
 # busybox-static's binary: the initramfs has no libc.
 bb=/bin/busybox

@@ -26,7 +26,7 @@ cd "$top"
 if [ "${1:-}" != --guest ]; then
 	set -e
 	kver=6.1
-	rel=$(scripts/kver.sh) || { echo "kernel.sh: no 6.1 kernel installed (scripts/deps.sh kernel)" >&2; exit 1; }
+	rel=$(scripts/kver.sh 6.1) || { echo "kernel.sh: no 6.1 kernel installed (scripts/deps.sh kernel)" >&2; exit 1; }
 	make -s -C tests/kernel >/dev/null
 	load0=$(cut -d' ' -f1-3 /proc/loadavg)
 	when=$(date -u '+%Y-%m-%d %H:%M UTC')
