@@ -81,3 +81,37 @@ stop_nginx() {
 	wait "$master" 2>/dev/null
 	true
 }
+
+# start_svc NAME READY CMD...: runs CMD in the background (output in
+# $W/NAME.out), waits (30 s at most) for the line READY, sets $pid.
+start_svc() {
+	local name=$1 ready=$2 out=$W/$1.out
+	shift 2
+	"$@" >"$out" 2>&1 &
+	pid=$!
+	kids="$kids $pid"
+	for i in $(seq 300); do grep -q "$ready" "$out" && break; sleep 0.1; done
+	grep -q "$ready" "$out" || { cat "$out" >&2; fail "$name did not start"; }
+}
+
+# one_universe WHAT CHUNKRE: with $f reported --by-tid, fails when a
+# thread's samples show Lua frames of chunks CHUNKRE (one per thread, the
+# thread's number in its name) of two threads, or one chunk shows up
+# under two threads: each LuaJIT state's chunks must stay in its thread.
+one_universe() {
+	awk -v re="$2" '{
+		split($0, fr, ";"); tid = fr[1]
+		for (i = 2; i in fr; i++) {
+			s = fr[i]
+			if (match(s, re)) {
+				c = substr(s, RSTART, RLENGTH)
+				if (!((tid, c) in seen)) {
+					seen[tid, c] = 1; nt[tid]++; nc[c]++
+					if (nt[tid] > 1) { print "thread " tid " runs two chunks, the second " c; bad = 1 }
+					if (nc[c] > 1) { print "chunk " c " under two threads, the second " tid; bad = 1 }
+				}
+			}
+		}
+	} END { exit bad }' "$f" >"$W/universe.err" ||
+		{ head -5 "$W/universe.err" >&2; fail "$1: Lua frames of another thread's state"; }
+}
