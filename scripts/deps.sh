@@ -9,9 +9,10 @@ set -euo pipefail
 build=(build-essential cmake pkg-config clang libclang-rt-14-dev libcapstone-dev
        libelf-dev libdw-dev zlib1g-dev)
 test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
-      libc6-dbg binutils nginx sysbench wrk)
+      libc6-dbg binutils nginx sysbench wrk curl iproute2)
 # Not libnginx-mod-http-lua: it needs libluajit2-5.1-2, which conflicts with
-# (and apt would remove) luajit and libluajit-5.1-dev; fetch it privately.
+# (and apt would remove) luajit and libluajit-5.1-dev; it is fetched and
+# unpacked privately (scripts/nginx-lua-fetch.sh), NDK module included.
 
 kernel=(qemu-system-x86 busybox-static cpio xz-utils kmod sparse util-linux
         linux-image-amd64 linux-headers-amd64

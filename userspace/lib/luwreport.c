@@ -149,6 +149,7 @@ struct ctx {
 	struct db *d;
 	uint32_t pid;
 	uint64_t vm_start, vm_end;
+	char comm[64];		/* of pid, "" unknown */
 	struct luw_sb b;
 };
 
@@ -362,13 +363,24 @@ static void set_proc(struct ctx *x, uint32_t pid)
 
 	x->pid = pid;
 	x->vm_start = x->vm_end = 0;
+	x->comm[0] = 0;
 	if (cur_of(x->d, &x->d->proc, pid, 0, &c) == 0) {
+		const char *comm;
+		size_t n;
+
 		luwf_get_u32(&c);
 		luwf_get_u32(&c);
 		x->vm_start = luwf_get_u64(&c);
 		x->vm_end = luwf_get_u64(&c);
-		if (c.bad)
+		luwf_get_u64(&c);
+		luwf_get_u32(&c);
+		comm = luwf_get_str(&c, &n);
+		if (c.bad) {
 			x->vm_start = x->vm_end = 0;
+		} else if (comm && n < sizeof(x->comm)) {
+			memcpy(x->comm, comm, n);
+			x->comm[n] = 0;
+		}
 	}
 }
 
@@ -395,7 +407,7 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 		      struct luw_lrep_result *res)
 {
 	struct luw_mframe mf[LUW_MERGE_MAX];
-	int32_t ids[LUW_MERGE_MAX];
+	int32_t ids[LUW_MERGE_MAX + 1], *fr = ids;
 	int n;
 
 	if (r->sample->pid != x->pid)
@@ -405,6 +417,20 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 	if (n < 0) {
 		res->bad++;
 		return 0;
+	}
+	if (o->by_pid) {
+		luw_sb_reset(&x->b);
+		luw_sb_puts(&x->b, x->comm[0] ? x->comm : "?");
+		luw_sb_putc(&x->b, '-');
+		luw_sb_putu(&x->b, r->sample->pid);
+		if (o->by_pid > 1) {
+			luw_sb_putc(&x->b, '/');
+			luw_sb_putu(&x->b, r->sample->tid);
+		}
+		if (luw_sb_failed(&x->b) ||
+		    (ids[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
+			return -1;
+		fr = ids + 1;
 	}
 	for (int i = 0; i < n; i++) {
 		luw_sb_reset(&x->b);
@@ -417,8 +443,8 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 			luw_sb_puts(&x->b, "[unplaced lua]");
 		if (luw_sb_failed(&x->b))
 			return -1;
-		ids[i] = luw_stacks_intern(st, x->b.p, x->b.len);
-		if (ids[i] < 0)
+		fr[i] = luw_stacks_intern(st, x->b.p, x->b.len);
+		if (fr[i] < 0)
 			return -1;
 	}
 	if (n == 0) {
@@ -427,11 +453,12 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 		luw_sb_puts(&x->b, luwdev_vmstate_name(r->sample->vmstate));
 		luw_sb_putc(&x->b, ']');
 		if (luw_sb_failed(&x->b) ||
-		    (ids[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
+		    (fr[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
 			return -1;
 		n = 1;
 	}
-	return luw_stacks_add(st, ids, (size_t)n, 1) ? -1 : 0;
+	return luw_stacks_add(st, ids, (size_t)n + (size_t)(fr - ids), 1) ?
+		-1 : 0;
 }
 
 int luw_lrep_run(const struct luwf_file *f, const struct luw_lrep_opts *o,

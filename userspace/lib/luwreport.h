@@ -11,6 +11,9 @@
  *   fast func  its name ("string.rep"), "[ffid N]" unknown
  *   C func     the symbol of its lua_CFunction, "[C 0xGCFUNC]" unknown
  *   trace      "TRACE_n @chunk:line" where it starts, "TRACE_n" unknown
+ * With by_pid each stack starts with a frame "comm-PID" of its process
+ * (a recording of several processes, as perf script names tasks), or
+ * "comm-PID/TID" of its thread.
  * A sample left with no frame (every host frame was VM code, no Lua
  * frame) counts as "[VMSTATE]", e.g. "[INTERP]".  ';' in a name becomes
  * ':' and control characters '?', so frames survive the folded format.
@@ -27,6 +30,8 @@
 
 struct luw_lrep_opts {
 	int keep_vm;		/* --vm-frames */
+	int by_pid;		/* 1 (--by-pid): each stack rooted at "comm-PID";
+				 * 2 (--by-tid): at "comm-PID/TID" */
 };
 
 struct luw_lrep_result {

@@ -16,6 +16,7 @@
 #include "demangle.h"
 #include "elfsym.h"
 #include "kvmap.h"
+#include "ljglobal.h"
 #include "ljlayout.h"
 #include "ljname.h"
 #include "ljsym.h"
@@ -39,6 +40,10 @@ struct proc {
 	struct known *known;
 	size_t nknown, capknown;
 	int rescans;		/* ljl_find_states runs for traces */
+	/* Offsets for names held by globals (ljglobal.h): 0 not worked out
+	 * yet, 1 in go, -1 refused. */
+	int go_state;
+	struct ljg_offs go;
 	struct proc *next;
 };
 
@@ -47,6 +52,7 @@ struct known {
 	int32_t first, numline;
 	char *chunk;
 	int done;		/* its parent was found */
+	int gsearched;		/* looked for in the globals (ljglobal.h) */
 };
 
 struct luw_symz {
@@ -417,6 +423,7 @@ static void name_def(struct luw_symz *z, struct proc *p,
 	k->first = lp->firstline;
 	k->numline = lp->numline;
 	k->done = 0;
+	k->gsearched = 0;
 	k->chunk = strdup(lp->chunk);
 	if (!k->chunk)
 		return;
@@ -651,6 +658,65 @@ static void name_sample(struct luw_symz *z, struct proc *p,
 	}
 }
 
+/*
+ * The protos of the last batch of samples still without a definition
+ * (their parent was never sampled: a finished main chunk) are named by
+ * the global or module field that holds them, if exactly one does
+ * (ljglobal.h).  After the whole batch, so that a parent sampled with
+ * its child goes first; once per proto.
+ */
+static void name_held(struct luw_symz *z, struct proc *p)
+{
+	uint64_t *pts;
+	char **names, why[256];
+	size_t n = 0;
+
+	if (!p->lj || p->go_state < 0)
+		return;
+	for (size_t i = 0; i < p->nknown; i++)
+		n += !p->known[i].done && !p->known[i].gsearched;
+	if (!n)
+		return;
+	if (!p->go_state)
+		p->go_state = ljg_offsets(p->t->path, &p->t->layout, &p->go,
+					  why, sizeof(why)) ? -1 : 1;
+	pts = malloc(n * sizeof(*pts));
+	names = malloc(n * sizeof(*names));
+	if (p->go_state < 0 || !pts || !names) {
+		free(pts);
+		free(names);
+		return;
+	}
+	n = 0;
+	for (size_t i = 0; i < p->nknown; i++) {
+		struct known *k = &p->known[i];
+
+		if (!k->done && !k->gsearched) {
+			k->gsearched = 1;
+			pts[n++] = k->pt;
+		}
+	}
+	if (ljg_names(p->pid, &p->t->layout, &p->go, p->t->states,
+		      p->t->nstates, pts, n, names) > 0) {
+		for (size_t i = 0; i < n; i++) {
+			if (!names[i])
+				continue;
+			for (size_t j = 0; j < p->nknown; j++)
+				if (p->known[j].pt == pts[i])
+					p->known[j].done = 1;
+			luwf_put_u32(&z->b, (uint32_t)p->pid);
+			luwf_put_u32(&z->b, 0);
+			luwf_put_u64(&z->b, pts[i]);
+			luwf_put_str(&z->b, names[i]);
+			emit(z, LUWF_SEC_FNAME);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(pts);
+}
+
 int luw_symz_records(struct luw_symz *z, const void *buf, size_t len)
 {
 	size_t off = 0;
@@ -670,6 +736,8 @@ int luw_symz_records(struct luw_symz *z, const void *buf, size_t len)
 		if (p)
 			name_sample(z, p, &r);
 	}
+	for (struct proc *p = z->procs; p; p = p->next)
+		name_held(z, p);
 	return got < 0 || z->failed || z->w->err ? -1 : 0;
 }
 

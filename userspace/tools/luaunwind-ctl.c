@@ -8,7 +8,7 @@
  *   luaunwind-ctl detach PID
  *   luaunwind-ctl start [PID] | stop [PID]
  *   luaunwind-ctl status [PID]
- *   luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]
+ *   luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]
  *                        [--mode default|leaf|callchain]
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]
  *
@@ -17,7 +17,8 @@
  * dump and record without -p act on that session.  record -p PID records
  * in a session of its own, which ends with it (killed or not), unless PID
  * is in the kept session already: then it records that, as it is, and
- * leaves it attached.
+ * leaves it attached.  Several -p record several processes into one file
+ * (all of them in the kept session: that; else all in record's own).
  * --mode, as Tarantool's sysprof names them: callchain (the default) full
  * merged stacks; leaf the innermost host frame and the innermost Lua frame
  * only (--max-host 1 --max-lua 1: a Lua function alone where the host leaf
@@ -28,6 +29,8 @@
  * record writes a .luw file (include/luaunwind_file.h; the loop is
  * lib/record.c): with -p it attaches first (and detaches at the end)
  * unless PID is attached already; without, it records what is attached.
+ * It stops after --duration, on SIGINT/SIGTERM, or when every target has
+ * exited.
  *
  * dump prints one line per record, until the session has no target left
  * (or --count, --duration, a signal), then the session's totals on stderr
@@ -64,7 +67,7 @@ static void usage(void)
 	      "       luaunwind-ctl detach PID\n"
 	      "       luaunwind-ctl start [PID] | stop [PID]\n"
 	      "       luaunwind-ctl status [PID]\n"
-	      "       luaunwind-ctl record [-p PID] -o FILE [--duration S] [--freq HZ]"
+	      "       luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n",
 	      stderr);
@@ -445,65 +448,105 @@ static int kept_has(int fd, pid_t pid)
 	return 0;
 }
 
-/* record: the loop is record.c; this parses options and says what went on. */
+/*
+ * record: the loop is record.c; this parses options and says what went on.
+ * Several -p record their processes together, into one file (e.g. every
+ * worker of one nginx master): when each is in the kept session already,
+ * that session is recorded as it is and they stay attached; otherwise
+ * each is attached in a session of this file's own, and all of them are
+ * detached when the record ends.  The file names each process's frames
+ * against that process.  A target that cannot be attached ends the
+ * record before it starts.
+ */
 static int cmd_record(int argc, char **argv)
 {
 	struct luw_rec_opts o = { .stop = &stop_record };
 	struct luw_att_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
-	struct luw_att *att = NULL;
+	struct luw_att *att[LUW_MAX_TARGETS];
 	struct sigaction sa;
 	char err[1024];
-	pid_t pid = 0;
-	int fd, rc, errnum = 0, owned = 0;
+	pid_t pids[LUW_MAX_TARGETS];
+	unsigned int npid = 0, natt = 0, kept = 0;
+	int fd, rc, errnum = 0, owned;
 
 	for (int i = 0; i < argc; i++) {
-		if (i + 1 >= argc)
+		if (i + 1 >= argc) {
 			usage();
-		else if (!strcmp(argv[i], "-p"))
-			pid = (pid_t)num(argv[++i], "pid");
-		else if (!strcmp(argv[i], "-o"))
+		} else if (!strcmp(argv[i], "-p")) {
+			pid_t pid = (pid_t)num(argv[++i], "pid");
+
+			if (!pid)
+				usage();
+			for (unsigned int j = 0; j < npid; j++)
+				if (pids[j] == pid) {
+					fprintf(stderr, "luaunwind-ctl: pid %d given twice\n",
+						(int)pid);
+					return 1;
+				}
+			if (npid == LUW_MAX_TARGETS) {
+				fprintf(stderr, "luaunwind-ctl: at most %d processes\n",
+					LUW_MAX_TARGETS);
+				return 1;
+			}
+			pids[npid++] = pid;
+		} else if (!strcmp(argv[i], "-o")) {
 			o.path = argv[++i];
-		else if (!strcmp(argv[i], "--duration") || !strcmp(argv[i], "-d"))
+		} else if (!strcmp(argv[i], "--duration") || !strcmp(argv[i], "-d")) {
 			o.duration = (double)num(argv[++i], "duration");
-		else if (!strcmp(argv[i], "--freq"))
+		} else if (!strcmp(argv[i], "--freq")) {
 			ao.sample_rate = num(argv[++i], "frequency");
-		else if (!strcmp(argv[i], "--mode"))
+		} else if (!strcmp(argv[i], "--mode")) {
 			set_mode(&ao, argv[++i]);
-		else
+		} else {
 			usage();
+		}
 	}
 	if (!o.path)
 		usage();
-	if (pid && kill(pid, 0) && errno == ESRCH) {
-		fprintf(stderr, "luaunwind-ctl: no process %d\n", (int)pid);
-		return 1;
-	}
-	fd = open_kept(0, 0);
-	if (pid) {
-		/* In the kept session (luaunwind-ctl attach): record it as it
-		 * is, and leave it attached afterwards.  Else attach it in a
-		 * session of this file's own. */
-		if (!kept_has(fd, pid)) {
-			close(fd);
-			fd = open_dev(0);
+	for (unsigned int i = 0; i < npid; i++)
+		if (kill(pids[i], 0) && errno == ESRCH) {
+			fprintf(stderr, "luaunwind-ctl: no process %d\n",
+				(int)pids[i]);
+			return 1;
 		}
-		if (luw_att_attach(fd, pid, &ao, &att, &errnum, err, sizeof(err)) &&
-		    (errnum != EBUSY ||
-		     luw_att_open(pid, 1, &att, err, sizeof(err)))) {
+	fd = open_kept(0, 0);
+	for (unsigned int i = 0; i < npid; i++)
+		kept += kept_has(fd, pids[i]);
+	/* All in the kept session (luaunwind-ctl attach): record them as
+	 * they are, and leave them attached.  Else attach every one in a
+	 * session of this file's own. */
+	owned = npid && kept < npid;
+	if (owned) {
+		close(fd);
+		fd = open_dev(0);
+	}
+	for (unsigned int i = 0; i < npid; i++) {
+		int r = owned ? luw_att_attach(fd, pids[i], &ao, &att[natt],
+					       &errnum, err, sizeof(err)) :
+				luw_att_open(pids[i], 1, &att[natt], err,
+					     sizeof(err));
+
+		if (r) {
+			/* Closing fd ends the session, and every target
+			 * attached in it so far. */
 			fprintf(stderr, "luaunwind-ctl: %s\n", err);
+			while (natt)
+				luw_att_free(att[--natt]);
 			close(fd);
 			return 1;
 		}
-		owned = errnum != EBUSY;
 		if (owned) {
 			char desc[1024];
 
-			luw_att_describe(att, desc, sizeof(desc));
+			luw_att_describe(att[natt], desc, sizeof(desc));
 			fprintf(stderr, "luaunwind-ctl: attached %s\n", desc);
 		}
-		o.att = &att;
-		o.natt = 1;
+		natt++;
+	}
+	if (npid) {
+		o.att = att;
+		o.natt = natt;
 		o.freq = (uint32_t)ao.sample_rate;
 	}
 	memset(&sa, 0, sizeof(sa));
@@ -512,9 +555,11 @@ static int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	if (owned)
-		luwdev_detach(fd, pid);
-	luw_att_free(att);
+	for (unsigned int i = 0; i < natt; i++) {
+		if (owned)
+			luwdev_detach(fd, pids[i]);
+		luw_att_free(att[i]);
+	}
 	close(fd);
 	if (rc) {
 		fprintf(stderr, "luaunwind-ctl: record: %s\n", err);

@@ -42,6 +42,9 @@ static const char usage[] =
 	"luaunwind record files (.luw, from luaunwind-ctl record):\n"
 	"  --folded, --svg OUT, --vmstates, --top N, --pprof OUT   as for sysprof\n"
 	"  --vm-frames   keep LuaJIT's own VM frames (folded away by default)\n"
+	"  --by-pid      root each stack at its process, \"comm-PID\" (a record\n"
+	"                of several -p)\n"
+	"  --by-tid      root each stack at its thread, \"comm-PID/TID\"\n"
 	"  --pid PID     FILE is a raw capture (cat /dev/luaunwind > FILE):\n"
 	"                name its frames against the live process PID\n"
 	"\n"
@@ -57,6 +60,7 @@ static const char *svg_path;
 static const char *pprof_path;
 static size_t top_n;
 static int vm_frames;
+static int by_pid;
 static long raw_pid;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -201,7 +205,7 @@ static int report_memprof(const char *file, struct luw_rd *r,
 /* A .luw record file (or a raw capture turned into one), all in f. */
 static int report_luw(const char *file, struct luwf_file *f, enum mode mode)
 {
-	struct luw_lrep_opts o = { .keep_vm = vm_frames };
+	struct luw_lrep_opts o = { .keep_vm = vm_frames, .by_pid = by_pid };
 	struct luw_lrep_result res;
 	struct luw_stacks *stacks = luw_stacks_new();
 	char err[512];
@@ -317,6 +321,12 @@ int main(int argc, char **argv)
 			m = M_LEAK;
 		} else if (!strcmp(a, "--vm-frames")) {
 			vm_frames = 1;
+			continue;
+		} else if (!strcmp(a, "--by-pid")) {
+			by_pid = 1;
+			continue;
+		} else if (!strcmp(a, "--by-tid")) {
+			by_pid = 2;
 			continue;
 		} else if (!strcmp(a, "--top") || !strcmp(a, "--pid")) {
 			char *end;
