@@ -20,6 +20,7 @@
 
 #include "ljlayout.h"
 #include "luwdev.h"
+#include "onetab.h"
 
 static int failures;
 
@@ -56,12 +57,6 @@ static struct luw_attach lua_args(int pid, const struct luw_lj_layout *ly)
 	a.g_hint = 0x7f0000001000ULL;
 	return a;
 }
-
-/* A minimal valid unwind table: one NONE entry. */
-struct one_entry_table {
-	struct luw_uw_hdr h;
-	struct luw_uw_entry e[1];
-};
 
 static char saved_rate[16];
 
@@ -397,15 +392,7 @@ int main(int argc, char **argv)
 	}
 
 	/* Unwind tables. */
-	memset(&tab, 0, sizeof(tab));
-	tab.h.magic = LUW_UW_MAGIC;
-	tab.h.version = LUW_UW_VERSION;
-	tab.h.hdr_size = sizeof(tab.h);
-	tab.h.entry_size = sizeof(tab.e[0]);
-	tab.h.nentries = 1;
-	tab.h.text_lo = tab.h.text_hi = 0x1000;
-	tab.e[0].start = 0x1000;
-	tab.e[0].rule = LUW_UW_RULE(LUW_UW_CFA_NONE, LUW_UW_RBP_SAME);
+	one_entry_table_init(&tab);
 	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), 0);
 	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x402000, 0, &tab, sizeof(tab)), 0);
 	EXPECT(luwdev_upload_table(fd, 0x3ffffff0, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -ESRCH);

@@ -21,15 +21,13 @@
 #include <unistd.h>
 
 #include "luwdev.h"
+#include "onetab.h"
 
 static int fd;
 static pid_t target;
 static volatile int stop;
 static pid_t no_child;
-static struct {
-	struct luw_uw_hdr h;
-	struct luw_uw_entry e[1];
-} tab;
+static struct one_entry_table tab;
 
 static void *attacher(void *arg)
 {
@@ -145,14 +143,7 @@ int main(int argc, char **argv)
 	fd = luwdev_open(0);
 	if (fd < 0)
 		return 1;
-	tab.h.magic = LUW_UW_MAGIC;
-	tab.h.version = LUW_UW_VERSION;
-	tab.h.hdr_size = sizeof(tab.h);
-	tab.h.entry_size = sizeof(tab.e[0]);
-	tab.h.nentries = 1;
-	tab.h.text_lo = tab.h.text_hi = 0x1000;
-	tab.e[0].start = 0x1000;
-	tab.e[0].rule = LUW_UW_RULE(LUW_UW_CFA_NONE, LUW_UW_RBP_SAME);
+	one_entry_table_init(&tab);
 	/* uploader 1 replaces the target's table, uploader 7 a child's. */
 	for (unsigned int i = 0; i < sizeof(fn) / sizeof(fn[0]); i++)
 		pthread_create(&th[i], NULL, fn[i],

@@ -15,16 +15,12 @@
 #include <string.h>
 
 #include "luwdev.h"
-
-struct one_entry_table {
-	struct luw_uw_hdr h;
-	struct luw_uw_entry e[1];
-};
+#include "onetab.h"
 
 int main(int argc, char **argv)
 {
 	struct luw_attach a = { .sample_rate = 99 };
-	struct one_entry_table tab = { 0 };
+	struct one_entry_table tab;
 	int fd, r;
 
 	if (argc < 2)
@@ -41,14 +37,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (argc > 2 && !strcmp(argv[2], "replace")) {
-		tab.h.magic = LUW_UW_MAGIC;
-		tab.h.version = LUW_UW_VERSION;
-		tab.h.hdr_size = sizeof(tab.h);
-		tab.h.entry_size = sizeof(tab.e[0]);
-		tab.h.nentries = 1;
-		tab.h.text_lo = tab.h.text_hi = 0x1000;
-		tab.e[0].start = 0x1000;
-		tab.e[0].rule = LUW_UW_RULE(LUW_UW_CFA_NONE, LUW_UW_RBP_SAME);
+		one_entry_table_init(&tab);
 		for (int i = 0; i < 2; i++) {
 			r = luwdev_upload_table(fd, a.pid, 0x400000, 0x401000,
 						0, &tab, sizeof(tab));

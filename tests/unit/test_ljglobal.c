@@ -16,6 +16,7 @@
 
 #include "ljglobal.h"
 #include "ljlayout.h"
+#include "livelua.h"
 
 static int failures;
 
@@ -31,74 +32,13 @@ static const char *const want[NF] = {
 	"event", "svcmod.handle", NULL, NULL, NULL
 };
 
-static pid_t start(const char *prog, const char *script, uint64_t fn[NF])
-{
-	int p[2];
-	pid_t pid;
-	FILE *f;
-	char line[256];
-	int got = 0;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		alarm(60);
-		execlp(prog, prog, script, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char k[64];
-		unsigned long long a;
-
-		if (!strncmp(line, "ready", 5))
-			break;
-		if (sscanf(line, "%63s 0x%llx", k, &a) != 2)
-			continue;
-		for (int i = 0; i < NF; i++)
-			if (!strcmp(k, keys[i])) {
-				fn[i] = a;
-				got++;
-			}
-	}
-	if (f)
-		fclose(f);
-	if (got != NF) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
-}
-
-static uint64_t proto_of(pid_t pid, const struct luw_lj_layout *ly,
-			 uint64_t fn)
-{
-	uint64_t pc = 0;
-	uint32_t pc32 = 0;
-
-	if (ly->flags & LUW_LJ_F_GC64) {
-		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc, 8))
-			return 0;
-	} else {
-		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc32, 4))
-			return 0;
-		pc = pc32;
-	}
-	return pc ? pc - ly->pt_size : 0;
-}
-
 static void run(const char *prog, const char *script, int want_dwarf)
 {
 	uint64_t fn[NF] = { 0 }, pt[NF];
 	struct ljl_target *t = calloc(1, sizeof(*t));
 	struct ljg_offs o;
 	char err[1024], *names[NF];
-	pid_t pid = start(prog, script, fn);
+	pid_t pid = livelua_start(prog, script, keys, NF, fn);
 	int n;
 
 	if (pid < 0 || !t) {
@@ -117,7 +57,7 @@ static void run(const char *prog, const char *script, int want_dwarf)
 	CHECK(o.dwarf == want_dwarf, "%s: offsets from %s, want %s", prog,
 	      o.dwarf ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
 	for (int i = 0; i < NF; i++) {
-		pt[i] = proto_of(pid, &t->layout, fn[i]);
+		pt[i] = livelua_proto_of(pid, &t->layout, fn[i]);
 		CHECK(pt[i], "%s: proto of %s", prog, keys[i]);
 	}
 	if (failures)

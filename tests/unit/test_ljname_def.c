@@ -17,6 +17,7 @@
 
 #include "ljlayout.h"
 #include "ljname.h"
+#include "livelua.h"
 
 static int failures;
 
@@ -29,67 +30,6 @@ static const char *const names[NF] = {
 	"main", "lf", "gf", "M.mf", "obj:meth", "up", "field", "anon", "mid",
 	"vararg", "top", "setup"
 };
-
-static pid_t start(const char *prog, const char *script, uint64_t fn[NF])
-{
-	int p[2];
-	pid_t pid;
-	FILE *f;
-	char line[256];
-	int got = 0;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		alarm(60);
-		execlp(prog, prog, script, (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	f = fdopen(p[0], "r");
-	while (f && fgets(line, sizeof(line), f)) {
-		char k[64];
-		unsigned long long a;
-
-		if (!strncmp(line, "ready", 5))
-			break;
-		if (sscanf(line, "%63s 0x%llx", k, &a) != 2)
-			continue;
-		for (int i = 0; i < NF; i++)
-			if (!strcmp(k, names[i])) {
-				fn[i] = a;
-				got++;
-			}
-	}
-	if (f)
-		fclose(f);
-	if (got != NF) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
-}
-
-static uint64_t proto_of(pid_t pid, const struct luw_lj_layout *ly,
-			 uint64_t fn)
-{
-	uint64_t pc = 0;
-	uint32_t pc32 = 0;
-
-	if (ly->flags & LUW_LJ_F_GC64) {
-		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc, 8))
-			return 0;
-	} else {
-		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc32, 4))
-			return 0;
-		pc = pc32;
-	}
-	return pc ? pc - ly->pt_size : 0;
-}
 
 static void expect(pid_t pid, const struct luw_lj_layout *ly, const char *who,
 		   uint64_t parent, uint64_t child, int want_rc,
@@ -109,7 +49,7 @@ static void run(const char *prog, const char *script)
 	uint64_t fn[NF] = { 0 }, pt[NF];
 	struct ljl_target *t = calloc(1, sizeof(*t));
 	char err[1024];
-	pid_t pid = start(prog, script, fn);
+	pid_t pid = livelua_start(prog, script, names, NF, fn);
 
 	if (pid < 0 || !t) {
 		CHECK(0, "%s: did not start or print its functions", prog);
@@ -121,7 +61,7 @@ static void run(const char *prog, const char *script)
 		goto out;
 	}
 	for (int i = 0; i < NF; i++) {
-		pt[i] = proto_of(pid, &t->layout, fn[i]);
+		pt[i] = livelua_proto_of(pid, &t->layout, fn[i]);
 		CHECK(pt[i], "%s: proto of %s", prog, names[i]);
 	}
 	if (failures)
