@@ -64,6 +64,8 @@ struct luw_lw {
 	struct luw_lj_walk_out out;
 	struct luw_lj_regs regs;	/* of the interrupted frame */
 	bool walked;			/* out holds this sample's walk */
+	/* pc lies in a trace's machine code the walk could not place */
+	bool in_mcode;
 	struct luw_cost *cost;		/* the sample's, shared with the host */
 };
 
@@ -194,8 +196,15 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 		return false;
 	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0);
 	if (lw->out.vmstate != LUW_VMST_TRACE || !lw->out.nframes ||
-	    f->kind != LUW_LJF_TRACE || !f->func)
+	    f->kind != LUW_LJF_TRACE || !f->func) {
+		/*
+		 * Trace code that G does not say is running (an exit stub, a
+		 * trace entered by a link): no unwind rule and no frame
+		 * pointer hold there, so the host walk must end at it.
+		 */
+		lw->in_mcode = lw->out.G && luw_lua_in_any_trace(lw, pc);
 		return false;
+	}
 	in_mcode = !luw_lj_read(lw, f->func + ly->tr_mcode, &mcode,
 				sizeof(mcode)) &&
 		   !luw_lj_read(lw, f->func + ly->tr_szmcode, &size,
@@ -365,6 +374,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	struct luw_lw lw = { .t = t, .ws = ws, .cost = cost };
 	unsigned int n = 0, nsp = 0, seg = 0, max = t->max_host;
 	bool complete = false, probed = false, probed_here = false, sub = false;
+	bool frameless = false;
 	struct luw_lua_frame *lout;
 	struct luw_splice *sout;
 	u64 *pcs = (u64 *)(s + 1);
@@ -390,12 +400,24 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			probed_here = n == 1;
 			trace = luw_lua_trace_probe(&lw, n == 1, pc, w.r.sp);
 			vm = trace;
+			if (!trace && lw.in_mcode)
+				break;
 		}
 		if (vm && !trace && n == 1 && max > 1 &&
 		    luw_lua_vm_subroutine(&lw, &w)) {
 			ws->pcs[n++] = w.r.ip;
 			sub = true;
 		}
+		/*
+		 * The interpreter's unwind rule (CFA = rsp + cframe_size) holds
+		 * only where its C frame is set up.  In a VM entry's prologue
+		 * (lj_vm_call's pushes) or an exit's epilogue rsp holds no
+		 * frame with a lua_State: stepping would read garbage as the
+		 * return address, so the host walk ends here.
+		 */
+		if (vm && !trace && n == 1 && !sub &&
+		    !luw_lua_cframe_at(&lw, w.r.sp))
+			frameless = true;
 		if (vm && !lw.walked) {
 			lw.walked = true;
 			if (n == 1 || sub)
@@ -437,7 +459,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 				continue;
 			}
 		}
-		if (trace || n >= max)
+		if (trace || frameless || n >= max)
 			break;
 		rc = luw_hw_step(&w);
 		if (rc == LUW_HW_END)
