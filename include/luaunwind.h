@@ -203,7 +203,14 @@
  * VM frame was found and the host walk stopped early, the Lua stack of
  * G->cur_L is walked from L->base and spliced there too.  In a trace
  * sample the first Lua frame is LUW_LF_TRACE, the frames below it are the
- * trace's protos.  rflags LUW_RF_LUA_TRUNC: the Lua walk was cut short or
+ * trace's protos.  The host walk ends, LUW_RF_HOST_TRUNC, where no frame
+ * can be vouched for: at an interpreter pc whose rsp holds no VM C frame
+ * (a VM entry's prologue or an exit's epilogue, where the interpreter's
+ * fixed frame is not set up), and at trace code that G does not name as
+ * running (no unwind rule, no frame pointer there).  Every user read of
+ * a sample counts against LUW_SAMPLE_READS and LUW_SAMPLE_FAULTS; a walk
+ * that reaches either ends, flagged truncated.
+ * rflags LUW_RF_LUA_TRUNC: the Lua walk was cut short or
  * failed (no valid G, L or base: a layout that does not fit), vmstate is
  * then what could be read, else LUW_VMST_UNKNOWN.
  */
