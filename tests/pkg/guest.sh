@@ -21,6 +21,8 @@ R=$o/root
 mount -t proc proc $R/proc
 mount -t sysfs sysfs $R/sys
 mount -t devtmpfs devtmpfs $R/dev
+# udev's links, which dkms's process substitutions need.
+ln -sf /proc/self/fd $R/dev/fd
 mount -t tmpfs tmpfs $R/tmp
 step "overlay mounted"
 cp "$debs/luaunwind-dkms_${ver}_all.deb" "$debs/luaunwind_${ver}_amd64.deb" $R/tmp/
