@@ -21,7 +21,40 @@ after_end() {
 	}' "$1"
 }
 
-# check NAME PID: the dump of a target that exec'd after >= 1.5 s.
+# not_old DUMP PID MAPS: PID's samples whose pc lies in no executable
+# mapping of MAPS, the old program's (taken before the exec; exec maps the
+# new program, its loader, libraries and vdso elsewhere).
+not_old() {
+	grep "^sample pid=$2 " "$1" | awk -v maps="$3" '
+	function hex(s,   i, v) {
+		v = 0
+		sub(/^0x/, "", s)
+		for (i = 1; i <= length(s); i++)
+			v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+		return v
+	}
+	BEGIN {
+		n = 0
+		while ((getline l < maps) > 0) {
+			split(l, f, " ")
+			if (f[2] ~ /x/) {
+				split(f[1], r, "-")
+				lo[n] = hex(r[1]); hi[n] = hex(r[2]); n++
+			}
+		}
+	}
+	{
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^host=/) { split(substr($i, 6), pc, ","); break }
+		p = hex(pc[1])
+		for (k = 0; k < n; k++)
+			if (p >= lo[k] && p < hi[k]) next
+		bad++
+	}
+	END { print bad + 0 }'
+}
+
+# check NAME PID PROG: the dump of a target that exec'd PROG after >= 1.5 s.
 check() {
 	grep -q "^end pid=$2 reason=exec " "$W/$1.dump" ||
 		fail "$1: no exec end record: $(tail -3 "$W/$1.dump")"
@@ -30,17 +63,21 @@ check() {
 	a=$(after_end "$W/$1.dump" "$2")
 	[ "$a" -eq 0 ] || fail "$1: $a samples after the exec"
 	kill -0 "$2" || fail "$1: the new program did not run on"
+	grep -q " $3\$" /proc/$2/maps || fail "$1: $3 not mapped in $2"
+	p=$(not_old "$W/$1.dump" "$2" "$W/$1.maps")
+	[ "$p" -eq 0 ] || fail "$1: $p samples of the new program (pc outside the old one's code)"
 }
 
 # ---- plain exec, root ----------------------------------------------------
 touch "$W/go"
 bg $K/spin_exec "$W/go" $K/spin 60; pid=$last
 $CTL attach $pid --freq 999 --no-lua >/dev/null || fail "attach"
+cp /proc/$pid/maps "$W/plain.maps"
 (sleep 1.5; rm "$W/go") &
 # dump ends by itself at end of file: no target left in the session.
 timeout 60 $CTL dump --duration 50 >"$W/plain.dump" 2>"$W/plain.err" ||
 	fail "dump: $(cat "$W/plain.err")"
-check plain $pid
+check plain $pid "$(readlink -f $K/spin)"
 grep -q 'targets=0 ended=1' "$W/plain.err" || fail "plain: $(cat "$W/plain.err")"
 $CTL status | grep -q '^targets=0' || fail "plain: still attached after exec"
 kill $pid
@@ -59,10 +96,11 @@ kids="$kids $pid"
 execd $pid $K/spin_exec
 $AS_NOBODY $CTL attach $pid --freq 999 --no-lua >"$W/suid.attach" 2>&1 ||
 	fail "nobody cannot attach to its own process: $(cat "$W/suid.attach")"
+cp /proc/$pid/maps "$W/suid.maps"
 (sleep 1.5; rm /tmp/go_suid) &
 timeout 60 $AS_NOBODY $CTL dump --duration 50 >"$W/suid.dump" 2>"$W/suid.err" ||
 	fail "dump as nobody: $(cat "$W/suid.err")"
-check suid $pid
+check suid $pid /tmp/suid_spin
 grep -q '^Uid:.*[[:space:]]0[[:space:]]' /proc/$pid/status ||
 	fail "the setuid program does not run as root: $(grep Uid /proc/$pid/status)"
 out=$($AS_NOBODY $K/try_attach $pid)
