@@ -5,7 +5,7 @@
 # work_<i mod 4> recursing 3 + i mod 4 Lua frames into the lua_CFunction
 # cleaf and 8 frames of c_rec.  Attached with the Lua walk:
 #  - record -p + luaunwind-report: >= 90% of samples are exactly
-#      ...start_thread;thread_main;lua_pcall;@thread<i>.lua:0;
+#      ...start_thread;thread_main;lua_pcall;main chunk @thread<i>.lua:0;
 #      work_<k> @thread<i>.lua:2 x (3 + k);cleaf;c_rec x 8
 #    and no stack holds frames of two threads' chunks;
 #  - the raw samples (luaunwind-ctl dump, with tids): >= 28 distinct
@@ -79,7 +79,7 @@ awk '
 	if (nch > 1) { mixed += n; print "mixed: " $0 > "/dev/stderr"; next }
 	if (nch == 0) next
 	k = i % 4
-	want = "start_thread;thread_main;lua_pcall;@thread" i ".lua:0;"
+	want = "start_thread;thread_main;lua_pcall;main chunk @thread" i ".lua:0;"
 	for (j = 0; j < 3 + k; j++)
 		want = want "work_" k " @thread" i ".lua:2;"
 	want = want "cleaf"

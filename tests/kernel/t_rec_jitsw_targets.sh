@@ -28,14 +28,14 @@ for name in luajit2 tarantool; do
 		fail "$name jit: --vmstates"
 	ntr=$(sed -n 's/^TRACE	//p' "$W/$name-jit.vmstates")
 	[ "${ntr:-0}" -ge 50 ] || fail "$name jit: only ${ntr:-0} TRACE samples"
-	good=$(sum -E "lua_pcall;$p:0;(lua_payload $p:8;)*TRACE_[0-9]+ $p:[0-9]+(;c_payload)* [0-9]+\$")
+	good=$(sum -E "lua_pcall;main chunk $p:0;(lua_payload $p:8;)*TRACE_[0-9]+ $p:[0-9]+(;c_payload)* [0-9]+\$")
 	most $name jit "$good" "$ntr" "TRACE samples are main -> lua_payload* -> trace -> c_payload*"
 	msg="$msg $name: jit $good/$ntr;"
 
 	r='@[^;]*rec_sandwich\.lua'
 	rec $name sw 4 tests/kernel/rec_sandwich.lua "$W"
 	total=$(sum '')
-	good=$(sum -E "lua_pcall;$r:0;outer $r:17;sw_call_back;(lua_call;)?inner $r:13;[^@]*c_leaf;c_leaf")
+	good=$(sum -E "lua_pcall;main chunk $r:0;outer $r:17;sw_call_back;(lua_call;)?inner $r:13;[^@]*c_leaf;c_leaf")
 	most $name sw "$good" "$total" "samples have the full sandwich"
 	[ "$(grep -c 'sw_call_back;.*sw_call_back' "$f")" -eq 0 ] ||
 		fail "$name sw: the C function appears twice"

@@ -42,7 +42,7 @@ $CTL record -p "$pid" -o "$W/cc.luw" --duration 2 --mode callchain 2>"$W/cc.err"
 	{ cat "$W/cc.err" >&2; fail "record --mode callchain"; }
 $REP "$W/cc.luw" >"$W/cc.folded" || fail "report callchain"
 total=$(sum "$W/cc.folded")
-full=$(grep ';main;.*@[^;]*payload_stock\.lua:0;' "$W/cc.folded" | sum /dev/stdin)
+full=$(grep ';main;.*;main chunk @[^;]*payload_stock\.lua:0;' "$W/cc.folded" | sum /dev/stdin)
 [ "$total" -ge 300 ] || fail "callchain: only $total samples"
 [ $((100 * full)) -ge $((90 * total)) ] ||
 	fail "callchain: only $full of $total stacks go from main through the main chunk"

@@ -2,8 +2,10 @@
 # luaunwind-ctl record + luaunwind-report on the sysprof RFC payload under
 # Debian's luajit (JIT off):
 #  - the folded report holds the merged sequence: host frames down to main,
-#    the main chunk, then lua_payload (named from the caller's bytecode)
-#    recursion; and c_payload's FFI chain above the main chunk;
+#    the main chunk (named "main chunk"), then lua_payload (named by the
+#    global that holds it) recursion; and c_payload's FFI chain above the
+#    main chunk;
+#  - every Lua frame is named (what make demo's flame graph shows);
 #  - the report made after the target is gone equals the one made while it
 #    lived (the file is self-contained);
 #  - --vmstates, --top, --svg and --pprof (read back by go tool pprof).
@@ -22,21 +24,24 @@ cmp -s "$W/alive.folded" "$W/gone.folded" ||
 	fail "report after the target exited differs from the one made while alive"
 total=$(awk '{ n += $NF } END { print n + 0 }' "$W/gone.folded")
 [ "$total" -ge 1000 ] || fail "only $total samples in 4 s at 999 Hz"
-# Lua: ...;main;...;@payload_stock.lua:0;lua_payload @payload_stock.lua:8 ...
-lua=$(grep -c ';main;.*@[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded")
+# Lua: ...;main;...;main chunk @payload_stock.lua:0;lua_payload @payload_stock.lua:8 ...
+lua=$(grep -c ';main;.*;main chunk @[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded")
 [ "$lua" -ge 1 ] || { head -5 "$W/gone.folded" >&2; fail "no main -> main chunk -> lua_payload stack"; }
 luas=$(grep ';lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
-# C: ...;@payload_stock.lua:0;ffi.meta.__call;<FFI call C code>;c_payload;c_payload
+# C: ...;main chunk @payload_stock.lua:0;ffi.meta.__call;<FFI call C code>;c_payload;c_payload
 # (lj_vm_ffi_call folded away)
-cs=$(grep '@[^;]*payload_stock\.lua:0;ffi\.meta\.__call;[^@]*;c_payload;c_payload' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+cs=$(grep 'main chunk @[^;]*payload_stock\.lua:0;ffi\.meta\.__call;[^@]*;c_payload;c_payload' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
 [ $((luas + cs)) -ge $((80 * total / 100)) ] ||
 	fail "only $luas Lua + $cs C payload samples of $total"
 # The payload's C share varies (9-13% seen): the chain is the point.
 [ "$cs" -ge $((total / 20)) ] || fail "only $cs of $total samples in c_payload below the main chunk"
 ! grep -q 'lj_vm_\|lj_BC_' "$W/gone.folded" || fail "VM frames not folded away"
 # The C entry into the VM stays as a host frame below the main chunk.
-grep -q 'lua_pcall;@[^;]*payload_stock\.lua:0;' "$W/gone.folded" ||
+grep -q 'lua_pcall;main chunk @[^;]*payload_stock\.lua:0;' "$W/gone.folded" ||
 	fail "lua_pcall is not right below the main chunk"
+# No Lua box without a name: a frame that is "@chunk:line" alone.
+! tr ';' '\n' <"$W/gone.folded" | sed 's/ [0-9]*$//' | grep '^@' >"$W/unnamed" ||
+	{ sort "$W/unnamed" | uniq -c >&2; fail "Lua frames without a name"; }
 $REP --vm-frames "$W/p.luw" >"$W/vm.folded" || fail "--vm-frames"
 $REP --vmstates "$W/p.luw" >"$W/vmstates" || fail "--vmstates"
 grep -q "^samples	$total\$" "$W/vmstates" || fail "--vmstates total is not $total"

@@ -19,8 +19,8 @@ $REP --pid "$pid" "$W/raw.bin" >"$W/raw.folded" 2>"$W/raw.err" ||
 stop_lua
 total=$(awk '{ n += $NF } END { print n + 0 }' "$W/raw.folded")
 p='@[^;]*payload_stock\.lua'
-lua=$(grep "lua_pcall;$p:0;lua_payload $p:8" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
-c=$(grep "lua_pcall;$p:0;ffi\.meta\.__call;.*;c_payload;c_payload" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
+lua=$(grep "lua_pcall;main chunk $p:0;lua_payload $p:8" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
+c=$(grep "lua_pcall;main chunk $p:0;ffi\.meta\.__call;.*;c_payload;c_payload" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
 [ "$total" -ge 500 ] || fail "only $total samples"
 [ $((100 * (lua + c))) -ge $((90 * total)) ] || fail "$lua + $c of $total samples have the payload shape"
 head -c 1000 /dev/urandom >"$W/junk.bin"

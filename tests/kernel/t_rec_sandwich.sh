@@ -1,7 +1,7 @@
 #!/bin/sh
 # The sandwich (design section 6, shape 2) recorded and reported under
 # Debian's luajit: root first,
-#   ... lua_pcall; @rec_sandwich.lua:0; outer @rec_sandwich.lua:17;
+#   ... lua_pcall; main chunk @rec_sandwich.lua:0; outer @rec_sandwich.lua:17;
 #   call_back's C function (host frame, once); lua_call where it has a
 #   frame of its own (Debian's luajit compiles it to a tail jump into
 #   lj_vm_call, so there it has none); inner @rec_sandwich.lua:13 (called
@@ -28,7 +28,7 @@ sandwich() {
 load
 sandwich sw 4
 total=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw.folded")
-seq='lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?inner @[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
+seq='lua_pcall;main chunk @[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?inner @[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
 n=$(grep -E "$seq" "$W/sw.folded" | awk '{ n += $NF } END { print n + 0 }')
 if [ $((100 * n)) -lt $((80 * total)) ]; then
 	awk '{print $NF, $0}' "$W/sw.folded" | sort -rn | head -3 >&2
@@ -53,7 +53,7 @@ t1=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw1.folded")
 cb=$(grep 'sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
 twice=$(grep 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
 order=$(grep 'outer @' "$W/sw1.folded" |
-	grep -Ev 'lua_pcall;@[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17(;sw_call_back(;.*)?)? [0-9]+$' |
+	grep -Ev 'lua_pcall;main chunk @[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17(;sw_call_back(;.*)?)? [0-9]+$' |
 	awk '{ n += $NF } END { print n + 0 }')
 if [ "$twice" -ne 0 ] || [ "$order" -ne 0 ]; then
 	grep -e 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | head -3 >&2

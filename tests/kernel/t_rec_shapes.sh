@@ -22,7 +22,7 @@ stop_lua
 $REP "$W/coro.luw" >"$W/coro.folded" || fail "coro: report"
 c='@[^;]*coro\.lua'
 nw=$(grep "work $c:4 [0-9]*\$" "$W/coro.folded" | awk '{ n += $NF } END { print n + 0 }')
-good=$(grep "lua_pcall;$c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$" "$W/coro.folded" |
+good=$(grep "lua_pcall;main chunk $c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$" "$W/coro.folded" |
 	awk '{ n += $NF } END { print n + 0 }')
 [ "$nw" -ge 100 ] || { head -3 "$W/coro.folded" >&2; fail "coro: only $nw samples in work()"; }
 [ $((100 * good)) -ge $((90 * nw)) ] || fail "coro: $good of $nw samples in work() have the full shape"
@@ -33,7 +33,7 @@ $CTL record -p "$pid" -o "$W/jit.luw" --duration 3 2>"$W/jit.err" ||
 stop_lua
 $REP "$W/jit.luw" >"$W/jit.folded" || fail "jit: report"
 p='@[^;]*payload_stock\.lua'
-nt=$(grep "lua_pcall;$p:0;.*TRACE_[0-9]* $p:[0-9]*" "$W/jit.folded" | awk '{ n += $NF } END { print n + 0 }')
+nt=$(grep "lua_pcall;main chunk $p:0;.*TRACE_[0-9]* $p:[0-9]*" "$W/jit.folded" | awk '{ n += $NF } END { print n + 0 }')
 $REP --vmstates "$W/jit.luw" >"$W/jit.vmstates"
 ntr=$(sed -n 's/^TRACE	//p' "$W/jit.vmstates")
 [ "$ntr" -ge 100 ] || fail "jit: only $ntr TRACE samples"

@@ -26,10 +26,10 @@ for name in luajit luajit2 tarantool; do
 	rec $name shapes 3 $WL/shapes.lua
 	nleaf=$(sum -E "$s:6 [0-9]+\$")
 	[ "$nleaf" -ge 50 ] || fail "$name shapes: only $nleaf samples in leaf()"
-	good=$(sum -E "lua_pcall;$s:0;pcall;prot $s:24;mt\.__index $s:19;va $s:11;leaf $s:6 [0-9]+\$")
+	good=$(sum -E "lua_pcall;main chunk $s:0;pcall;prot $s:24;mt\.__index $s:19;va $s:11;leaf $s:6 [0-9]+\$")
 	most $name shapes "$good" "$nleaf" "samples in leaf() have the whole chain"
 	! grep -q "$s:15;" "$f" || fail "$name shapes: the tail-called frame is shown below its callee"
-	nrep=$(sum -E "lua_pcall;$s:0;rep $s:31;string\\.rep[; ]")
+	nrep=$(sum -E "lua_pcall;main chunk $s:0;rep $s:31;string\\.rep[; ]")
 	[ "$nrep" -ge 1 ] || fail "$name shapes: no sample in string.rep called from rep()"
 	msg="$msg $name: shapes $good/$nleaf, string.rep $nrep;"
 	[ $name = luajit ] && continue
@@ -38,7 +38,7 @@ for name in luajit luajit2 tarantool; do
 	rec $name coro 3 $WL/coro.lua
 	nw=$(sum "work $c:4 [0-9]*\$")
 	[ "$nw" -ge 100 ] || fail "$name coro: only $nw samples in work()"
-	good=$(sum "lua_pcall;$c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$")
+	good=$(sum "lua_pcall;main chunk $c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$")
 	most $name coro "$good" "$nw" "samples in work() have the full shape"
 	msg="$msg coro $good/$nw;"
 done

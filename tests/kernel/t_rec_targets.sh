@@ -17,9 +17,9 @@ for name in luajit2 tarantool; do
 	$REP "$W/$name.luw" >"$W/$name.folded" || fail "$name: report"
 	total=$(awk '{ n += $NF } END { print n + 0 }' "$W/$name.folded")
 	[ "$total" -ge 500 ] || fail "$name: only $total samples"
-	lua=$(grep '@[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/$name.folded" |
+	lua=$(grep 'main chunk @[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/$name.folded" |
 		awk '{ n += $NF } END { print n + 0 }')
-	c=$(grep '@[^;]*payload_stock\.lua:0;.*;c_payload;c_payload' "$W/$name.folded" |
+	c=$(grep 'main chunk @[^;]*payload_stock\.lua:0;.*;c_payload;c_payload' "$W/$name.folded" |
 		awk '{ n += $NF } END { print n + 0 }')
 	if [ $((100 * (lua + c))) -lt $((90 * total)) ]; then
 		awk '{print $NF, $0}' "$W/$name.folded" | sort -rn | head -3 >&2

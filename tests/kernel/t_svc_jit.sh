@@ -59,7 +59,7 @@ H='@[^;]*nginx_handler\.lua'
 all=$(sum '')
 ntr=$(sum -E ';TRACE_[0-9]+ ')
 [ "$ntr" -ge 50 ] || fail "nginx jit: only $ntr of $all samples in traces"
-good=$(sum -E "^_start;(.*;)?ngx_http_lua_run_thread;$H:0;([^;]+ $H:[0-9]+;)*TRACE_[0-9]+ @[^;]+:[0-9]+( [0-9]+\$|;)")
+good=$(sum -E "^_start;(.*;)?ngx_http_lua_run_thread;main chunk $H:0;([^;]+ $H:[0-9]+;)*TRACE_[0-9]+ @[^;]+:[0-9]+( [0-9]+\$|;)")
 need_most "nginx jit" "$good" "$ntr" "trace samples with the callers of the trace"
 root=$(rooted _start)
 need_most "nginx jit" "$root" "$all" "samples rooted at _start"

@@ -28,7 +28,7 @@ kids="$kids $wrkpid"
 sleep 1
 
 H='@[^;]*nginx_handler\.lua'
-chain="^_start;(.*;)?ngx_spawn_process;(.*;)?ngx_http_core_content_phase;ngx_http_lua_content_handler_file;ngx_http_lua_content_by_chunk;ngx_http_lua_run_thread;$H:0;render $H:10;(fib $H:5;)*fib $H:5( [0-9]+\$|;)"
+chain="^_start;(.*;)?ngx_spawn_process;(.*;)?ngx_http_core_content_phase;ngx_http_lua_content_handler_file;ngx_http_lua_content_by_chunk;ngx_http_lua_run_thread;main chunk $H:0;render $H:10;(fib $H:5;)*fib $H:5( [0-9]+\$|;)"
 
 # check TAG PREFIX: the assertions on the samples in $f whose frames
 # follow PREFIX (the comm-PID root of --by-pid, or nothing).

@@ -39,14 +39,14 @@ static void host(struct luwf_writer *w, uint64_t pc, uint32_t mapno,
 	luwf_buf_free(&b);
 }
 
-static void proto(struct luwf_writer *w, uint64_t addr, int32_t line,
-		  const char *chunk, const char *name)
+static void proto_n(struct luwf_writer *w, uint64_t addr, int32_t line,
+		    int32_t numline, const char *chunk, const char *name)
 {
 	struct luwf_buf b = { 0 };
 
 	luwf_put_u32(&b, 42);
 	luwf_put_u32(&b, (uint32_t)line);
-	luwf_put_u32(&b, 10);
+	luwf_put_u32(&b, (uint32_t)numline);
 	luwf_put_u32(&b, 0);
 	luwf_put_u64(&b, addr);
 	luwf_put_str(&b, chunk);
@@ -59,6 +59,12 @@ static void proto(struct luwf_writer *w, uint64_t addr, int32_t line,
 		luwf_write_buf(w, LUWF_SEC_FNAME, &b);
 	}
 	luwf_buf_free(&b);
+}
+
+static void proto(struct luwf_writer *w, uint64_t addr, int32_t line,
+		  const char *chunk, const char *name)
+{
+	proto_n(w, addr, line, 10, chunk, name);
 }
 
 /* A sample record: host pcs, Lua frames (kind, addr), splices. */
@@ -162,6 +168,10 @@ static size_t build(char **mem, size_t *samples_end, int version)
 		luwf_put_u64(&b, 0x100);
 		luwf_put_str(&b, "cb");
 		luwf_write_buf(&w, LUWF_SEC_CALLSITE, &b);
+		/* A main chunk (line 0, 40 lines), called at 0x100's pc 7
+		 * too; a proto of stripped bytecode (line 0, no lines). */
+		proto_n(&w, 0x500, 0, 40, "sw.lua", NULL);
+		proto_n(&w, 0x600, 0, 0, "strip.lua", NULL);
 	}
 
 	/* Sandwich, leaf in an unnamed pc of libsw. */
@@ -195,6 +205,14 @@ static size_t build(char **mem, size_t *samples_end, int version)
 		sample(&b, LUW_VMST_TRACE, (const uint64_t[]){ 0x9100, 0x20 },
 		       2, lf, 3, (const struct luw_splice[]){ { 0, 1, 0, 3 } },
 		       1);
+		/* The main chunk is named as one, not by the call site "cb"
+		 * (it has no definition); firstline 0 alone is no main chunk. */
+		lf[0].kind = LUW_LF_LUA; lf[0].addr = 0x600; lf[0].pc = 0;
+		lf[0].trace = 0;
+		lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x500; lf[1].pc = 3;
+		sample(&b, LUW_VMST_LFUNC, (const uint64_t[]){ 0x9100, 0x20 },
+		       2, lf, 3, (const struct luw_splice[]){ { 0, 1, 0, 3 } },
+		       1);
 	}
 	luwf_write_buf(&w, LUWF_SEC_SAMPLES, &b);
 	*samples_end = w.off;
@@ -213,6 +231,7 @@ static const char want_v1[] =
 static const char want[] =
 	"lua_pcall;@?0x999;string.rep 2\n"
 	"lua_pcall;outer @sw.lua:3;cb @sw.lua:9;TRACE_5 @other.lua:21 1\n"
+	"lua_pcall;outer @sw.lua:3;main chunk @sw.lua:0;@strip.lua:0 1\n"
 	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
 	"main;lua_pcall;outer @sw.lua:3;sw:call_back;lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n";
 
@@ -275,7 +294,7 @@ int main(int argc, char **argv)
 	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0, "complete file: rc %d (%s)", rc, err);
-	CHECK(res.complete && res.records == 5 && res.lost == 7,
+	CHECK(res.complete && res.records == 6 && res.lost == 7,
 	      "complete %d records %llu lost %llu", res.complete,
 	      (unsigned long long)res.records, (unsigned long long)res.lost);
 	CHECK(res.vmstate[LUW_VMST_FFUNC] == 2 && res.vmstate[LUW_VMST_TRACE] == 2 &&
@@ -308,7 +327,7 @@ int main(int argc, char **argv)
 		CHECK(strstr(err, "offset ") != NULL, "cut %zu: error '%s'", cut, err);
 		CHECK(!res.complete, "cut %zu: complete", cut);
 		if (cut >= samples_end)
-			CHECK(luw_stacks_total(s) == 5, "cut %zu: %llu samples", cut,
+			CHECK(luw_stacks_total(s) == 6, "cut %zu: %llu samples", cut,
 			      (unsigned long long)luw_stacks_total(s));
 		else
 			CHECK(luw_stacks_total(s) == 0, "cut %zu: %llu samples", cut,

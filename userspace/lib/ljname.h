@@ -50,4 +50,22 @@ int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
 int ljn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
 		 uint64_t child, char *out, size_t outlen);
 
+/*
+ * A main chunk has no definition: it is the prototype a loader (load,
+ * loadfile, luaL_loadbuffer, require) made of a whole chunk, never a
+ * child constant of another proto.  It is named LJN_MAIN_CHUNK, as Lua's
+ * tracebacks say "in main chunk".  LuaJIT tells it by its line range, the
+ * test behind debug.getinfo's what == "main" (lj_debug.c): the parser
+ * gives the main chunk firstline 0 and every function the line of its
+ * `function` keyword, >= 1; bytecode loaded with its debug info keeps
+ * both.  Stripped bytecode has firstline = numline = 0 in every proto, so
+ * none of its protos can be told apart: none is named.
+ */
+#define LJN_MAIN_CHUNK "main chunk"
+
+static inline int ljn_is_main_chunk(int32_t firstline, int32_t numline)
+{
+	return firstline == 0 && numline > 0;
+}
+
 #endif

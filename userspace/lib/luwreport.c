@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kvmap.h"
+#include "ljname.h"
 #include "luwdev.h"
 #include "merge.h"
 #include "strbuf.h"
@@ -266,10 +267,28 @@ static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
 	return 1;
 }
 
+/* LJN_MAIN_CHUNK and a space when proto pt is a main chunk (ljname.h). */
+static int main_chunk(struct ctx *x, uint64_t pt)
+{
+	struct luwf_cur c;
+	int32_t firstline, numline;
+
+	if (cur_of(x->d, &x->d->proto, x->pid, pt, &c))
+		return 0;
+	luwf_get_u32(&c);
+	firstline = (int32_t)luwf_get_u32(&c);
+	numline = (int32_t)luwf_get_u32(&c);
+	if (c.bad || !ljn_is_main_chunk(firstline, numline))
+		return 0;
+	luw_sb_puts(&x->b, LJN_MAIN_CHUNK " ");
+	return 1;
+}
+
 /*
  * caller: the Lua frame below f in its segment, NULL when f was entered
- * from C.  A proto is named by its definition; only without one by the
- * call in this sample's caller (names differ between call sites).
+ * from C.  A proto is named by its definition (or the global holding
+ * it); a main chunk, which has no definition, as one; only the rest by
+ * the call in this sample's caller (names differ between call sites).
  */
 static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 		     const struct luw_lua_frame *caller)
@@ -280,7 +299,8 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 
 	switch (f->kind) {
 	case LUW_LF_LUA:
-		if (!name_of(x, &x->d->fname, x->pid, f->addr) && caller &&
+		if (!name_of(x, &x->d->fname, x->pid, f->addr) &&
+		    !main_chunk(x, f->addr) && caller &&
 		    caller->kind == LUW_LF_LUA &&
 		    !(caller->flags & LUW_LFF_PC_AT))
 			name_of(x, &x->d->callsite,
