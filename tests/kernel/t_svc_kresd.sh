@@ -1,0 +1,44 @@
+#!/bin/sh
+# Debian's Knot Resolver (kresd 5, on Debian's libluajit-5.1) with
+# svc/kresd.conf.in: the kresd_work module (svc/kres_modules/) works in
+# every query's begin layer, then policy answers NXDOMAIN; kdig sends
+# queries over loopback, 100 names per run, while kresd is recorded for
+# 5 s, JIT off:
+#  - samples in leaf() read, root first, _start; main; ...; lua_pcall
+#    (kresd's call of the layer); ...; kresd_work.query (the layer
+#    function, named by its definition or what holds it); mid; leaf, in
+#    >= 90% of them;
+#  - >= 90% of all samples rooted at a thread's entry;
+#  - no garbage frame.
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+. tests/kernel/reclib.sh
+. tests/kernel/svclib.sh
+load
+lo_up
+mkdir -p "$W/kresd"
+sed "s|@T@|$PWD|g" tests/kernel/svc/kresd.conf.in >"$W/kresd.conf"
+start_svc kresd ready kresd -n -a 127.0.0.1@5353 -c "$W/kresd.conf" "$W/kresd"
+names=$(seq -f 'q%g.test' 1 100 | tr '\n' ' ')
+kdig @127.0.0.1 -p 5353 +retry=0 +timeout=5 q0.test >"$W/kdig.first" 2>&1
+grep -q 'status: NXDOMAIN' "$W/kdig.first" ||
+	{ cat "$W/kdig.first" "$W/kresd.out" >&2; fail "kresd does not answer"; }
+(while :; do kdig @127.0.0.1 -p 5353 +retry=0 +timeout=5 $names >/dev/null 2>&1; done) &
+load_pid=$!
+kids="$kids $load_pid"
+$CTL record -p "$pid" -o "$W/kr.luw" --duration 5 2>"$W/kr.err" ||
+	{ cat "$W/kr.err" >&2; fail "record -p $pid"; }
+kill "$load_pid" "$pid"
+report "$W/kr.luw"
+no_garbage kresd
+
+A='@[^;]*svc/kres_modules/kresd_work\.lua'
+all=$(sum '')
+nleaf=$(sum -E ";leaf $A:6( [0-9]+\$|;)")
+[ "$nleaf" -ge 100 ] || fail "only $nleaf of $all samples in leaf()"
+good=$(sum -E "^_start;__libc_start_main;(.*;)?main;(.*;)?lua_pcall;(.*;)?kresd_work\\.query $A:18;mid $A:14;leaf $A:6( [0-9]+\$|;)")
+need_most kresd "$good" "$nleaf" "samples in leaf() with the whole chain"
+root=$(rooted "_start|clone3|clone|start_thread")
+need_most kresd "$root" "$all" "samples rooted at a thread's entry"
+unload
+pass "$all samples, leaf chain $good/$nleaf, rooted $root/$all"
