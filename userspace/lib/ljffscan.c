@@ -246,14 +246,40 @@ static void key_check(const struct scan *s, const char *key, unsigned int vt,
 	c->ok++;
 }
 
+/*
+ * The string keys of table t's hash part: how many there are, and how
+ * many of them tab_each read as names (into c).  -1 when t is unreadable.
+ */
+static int count_keys(const struct scan *s, uint64_t t, unsigned int *keys,
+		      struct strcheck *c)
+{
+	uint64_t node = 0;
+	uint32_t hmask = 0, i;
+
+	if (rd_ref(s, t + 5 * s->r, &node) ||
+	    rd(s, t + 6 * s->r + 4, &hmask, 4) || hmask >= MAX_NODES)
+		return -1;
+	for (i = 0; i <= hmask; i++) {
+		unsigned int kt;
+		uint64_t ko;
+
+		if (!tv_gc(s, node + (uint64_t)i * NODE_SIZE + 8, &kt, &ko) &&
+		    kt == LJ_TSTR && gct_is(s, ko, LJ_TSTR))
+			(*keys)++;
+	}
+	tab_each(s, t, key_check, c);
+	return 0;
+}
+
 int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 		      char *why, size_t n)
 {
 	struct luw_ffnames dummy;
 	struct scan s = { pid, ly, 0, &dummy };
-	uint64_t mainl, env = 0, node = 0;
-	uint32_t hmask = 0, i, keys = 0;
+	uint64_t mainl, env = 0, mt = 0;
+	unsigned int keys = 0;
 	struct strcheck c = { 0, 0 };
+	struct find idx = { "__index", 0 };
 
 	s.r = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
 	mainl = g + (int64_t)ly->gg_g2l;
@@ -264,21 +290,24 @@ int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 		return -1;
 	}
 	/* Count the string keys, then see that each reads as one. */
-	if (rd_ref(&s, env + 5 * s.r, &node) ||
-	    rd(&s, env + 6 * s.r + 4, &hmask, 4) || hmask >= MAX_NODES) {
+	if (count_keys(&s, env, &keys, &c)) {
 		snprintf(why, n, "globals table 0x%llx unreadable",
 			 (unsigned long long)env);
 		return -1;
 	}
-	for (i = 0; i <= hmask; i++) {
-		unsigned int kt;
-		uint64_t ko;
-
-		if (!tv_gc(&s, node + (uint64_t)i * NODE_SIZE + 8, &kt, &ko) &&
-		    kt == LJ_TSTR && gct_is(&s, ko, LJ_TSTR))
-			keys++;
+	/*
+	 * A sandbox (kresd: setfenv(0, setmetatable({ one key },
+	 * { __index = _G }))) holds few keys itself: the globals it reads
+	 * through are the table its metatable's __index names.  GCtab's
+	 * metatable reference precedes node (lj_obj.h).
+	 */
+	if (keys < 8 && !rd_ref(&s, env + 4 * s.r, &mt) &&
+	    gct_is(&s, mt, LJ_TTAB) && !tab_each(&s, mt, find_tab, &idx) &&
+	    idx.tab && idx.tab != env && count_keys(&s, idx.tab, &keys, &c)) {
+		snprintf(why, n, "globals' __index table 0x%llx unreadable",
+			 (unsigned long long)idx.tab);
+		return -1;
 	}
-	tab_each(&s, env, key_check, &c);
 	if (keys < 8 || c.ok != keys || c.bad) {
 		snprintf(why, n, "globals: %u of %u string keys read as names "
 			 "(str_len/str_size)", c.ok - (c.bad ? 1 : 0), keys);
