@@ -316,32 +316,68 @@ static uint64_t field_tab(const struct rd *r, uint64_t t, const char *want)
 	return v;
 }
 
-static void scan_universe(const struct rd *r, uint64_t g, struct found *fd)
+/* The tables under identifier keys of table t, each scanned as key.*. */
+static void scan_fields(const struct rd *r, uint64_t t, uint64_t skip1,
+			uint64_t skip2, struct found *fd)
 {
-	uint64_t l = g + (uint64_t)(int64_t)r->ly->gg_g2l, env, loaded;
 	uint8_t *nodes;
 	uint32_t count, seen = 0;
 	char key[MAX_KEY];
 
-	if (!gct_is(r, l, r->ly->gct_thread) || rd_ref(r, l + r->o->l_env, &env) ||
-	    !gct_is(r, env, GCT_TAB))
-		return;
-	scan_table(r, env, NULL, fd);
-	loaded = field_tab(r, field_tab(r, env, "package"), "loaded");
-	if (!loaded || hash_of(r, loaded, &nodes, &count))
+	if (!t || hash_of(r, t, &nodes, &count))
 		return;
 	for (uint32_t i = 0; i < count && seen < MAX_MODULES; i++) {
 		const uint8_t *nd = nodes + (size_t)i * r->o->node_size;
 		uint64_t m = tv_gc(r, nd, GCT_TAB);
 
-		/* _G is the globals table itself, seen above. */
-		if (!m || m == env ||
+		/* _G is the globals table itself, scanned on its own. */
+		if (!m || m == skip1 || m == skip2 ||
 		    !ident(r, tv_gc(r, nd + r->o->node_key, GCT_STR), key))
 			continue;
 		seen++;
 		scan_table(r, m, key, fd);
 	}
 	free(nodes);
+}
+
+/*
+ * The table a sandboxed globals table reads through: its metatable's
+ * __index, when that is a table (kresd runs its Lua in
+ * setmetatable({ ... }, { __index = _G })).  GCtab's metatable reference
+ * precedes node (lj_obj.h).  0 when none.
+ */
+static uint64_t sandbox_of(const struct rd *r, uint64_t env)
+{
+	uint64_t mt = 0, idx;
+
+	if (rd_ref(r, env + r->o->t_node - r->ref, &mt) ||
+	    !gct_is(r, mt, GCT_TAB))
+		return 0;
+	idx = field_tab(r, mt, "__index");
+	return idx != env ? idx : 0;
+}
+
+static void scan_universe(const struct rd *r, uint64_t g, struct found *fd)
+{
+	uint64_t l = g + (uint64_t)(int64_t)r->ly->gg_g2l, env, inner, loaded;
+
+	if (!gct_is(r, l, r->ly->gct_thread) || rd_ref(r, l + r->o->l_env, &env) ||
+	    !gct_is(r, env, GCT_TAB))
+		return;
+	inner = sandbox_of(r, env);
+	scan_table(r, env, NULL, fd);
+	if (inner)
+		scan_table(r, inner, NULL, fd);
+	/* Modules: the tables package.loaded holds, and the tables globals
+	 * hold (a module stored in a global: kresd's modules.load; the same
+	 * module under its own name in both gives the same names). */
+	loaded = field_tab(r, field_tab(r, env, "package"), "loaded");
+	if (!loaded && inner)
+		loaded = field_tab(r, field_tab(r, inner, "package"), "loaded");
+	scan_fields(r, loaded, env, inner, fd);
+	scan_fields(r, env, env, inner, fd);
+	if (inner)
+		scan_fields(r, inner, env, inner, fd);
 }
 
 int ljg_names(pid_t pid, const struct luw_lj_layout *ly,

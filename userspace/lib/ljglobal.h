@@ -8,14 +8,17 @@
  * (ljname.h); but a main chunk that has finished has usually been
  * collected, and was never sampled.  Such a function is still held
  * where the definition stored it: a global, or a field of a module table
- * in package.loaded.  So: every closure in the hash part of the globals
- * table of each universe (the main thread's env), and in the hash part of
- * every table package.loaded holds under a string key, is matched
- * against the prototypes asked for; a prototype held under exactly one
- * name, across every universe, is named by it -- "event" for a global,
- * "mod.field" for module `mod`'s field.  Held under two names (an alias,
- * the same function in two modules) or none: unnamed.  Only keys that
- * read as Lua identifiers count.
+ * in package.loaded or in a global.  So: every closure in the hash part
+ * of the globals table of each universe (the main thread's env; for a
+ * sandbox, an env whose metatable's __index is a table as kresd has, that
+ * table too), and in the hash part of every table package.loaded or the
+ * globals hold under a string key, is matched against the prototypes
+ * asked for; a prototype held under exactly one name, across every
+ * universe, is named by it -- "event" for a global, "mod.field" for
+ * module `mod`'s field.  Held under two names (an alias, the same
+ * function in two modules, a module loaded under one name and stored in
+ * a global of another) or none: unnamed.  Only keys that read as Lua
+ * identifiers count.
  *
  * Offsets the layout descriptor (luaunwind_layout.h) does not carry:
  *   lua_State.env, GCtab.node, GCtab.hmask, sizeof(Node), Node.key

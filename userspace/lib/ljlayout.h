@@ -98,8 +98,10 @@ int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
 
 /*
  * Strings read right with `ly`: every string key of the main thread's
- * globals table (there are always dozens) has its NUL at str_size + len
- * and printable characters.  0, or -1 with the reason (ljffscan.c).
+ * globals table (there are always dozens; with a sandbox, a globals table
+ * of a few keys whose metatable's __index is a table, of the two) has its
+ * NUL at str_size + len and printable characters, and there are >= 8.
+ * 0, or -1 with the reason (ljffscan.c).
  */
 int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 		      char *why, size_t whylen);
