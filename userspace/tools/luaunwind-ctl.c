@@ -229,7 +229,8 @@ static void print_stats(const struct luw_stats *s)
 	printf("samples=%llu drops=%llu faults=%llu truncated=%llu skipped=%llu"
 	       " handler_calls=%llu handler_ns_median=%llu handler_ns_p99=%llu"
 	       " reads_median=%llu reads_p99=%llu read_bytes=%llu"
-	       " budget_cuts=%llu ended=%llu\n",
+	       " budget_cuts=%llu ended=%llu interrupts=%llu"
+	       " thread_events=%llu\n",
 	       (unsigned long long)s->samples, (unsigned long long)s->drops,
 	       (unsigned long long)s->faults, (unsigned long long)s->truncated,
 	       (unsigned long long)s->skipped,
@@ -240,7 +241,9 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)luwdev_hist_quantile(s->reads_hist, 0.99),
 	       (unsigned long long)s->read_bytes,
 	       (unsigned long long)s->budget_cuts,
-	       (unsigned long long)s->ended);
+	       (unsigned long long)s->ended,
+	       (unsigned long long)s->interrupts,
+	       (unsigned long long)s->thread_events);
 	printf("vmstates");
 	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
 		printf(" %s=%llu", luwdev_vmstate_name(i),
