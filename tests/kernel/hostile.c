@@ -7,7 +7,6 @@
  * stack (loops, frames going down), and random words.  Whatever a sample
  * finds there, the module must stay within its per-sample budget.
  */
-#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
