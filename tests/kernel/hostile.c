@@ -20,6 +20,8 @@ static uint64_t xorshift(uint64_t *s)
 	return *s;
 }
 
+extern char **environ;
+
 static uint64_t stack_end(void)
 {
 	char line[256];
@@ -39,12 +41,22 @@ void hostile_spin(void)
 {
 	uint64_t code = (uint64_t)dlsym(RTLD_DEFAULT, "lua_pcall");
 	uint64_t lo = (uint64_t)__builtin_frame_address(0) + 64;
-	uint64_t hi = stack_end() - 4096;	/* leave the auxv alone */
+	uint64_t hi = stack_end();
 	uint64_t seed = 0x9e3779b97f4a7c15ULL, r;
 	volatile uint64_t *p;
 
-	if (!code || !hi || hi <= lo)
+	/* Up to the environment, which lies above main's frame: the frames in
+	 * between are all garbage then, and the process keeps its argv, env
+	 * and auxv. */
+	if ((uint64_t)environ > lo && (uint64_t)environ < hi)
+		hi = (uint64_t)environ & ~7ULL;
+	else
+		hi -= 65536;
+	if (!code || hi <= lo) {
+		fprintf(stderr, "hostile: no room (code %#lx, %#lx-%#lx)\n",
+			code, lo, hi);
 		return;
+	}
 	for (;;) {
 		for (p = (volatile uint64_t *)lo; (uint64_t)p < hi; p++) {
 			r = xorshift(&seed);

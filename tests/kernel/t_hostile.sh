@@ -20,8 +20,9 @@ LUA
 start_lua luajit "$W/hostile.lua"
 $CTL attach "$pid" --freq 999 >"$W/attach" 2>&1 || { cat "$W/attach" >&2; fail "attach"; }
 touch "$W/go"
-$CTL dump --duration 4 >"$W/dump" || fail "dump"
-kill -0 "$pid" || fail "the target died"
+$CTL dump --duration 4 >"$W/dump" 2>"$W/dump.err" ||
+	fail "dump: $(cat "$W/dump.err"); $(kill -0 $pid 2>&1 && echo target alive); $(cat $W/luajit.out)"
+kill -0 "$pid" || fail "the target died: $(cat $W/luajit.out)"
 st=$($CTL status "$pid" | sed -n 1p)
 $CTL detach "$pid" || fail "detach"
 n=$(field samples "$st")
