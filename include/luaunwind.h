@@ -50,10 +50,16 @@
  *
  *   LUW_IOC_VERSION      kernel fills struct luw_version.
  *   LUW_IOC_ATTACH       start sampling every thread of a process (threads
- *                        created later included) in this session.  ESRCH
+ *                        created later included) in this session: one
+ *                        perf event per thread, which ticks only while
+ *                        that thread runs.  A thread created while the
+ *                        attach is under way may be missed (as by perf
+ *                        record -p), never counted twice.  ESRCH
  *                        no such process, EBUSY already attached in this
  *                        session, ENOSPC too many targets
- *                        (LUW_MAX_TARGETS in all), EPERM no ptrace read
+ *                        (LUW_MAX_TARGETS in all) or threads
+ *                        (LUW_MAX_THREADS), EAGAIN threads created faster
+ *                        than they can be listed, EPERM no ptrace read
  *                        access, EOPNOTSUPP the event cannot be created
  *                        (no PMU), EINVAL a rate outside the bounds below
  *                        or above the admin's
@@ -67,7 +73,8 @@
  *                        would exceed LUW_MAX_TABLES_BYTES in all.
  *   LUW_IOC_START/STOP   enable/disable sampling of one target (pid) or of
  *                        all of the session's (pid 0); attach can leave it
- *                        stopped.
+ *                        stopped.  A stopped target's events still tick
+ *                        (counted in interrupts, no sample taken).
  *   LUW_IOC_STATS        counters of one target (pid) or of the whole
  *                        session, detached targets included (pid 0).
  *   LUW_IOC_LIST         pids of the session's targets.
@@ -224,11 +231,15 @@
 #include "luaunwind_unwind.h"
 
 #define LUW_DEVICE		"/dev/luaunwind"
-/* 2: Lua walk, attach version 1; 3: sessions, magic 0xE8, END records */
-#define LUW_ABI_VERSION		3
+/*
+ * 2: Lua walk, attach version 1; 3: sessions, magic 0xE8, END records;
+ * 4: an event per thread, stats version 2
+ */
+#define LUW_ABI_VERSION		4
 #define LUW_RECORD_VERSION	2	/* 2: LUW_REC_END */
 
 #define LUW_MAX_TARGETS		64	/* in all sessions together */
+#define LUW_MAX_THREADS		4096	/* threads of one target at attach */
 #define LUW_MAX_HOST_FRAMES	128
 #define LUW_MAX_LUA_FRAMES	128
 #define LUW_MAX_SPLICES		32
@@ -413,10 +424,20 @@ struct luw_stats {
 	__u64 ended;		/* out: targets ended by exit or exec */
 	/* out: reads per sample, bucketed as hist (the count for ns) */
 	__u64 reads_hist[LUW_HIST_BUCKETS];
+	/* ---- end of version 1 ---- */
+	/*
+	 * out: every run of the handler for the target's events, whatever
+	 * it did: handler_calls plus the hits of a stopped or exec'd target
+	 * (and, before 5.13, of processes it forked).  A target that does
+	 * not run costs none.
+	 */
+	__u64 interrupts;
+	__u64 thread_events;	/* out: threads given an event at attach */
 };
 #define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER1	(LUW_STATS_SIZE_VER0 + 32 + \
 				 LUW_HIST_BUCKETS * 8)
+#define LUW_STATS_SIZE_VER2	(LUW_STATS_SIZE_VER1 + 16)
 
 /* ---- list ------------------------------------------------------------- */
 

@@ -24,6 +24,7 @@
 
 #include <linux/capability.h>
 #include <linux/mm_types.h>
+#include <linux/perf_event.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
@@ -84,6 +85,30 @@ static inline bool luw_ptrace_capable_noaudit(struct task_struct *task,
 	return ok;
 #else
 	return ns_capable_noaudit(mm->user_ns, CAP_SYS_PTRACE);
+#endif
+}
+
+/*
+ * Inherited copies of a target's events only into its threads, not into
+ * the processes it forks: attr.inherit_thread exists from 5.13, which
+ * also added sig_data (PERF_ATTR_SIZE_VER7, the test).  Before, a forked
+ * child carries a copy too and the handler's thread-group check drops
+ * its hits (an interrupt each, no sample).
+ */
+static inline void luw_attr_inherit_thread(struct perf_event_attr *attr)
+{
+#ifdef PERF_ATTR_SIZE_VER7
+	attr->inherit_thread = 1;
+#endif
+}
+
+/* io_uring workers: threads of the group whose user registers are zero. */
+static inline bool luw_io_worker(const struct task_struct *task)
+{
+#ifdef PF_IO_WORKER
+	return task->flags & PF_IO_WORKER;
+#else
+	return false;
 #endif
 }
 

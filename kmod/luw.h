@@ -56,6 +56,7 @@ struct luw_tstats {
 	u64 reads;
 	u64 read_bytes;
 	u64 budget_cuts;
+	u64 interrupts;
 	u64 vmstate[LUW_VMST_COUNT];
 	u64 hist[LUW_HIST_BUCKETS];
 	u64 reads_hist[LUW_HIST_BUCKETS];
@@ -159,7 +160,9 @@ struct luw_proc {
 	u16 max_host;
 	u16 max_lua;
 	bool vmstate_only;		/* LUW_ATTACH_VMSTATE_ONLY */
-	struct perf_event **events;	/* one per CPU, NULL when offline */
+	/* one per thread alive at attach; their children inherit copies */
+	struct perf_event **events;
+	unsigned int nr_events;
 	struct luw_tstats __percpu *stats;
 	struct luw_maps __rcu *maps;
 	u64 table_bytes;		/* accounted in luw_table_bytes */

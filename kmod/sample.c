@@ -121,10 +121,8 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
  */
 static bool luw_unwalkable(struct task_struct *task)
 {
-#ifdef PF_IO_WORKER
-	if (task->flags & PF_IO_WORKER)
+	if (luw_io_worker(task))
 		return true;
-#endif
 	return !user_64bit_mode(task_pt_regs(task));
 }
 
@@ -137,18 +135,22 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 	int *busy;
 	u64 t0;
 
+	if (READ_ONCE(t->dying))
+		return;
+	st = this_cpu_ptr(t->stats);
+	st->interrupts++;
 	/*
-	 * Per-CPU events see every task; only the target's threads count,
-	 * and only while they run the program attached: after an exec the
-	 * mm differs (the reaper ends the target), and nothing of the new
-	 * program is read.  Both are stable while current runs.
+	 * The events are the target's threads' (and, before 5.13, those of
+	 * processes it forked: a copy was inherited), and count only while
+	 * they run the program attached: after an exec the mm differs (the
+	 * reaper ends the target), and nothing of the new program is read.
+	 * Both are stable while current runs.
 	 */
 	if (task_tgid(current) != t->pid || current->mm != t->mm ||
-	    READ_ONCE(t->dying))
+	    !READ_ONCE(t->running))
 		return;
 
 	t0 = ktime_get_mono_fast_ns();
-	st = this_cpu_ptr(t->stats);
 	st->handler_calls++;
 
 	if ((current->flags & (PF_EXITING | PF_KTHREAD)) || !current->mm ||

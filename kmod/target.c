@@ -2,14 +2,21 @@
 /*
  * Attached processes ("targets"), each in the session that attached it.
  *
- * Sampling design: each target gets one perf event per online CPU
- * (task == NULL), and the handler keeps only samples whose current thread
- * belongs to the target's thread group and runs the program that was
- * attached (its mm).  The alternative, one event per task, would need an
- * event per thread and a hook on clone() to follow new threads; per-CPU
- * events follow every thread, present and future, for free, cost a fixed
- * number of events per target, and a cpu-clock hrtimer that finds another
- * task running returns after two comparisons.
+ * Sampling design: one perf event per thread of the target (cpu == -1,
+ * task == the thread), created at attach for every thread alive then,
+ * with inherit (and, from 5.13, inherit_thread) so that threads created
+ * later carry a copy.  A task event ticks only while its thread runs: an
+ * idle CPU, or a target that sleeps, takes no interrupt, and CPUs that
+ * come online later need nothing.  Known window, the one perf record -p
+ * has too: a thread created by a thread whose event is not yet installed
+ * (during the attach itself) has no event.  A second pass cannot tell such
+ * a thread from one that inherited an event, and giving it one of its own
+ * would count it twice; missing is chosen over wrong.
+ *
+ * The direct events stay until the target goes: releasing one releases
+ * the copies its thread's children inherited.  perf_event_disable() does
+ * not reach those copies either, so stop/start is the handler's
+ * t->running, not the events' state.
  *
  * Everything here runs under luw_lock (session.c); the handler never
  * takes it.  A target is freed only after its events are released and an
@@ -86,22 +93,24 @@ static void luw_target_unlink(struct luw_proc *t, struct list_head *to)
 		luw_ring_wake(s);	/* readers: end of file */
 }
 
+static void luw_events_release(struct luw_proc *t)
+{
+	while (t->nr_events)
+		perf_event_release_kernel(t->events[--t->nr_events]);
+}
+
 /* Free unlinked targets; sleeps. */
 static void luw_targets_release(struct list_head *list)
 {
 	struct luw_proc *t, *tmp;
 	struct luw_maps *m;
 	unsigned int i;
-	int cpu;
 
 	if (list_empty(list))
 		return;
 	list_for_each_entry(t, list, node) {
 		WRITE_ONCE(t->dying, true);
-		for_each_possible_cpu(cpu) {
-			if (t->events[cpu])
-				perf_event_release_kernel(t->events[cpu]);
-		}
+		luw_events_release(t);
 	}
 	/* A handler that already started on another CPU finishes first. */
 	synchronize_rcu();
@@ -118,7 +127,7 @@ static void luw_targets_release(struct list_head *list)
 		mmdrop(t->mm);
 		free_percpu(t->stats);
 		put_pid(t->pid);
-		kfree(t->events);
+		kvfree(t->events);
 		kfree(t);
 	}
 }
@@ -440,16 +449,66 @@ static int luw_layout_copy(struct luw_proc *t, const struct luw_attach *a)
 	return 0;
 }
 
-static int luw_create_events(struct luw_proc *t, const struct luw_attach *a)
+/*
+ * Take a reference on every thread of the group that can be sampled.  The
+ * array is sized from the thread count and taken again if the group grew
+ * past it meanwhile.
+ */
+static int luw_threads_get(struct task_struct *leader,
+			   struct task_struct ***out, unsigned int *n)
+{
+	struct task_struct **v, *th;
+	unsigned int cap, i, tries;
+	bool full;
+
+	for (tries = 0; tries < 4; tries++) {
+		cap = get_nr_threads(leader) + 8;
+		if (cap > LUW_MAX_THREADS + 8)
+			return -ENOSPC;
+		v = kvcalloc(cap, sizeof(*v), GFP_KERNEL_ACCOUNT);
+		if (!v)
+			return -ENOMEM;
+		i = 0;
+		full = false;
+		rcu_read_lock();
+		for_each_thread(leader, th) {
+			if (th->flags & (PF_EXITING | PF_KTHREAD) ||
+			    luw_io_worker(th))
+				continue;
+			if (i == cap) {
+				full = true;
+				break;
+			}
+			get_task_struct(th);
+			v[i++] = th;
+		}
+		rcu_read_unlock();
+		if (!full) {
+			*out = v;
+			*n = i;
+			return 0;
+		}
+		while (i)
+			put_task_struct(v[--i]);
+		kvfree(v);
+	}
+	return -EAGAIN;		/* the group keeps growing faster than us */
+}
+
+static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
+			     const struct luw_attach *a)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
 		.pinned = 1,
-		.disabled = !!(a->flags & LUW_ATTACH_STOPPED),
+		.inherit = 1,
 	};
+	struct task_struct **th;
 	struct perf_event *ev;
-	int cpu, err = 0;
+	unsigned int i, n;
+	int err;
 
+	luw_attr_inherit_thread(&attr);
 	if (a->event == LUW_EVENT_CYCLES) {
 		attr.type = PERF_TYPE_HARDWARE;
 		attr.config = PERF_COUNT_HW_CPU_CYCLES;
@@ -464,23 +523,31 @@ static int luw_create_events(struct luw_proc *t, const struct luw_attach *a)
 		attr.sample_freq = a->sample_rate;
 	}
 
-	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		ev = perf_event_create_kernel_counter(&attr, cpu, NULL,
+	err = luw_threads_get(leader, &th, &n);
+	if (err)
+		return err;
+	t->events = kvcalloc(max(n, 1U), sizeof(*t->events),
+			     GFP_KERNEL_ACCOUNT);
+	if (!t->events)
+		err = -ENOMEM;
+	for (i = 0; i < n && !err; i++) {
+		ev = perf_event_create_kernel_counter(&attr, -1, th[i],
 						      luw_overflow, t);
 		if (IS_ERR(ev)) {
-			err = PTR_ERR(ev);
-			break;
+			/* A thread on its way out: nothing to sample. */
+			if (PTR_ERR(ev) != -ESRCH)
+				err = PTR_ERR(ev);
+			continue;
 		}
-		t->events[cpu] = ev;
+		t->events[t->nr_events++] = ev;
 	}
-	cpus_read_unlock();
+	for (i = 0; i < n; i++)
+		put_task_struct(th[i]);
+	kvfree(th);
+	if (!err && !t->nr_events)
+		err = -ESRCH;		/* every thread was exiting */
 	if (err) {
-		for_each_possible_cpu(cpu) {
-			if (t->events[cpu])
-				perf_event_release_kernel(t->events[cpu]);
-			t->events[cpu] = NULL;
-		}
+		luw_events_release(t);
 		/* No PMU (e.g. under TCG), or no such hardware event. */
 		if (err == -ENOENT || err == -ENODEV)
 			err = -EOPNOTSUPP;
@@ -544,15 +611,14 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a)
 	}
 	t->running = !(a->flags & LUW_ATTACH_STOPPED);
 	err = -ENOMEM;
-	t->events = kcalloc(nr_cpu_ids, sizeof(*t->events), GFP_KERNEL_ACCOUNT);
 	t->stats = alloc_percpu_gfp(struct luw_tstats, GFP_KERNEL_ACCOUNT);
-	if (!t->events || !t->stats)
+	if (!t->stats)
 		goto out_free;
 	err = luw_layout_copy(t, a);
 	if (!err)
 		err = luw_ring_alloc(s);
 	if (!err)
-		err = luw_create_events(t, a);
+		err = luw_create_events(t, task, a);
 	if (err)
 		goto out_free;
 	put_task_struct(task);
@@ -568,7 +634,7 @@ out_free:
 	if (t->mm)
 		mmdrop(t->mm);
 	free_percpu(t->stats);
-	kfree(t->events);
+	kvfree(t->events);
 	kfree(t);
 out_task:
 	put_task_struct(task);
@@ -593,19 +659,8 @@ int luw_detach(struct luw_session *s, pid_t vpid)
 
 static void luw_target_run(struct luw_proc *t, bool start)
 {
-	int cpu;
-
-	if (t->running == start)
-		return;
-	for_each_possible_cpu(cpu) {
-		if (!t->events[cpu])
-			continue;
-		if (start)
-			perf_event_enable(t->events[cpu]);
-		else
-			perf_event_disable(t->events[cpu]);
-	}
-	t->running = start;
+	/* Inherited copies ignore perf_event_disable(): see the top. */
+	WRITE_ONCE(t->running, start);
 }
 
 int luw_start_stop(struct luw_session *s, pid_t vpid, bool start)
@@ -756,10 +811,13 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 			return -ESRCH;
 		}
 		luw_target_stats(t, sum);
+		st->thread_events = t->nr_events;
 	} else {
 		luw_stats_add(sum, &s->retired);
-		list_for_each_entry(t, &s->targets, node)
+		list_for_each_entry(t, &s->targets, node) {
 			luw_target_stats(t, sum);
+			st->thread_events += t->nr_events;
+		}
 		st->ended = s->ended;
 	}
 	st->nr_targets = s->nr_targets;
@@ -773,6 +831,7 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 	st->reads = sum->reads;
 	st->read_bytes = sum->read_bytes;
 	st->budget_cuts = sum->budget_cuts;
+	st->interrupts = sum->interrupts;
 	BUILD_BUG_ON(ARRAY_SIZE(st->vmstate) < LUW_VMST_COUNT);
 	for (i = 0; i < LUW_VMST_COUNT; i++)
 		st->vmstate[i] = sum->vmstate[i];

@@ -351,7 +351,7 @@ int main(int argc, char **argv)
 	/* A version 0 stats struct, through its own command number: answered
 	 * at that size, not a byte more. */
 	{
-		unsigned char *b = calloc(1, LUW_STATS_SIZE_VER1);
+		unsigned char *b = calloc(1, sizeof(struct luw_stats));
 
 		*(uint32_t *)b = LUW_STATS_SIZE_VER0;
 		((struct luw_stats *)b)->pid = pid;

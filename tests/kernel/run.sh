@@ -2,23 +2,31 @@
 # Run every tests/kernel/t_*.sh in its own guest boot, on each kernel, and
 # fail a test whose guest kernel log has a BUG, Oops, WARNING, general
 # protection fault or KASAN report.
-#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [TEST...]
+#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [TEST...]
 #     -k KERNELS  run TESTs (default: all t_*.sh) on each (6.1, 6.12, 5.10,
 #                 sid, debug or a release: scripts/kver.sh)
 #     -s KERNELS  run only the representative subset below on these, unless
 #                 TESTs are named (then those run on every kernel)
+#     -c KERNELS  the same with the checked subset below
 # Logs: out/ktest/<release>/<test>.{out,dmesg}.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-kernels="6.1 6.12" subset_kernels=
+kernels="6.1 6.12" subset_kernels= checked_kernels=
 # One of each kind: the ABI, permissions, raw Lua walks with and without
 # traces' frames, record + report, threads, a target exiting while attached.
 subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
+# For the debug kernel (KASAN, lockdep, ...): the tests that drive the
+# module's object lifetimes and locking -- sessions, attach/detach/reap
+# races, exec, a killed reader, unload after a table replacement, per-thread
+# events -- and its walkers over a real and over a hostile stack.
+checked=(t_abi t_perm t_race t_rmmod t_exec t_rec_exit t_pertask t_hostile
+	 t_lua_payload)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k) kernels=$2; shift 2 ;;
 	-s) subset_kernels=$2; shift 2 ;;
+	-c) checked_kernels=$2; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -33,11 +41,15 @@ bad_log='BUG|Oops|WARNING|general protection|KASAN|UBSAN|lockdep|circular lockin
 # Boot banners of the debug kernel that name a checker without a report.
 benign='RCU lockdep checking is enabled'
 failed=()
-full=" $kernels "
-for k in $kernels $subset_kernels; do
+full=" $kernels " sub=" $subset_kernels "
+for k in $kernels $subset_kernels $checked_kernels; do
 	these=("${tests[@]}")
 	if [ "$named" = 0 ] && [ "${full/ $k /}" = "$full" ]; then
-		these=("${subset[@]}")
+		if [ "${sub/ $k /}" != "$sub" ]; then
+			these=("${subset[@]}")
+		else
+			these=("${checked[@]}")
+		fi
 	fi
 	rel=$(scripts/kver.sh "$k") ||
 		{ echo "check-kernel: no $k kernel (installed, fetched or built)" >&2; exit 1; }

@@ -54,7 +54,7 @@ not_old() {
 	END { print bad + 0 }'
 }
 
-# check NAME PID PROG: the dump of a target that exec'd PROG after >= 1.5 s.
+# check NAME PID PROG: the dump of a target that exec'd PROG.
 check() {
 	grep -q "^end pid=$2 reason=exec " "$W/$1.dump" ||
 		fail "$1: no exec end record: $(tail -3 "$W/$1.dump")"
@@ -68,15 +68,29 @@ check() {
 	[ "$p" -eq 0 ] || fail "$1: $p samples of the new program (pc outside the old one's code)"
 }
 
+# dump_exec NAME GO [AS...]: dump the kept session (as AS, if given) until
+# it ends; GO goes (the target execs) once the dump holds 50 samples, so a
+# dump slow to start under load cannot miss the target.
+dump_exec() {
+	local name=$1 go=$2 d
+	shift 2
+	timeout 60 "$@" $CTL dump --duration 50 >"$W/$name.dump" 2>"$W/$name.err" &
+	d=$!
+	for i in $(seq 300); do
+		[ "$(grep -c '^sample' "$W/$name.dump")" -ge 50 ] && break
+		sleep 0.1
+	done
+	rm "$go"
+	wait $d || fail "$name: dump: $(cat "$W/$name.err")"
+}
+
 # ---- plain exec, root ----------------------------------------------------
 touch "$W/go"
 bg $K/spin_exec "$W/go" $K/spin 60; pid=$last
 $CTL attach $pid --freq 999 --no-lua >/dev/null || fail "attach"
 cp /proc/$pid/maps "$W/plain.maps"
-(sleep 1.5; rm "$W/go") &
 # dump ends by itself at end of file: no target left in the session.
-timeout 60 $CTL dump --duration 50 >"$W/plain.dump" 2>"$W/plain.err" ||
-	fail "dump: $(cat "$W/plain.err")"
+dump_exec plain "$W/go"
 check plain $pid "$(readlink -f $K/spin)"
 grep -q 'targets=0 ended=1' "$W/plain.err" || fail "plain: $(cat "$W/plain.err")"
 $CTL status | grep -q '^targets=0' || fail "plain: still attached after exec"
@@ -97,9 +111,7 @@ execd $pid $K/spin_exec
 $AS_NOBODY $CTL attach $pid --freq 999 --no-lua >"$W/suid.attach" 2>&1 ||
 	fail "nobody cannot attach to its own process: $(cat "$W/suid.attach")"
 cp /proc/$pid/maps "$W/suid.maps"
-(sleep 1.5; rm /tmp/go_suid) &
-timeout 60 $AS_NOBODY $CTL dump --duration 50 >"$W/suid.dump" 2>"$W/suid.err" ||
-	fail "dump as nobody: $(cat "$W/suid.err")"
+dump_exec suid /tmp/go_suid $AS_NOBODY
 check suid $pid /tmp/suid_spin
 grep -q '^Uid:.*[[:space:]]0[[:space:]]' /proc/$pid/status ||
 	fail "the setuid program does not run as root: $(grep Uid /proc/$pid/status)"

@@ -224,12 +224,22 @@ static int cmd_attach(int argc, char **argv)
 	return 0;
 }
 
+/* The lower bound of the highest bucket with a count. */
+static unsigned long long hist_max(const __u64 *hist)
+{
+	for (unsigned int b = LUW_HIST_BUCKETS; b-- > 0;)
+		if (hist[b])
+			return luw_hist_lower(b);
+	return 0;
+}
+
 static void print_stats(const struct luw_stats *s)
 {
 	printf("samples=%llu drops=%llu faults=%llu truncated=%llu skipped=%llu"
 	       " handler_calls=%llu handler_ns_median=%llu handler_ns_p99=%llu"
-	       " reads_median=%llu reads_p99=%llu read_bytes=%llu"
-	       " budget_cuts=%llu ended=%llu\n",
+	       " reads_median=%llu reads_p99=%llu reads_max=%llu read_bytes=%llu"
+	       " budget_cuts=%llu ended=%llu interrupts=%llu"
+	       " thread_events=%llu\n",
 	       (unsigned long long)s->samples, (unsigned long long)s->drops,
 	       (unsigned long long)s->faults, (unsigned long long)s->truncated,
 	       (unsigned long long)s->skipped,
@@ -238,9 +248,12 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)luwdev_hist_quantile(s->hist, 0.99),
 	       (unsigned long long)luwdev_hist_quantile(s->reads_hist, 0.5),
 	       (unsigned long long)luwdev_hist_quantile(s->reads_hist, 0.99),
+	       hist_max(s->reads_hist),
 	       (unsigned long long)s->read_bytes,
 	       (unsigned long long)s->budget_cuts,
-	       (unsigned long long)s->ended);
+	       (unsigned long long)s->ended,
+	       (unsigned long long)s->interrupts,
+	       (unsigned long long)s->thread_events);
 	printf("vmstates");
 	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
 		printf(" %s=%llu", luwdev_vmstate_name(i),

@@ -1,0 +1,76 @@
+#!/bin/sh
+# One perf event per thread: a target that does not run takes no
+# interrupt (idle CPUs are not woken for it); a CPU brought online after
+# the attach samples the target's threads; a stopped target takes no
+# sample, not even of threads it creates while stopped, and samples them
+# once started (perf_event_enable() would not reach their inherited
+# events: stop/start must not rely on it).
+. tests/kernel/lib.sh
+# The spinners run until their go file goes: under TCG, with four of them
+# on two CPUs, each luaunwind-ctl command takes seconds.
+cpu1=/sys/devices/system/cpu/cpu1/online
+[ -w $cpu1 ] || fail "$cpu1 missing: the guest needs two CPUs that can go offline"
+trap 'echo 1 >$cpu1; cleanup' EXIT
+load
+
+# ---- a sleeping target costs nothing ---------------------------------------
+bg sleep 600; idle=$last
+bg $K/spin; busy=$last
+$CTL attach $idle --freq 999 --no-lua || fail "attach the sleeping target"
+$CTL attach $busy --freq 999 --no-lua || fail "attach the busy target"
+sleep 3
+si=$($CTL status $idle | sed -n 1p)
+sb=$($CTL status $busy | sed -n 1p)
+ii=$(field interrupts "$si")
+ib=$(field interrupts "$sb")
+cb=$(field handler_calls "$sb")
+[ "$(field thread_events "$si")" = 1 ] || fail "sleeping target: $si"
+# (attach starts a target stopped until its unwind tables are in: the
+# busy target's interrupts exceed its handler calls by that time.)
+[ "$cb" -ge 300 ] || fail "busy target: only $cb handler calls in 3 s at 999 Hz"
+[ "$ii" -eq 0 ] || fail "sleeping target: $ii interrupts, its events tick while it sleeps"
+$CTL detach $idle && $CTL detach $busy || fail "detach"
+kill $idle $busy
+
+# ---- stopped, then started --------------------------------------------------
+$K/spin_threads 4 "$W/go" 120 &
+pid=$!
+kids="$kids $pid"
+execd $pid $K/spin_threads
+$CTL attach $pid --freq 999 --no-lua --stopped || fail "attach --stopped"
+touch "$W/go"
+sleep 2
+$CTL dump --nonblock >"$W/stopped.dump" || fail "dump while stopped"
+st=$($CTL status $pid | sed -n 1p)
+[ "$(field samples "$st")" -eq 0 ] || fail "stopped: $st"
+[ "$(field interrupts "$st")" -ge 100 ] ||
+	fail "stopped: the new threads' inherited events do not tick ($st)"
+n=$(grep -c '^sample' "$W/stopped.dump")
+[ "$n" -eq 0 ] || fail "stopped: $n samples read"
+$CTL start $pid || fail "start"
+$CTL dump --duration 2 >"$W/started.dump" || fail "dump after start"
+rm -f "$W/go"
+wait $pid
+tids=$(grep "^sample pid=$pid " "$W/started.dump" | sed 's/.* tid=\([0-9]*\) .*/\1/' |
+	sort -u | grep -vx "$pid" | wc -l)
+[ "$tids" -ge 3 ] || fail "started: samples of $tids of the 4 threads created while stopped"
+
+# ---- a CPU that comes online after the attach -------------------------------
+echo 0 >$cpu1 || fail "cpu1 offline"
+$K/spin_threads 2 "$W/go" 120 &
+pid=$!
+kids="$kids $pid"
+execd $pid $K/spin_threads
+$CTL attach $pid --freq 999 --no-lua || fail "attach with cpu1 offline"
+touch "$W/go"
+sleep 0.5
+echo 1 >$cpu1 || fail "cpu1 online"
+$CTL dump --duration 3 >"$W/hotplug.dump" || fail "dump"
+rm -f "$W/go"
+wait $pid
+n=$(grep -c "^sample pid=$pid " "$W/hotplug.dump")
+n1=$(grep "^sample pid=$pid " "$W/hotplug.dump" | grep -c ' cpu=1 ')
+[ "$n1" -ge 50 ] || fail "cpu1: $n1 of $n samples after it came online"
+
+unload
+pass "sleeping target 0 interrupts (busy $ib); cpu1 $n1 samples; started: $tids threads"
