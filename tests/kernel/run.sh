@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Run every tests/kernel/t_*.sh in its own guest boot, on each kernel, and
+# Run every tests/kernel/t_*.sh in a QEMU guest (one boot per kernel, see -1), on each kernel, and
 # fail a test whose guest kernel log has a BUG, Oops, WARNING, general
 # protection fault or KASAN report.
 #   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [TEST...]
@@ -8,11 +8,14 @@
 #     -s KERNELS  run only the representative subset below on these, unless
 #                 TESTs are named (then those run on every kernel)
 #     -c KERNELS  the same with the checked subset below
+#     -1          one boot per test (default: one boot runs a lane's tests
+#                 one after the other, tests/kernel/group.sh; a test the
+#                 boot did not finish gets a boot of its own)
 # Logs: out/ktest/<release>/<test>.{out,dmesg}.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-kernels="6.1 6.12" subset_kernels= checked_kernels=
+kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1
 # One of each kind: the ABI, permissions, raw Lua walks with and without
 # traces' frames, record + report, threads, a target exiting while attached.
 subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
@@ -27,6 +30,7 @@ while [ $# -gt 0 ]; do
 	-k) kernels=$2; shift 2 ;;
 	-s) subset_kernels=$2; shift 2 ;;
 	-c) checked_kernels=$2; shift 2 ;;
+	-1) grouped=0; shift ;;
 	*) break ;;
 	esac
 done
@@ -58,12 +62,37 @@ for k in $kernels $subset_kernels $checked_kernels; do
 		{ cat "build/kmod/$rel.log" >&2; echo "check-kernel: module build for $rel failed" >&2; exit 1; }
 	logs=out/ktest/$rel
 	mkdir -p "$logs"
+	rm -f "$logs/results"
+	if [ "$grouped" = 1 ] && [ ${#these[@]} -gt 1 ]; then
+		# One boot for the lane; its limit covers the tests' own (600 s
+		# each, enforced inside) only for a guest that hangs outright.
+		g=$top/$logs/group
+		rm -rf "$g"
+		mkdir -p "$g"
+		LUW_VM_OUT=$g scripts/vm-run --kernel "$rel" --no-build \
+			--timeout $((300 + 200 * ${#these[@]})) --dmesg "$logs/group.dmesg" \
+			-- sh tests/kernel/group.sh "${these[@]}" >"$logs/group.out" 2>&1 </dev/null
+		[ -f "$g/results" ] && cp "$g/results" "$logs/results"
+	fi
 	for t in "${these[@]}"; do
 		start=$SECONDS
-		LUW_VM_OUT=$top/out/ktest/$rel/$t.files scripts/vm-run --kernel "$rel" \
-			--no-build --timeout 600 --dmesg "$logs/$t.dmesg" \
-			-- sh "tests/kernel/$t.sh" >"$logs/$t.out" 2>&1 </dev/null
-		rc=$?
+		res=$(grep -s "^$t " "$logs/results" | tail -1)
+		if [ -n "$res" ]; then
+			set -- $res
+			rc=$2
+			secs=$3
+			cp "$g/$t.out" "$logs/$t.out"
+			cp "$g/$t.dmesg" "$logs/$t.dmesg"
+			rm -rf "$logs/$t.files"
+			mkdir -p "$logs/$t.files"
+			[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
+		else
+			LUW_VM_OUT=$top/out/ktest/$rel/$t.files scripts/vm-run --kernel "$rel" \
+				--no-build --timeout 600 --dmesg "$logs/$t.dmesg" \
+				-- sh "tests/kernel/$t.sh" >"$logs/$t.out" 2>&1 </dev/null
+			rc=$?
+			secs=$((SECONDS - start))
+		fi
 		verdict=ok
 		if [ $rc -ne 0 ]; then
 			verdict="FAIL (exit $rc)"
@@ -73,7 +102,7 @@ for k in $kernels $subset_kernels $checked_kernels; do
 			verdict="FAIL (kernel log)"
 			grep -Ev "$benign" "$logs/$t.dmesg" | grep -E -m5 "$bad_log" >>"$logs/$t.out"
 		fi
-		printf '%-8s %-12s %-18s %4ds\n' "$k" "$t" "$verdict" $((SECONDS - start))
+		printf '%-8s %-12s %-18s %4ds\n' "$k" "$t" "$verdict" "$secs"
 		if [ "$verdict" != ok ]; then
 			failed+=("$k/$t")
 			sed 's/^/    | /' "$logs/$t.out" | tail -20

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Run several kernel tests in one guest boot (tests/kernel/run.sh -g):
+#   sh tests/kernel/group.sh TEST...
+# Each test runs as in a boot of its own, with LUW_OUT/TEST.out and the
+# kernel log it caused in LUW_OUT/TEST.dmesg (from a marker written to
+# /dev/kmsg before it), and a line "TEST STATUS SECONDS" in
+# LUW_OUT/results once it is over.  Between tests every process it left
+# is killed, the module unloaded and CPUs put back online, so the next one
+# starts from the state a boot gives.  A test that has no results line
+# (the guest died or hung) is for run.sh to run again in a boot of its own.
+set -u
+out=${LUW_OUT:?run me through scripts/vm-run}
+for t in "$@"; do
+	echo "luw-test: $t" >/dev/kmsg
+	start=$(date +%s)
+	timeout -s KILL 600 sh "tests/kernel/$t.sh" >"$out/$t.out" 2>&1 </dev/null
+	rc=$?
+	end=$(date +%s)
+	# Everything but init and this shell: what the test left behind.
+	kill -9 -1 2>/dev/null
+	sleep 0.2
+	rmmod luaunwind 2>/dev/null
+	for c in /sys/devices/system/cpu/cpu*/online; do
+		echo 1 >"$c" 2>/dev/null
+	done
+	dmesg | sed -n "/luw-test: $t\$/,\$p" >"$out/$t.dmesg"
+	echo "$t $rc $((end - start))" >>"$out/results"
+done
