@@ -5,11 +5,15 @@
 # kernel log it caused in LUW_OUT/TEST.dmesg (from a marker written to
 # /dev/kmsg before it), and a line "TEST STATUS SECONDS" in
 # LUW_OUT/results once it is over.  Between tests every process it left
-# is killed, the module unloaded and CPUs put back online, so the next one
+# is killed, the module unloaded, CPUs put back online and perf's rate limit reset, so the next one
 # starts from the state a boot gives.  A test that has no results line
 # (the guest died or hung) is for run.sh to run again in a boot of its own.
 set -u
 out=${LUW_OUT:?run me through scripts/vm-run}
+# perf lowers this when handlers run long (TCG): each test starts from the
+# boot's value.
+rate=/proc/sys/kernel/perf_event_max_sample_rate
+rate0=$(cat $rate)
 for t in "$@"; do
 	echo "luw-test: $t" >/dev/kmsg
 	start=$(date +%s)
@@ -20,6 +24,7 @@ for t in "$@"; do
 	kill -9 -1 2>/dev/null
 	sleep 0.2
 	rmmod luaunwind 2>/dev/null
+	echo "$rate0" >$rate
 	for c in /sys/devices/system/cpu/cpu*/online; do
 		echo 1 >"$c" 2>/dev/null
 	done
