@@ -130,6 +130,13 @@ struct luw_lj_walk_in {
 	__u64 vm_sp;
 	__u64 g_hint;
 	__u32 max_reads;	/* bound on callback calls, 0 = 4096 */
+	/*
+	 * Optional (NULL: none): told before the walk of a Lua stack reads
+	 * its frames, all within [addr, addr + len), so that the includer
+	 * can copy them in one go (luaunwind_ucache.h).  A hint: the walk
+	 * still reads every slot through read() and checks it.
+	 */
+	void (*prefetch)(void *ctx, __u64 addr, __u64 len);
 };
 
 struct luw_lj_walk_out {
@@ -465,6 +472,9 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 		o->status = LUW_LJW_BADBASE;
 		return 0;
 	}
+	/* Every frame link and function slot below base, in one copy. */
+	if (st->in->prefetch)
+		st->in->prefetch(st->in->ctx, stk.lo, base - stk.lo);
 	s0 = o->nsegs;
 	seg = luw_lj__seg_open(st, l, cframe);
 	if (!seg)
