@@ -216,11 +216,54 @@ static inline __u32 luw_uc__fill(struct luw_uc *uc, __u64 addr, __u32 len)
 	return got;
 }
 
+/*
+ * Where the line for a miss at addr goes (in addr's page): LUW_UC_LINE
+ * bytes around it, objects being read from either side of the field
+ * first asked for; twice that, continuing a span it adjoins, when the walk
+ * is going through neighbouring objects (a chunk's protos and closures,
+ * allocated in order).  Returns the size.
+ */
+static inline __u32 luw_uc__place(const struct luw_uc *uc, __u64 addr,
+				  __u32 len, __u64 page, __u64 *at)
+{
+	__u64 line = (addr & ~(__u64)63), end;
+	__u32 size = LUW_UC_LINE, i;
+
+	line = line - page >= LUW_UC_LINE / 2 ? line - LUW_UC_LINE / 2 : page;
+	for (i = 0; i < uc->nspan; i++) {
+		const struct luw_uc_span *s = &uc->span[i];
+
+		end = s->addr + s->len;
+		if (addr >= end && addr - end < LUW_UC_LINE) {
+			line = end;
+			size = 2 * LUW_UC_LINE;
+			break;
+		}
+		if (addr < s->addr && s->addr - addr <= LUW_UC_LINE) {
+			size = 2 * LUW_UC_LINE;
+			line = s->addr - size;
+			break;
+		}
+	}
+	/* Within the page, holding [addr, addr + len). */
+	if (line > addr)
+		line = addr;
+	if (addr + len > line + size)
+		line = addr + len - size;
+	if (line < page)
+		line = page;
+	if (line + size > page + LUW_UC_PAGE)
+		line = page + LUW_UC_PAGE - size;
+	*at = line;
+	return size;
+}
+
 /* Returns 0 with dst filled, nonzero where the bytes could not be read. */
 static inline int luw_uc_read(struct luw_uc *uc, __u64 addr, void *dst,
 			      __u32 len)
 {
 	__u64 line, page;
+	__u32 size;
 
 	if (!len)
 		return 0;
@@ -242,26 +285,22 @@ static inline int luw_uc_read(struct luw_uc *uc, __u64 addr, void *dst,
 		return 0;
 	}
 	page = addr & ~(__u64)(LUW_UC_PAGE - 1);
-	if (addr + len <= page + LUW_UC_PAGE && uc->nspan < LUW_UC_SPANS &&
-	    LUW_UC_LINE <= uc->cap - uc->used) {
-		/*
-		 * LUW_UC_LINE bytes around addr, within its page: objects are
-		 * read from either side of the field first asked for.  The
-		 * line lies in one page, as the bytes asked for do: when it
-		 * cannot be copied, neither can they.
-		 */
-		line = addr & ~(__u64)63;
-		line = line - page >= LUW_UC_LINE / 2 ?
-		       line - LUW_UC_LINE / 2 : page;
-		if (line + LUW_UC_LINE > page + LUW_UC_PAGE)
-			line = page + LUW_UC_PAGE - LUW_UC_LINE;
-		if (luw_uc__fill(uc, line, LUW_UC_LINE) <
-		    (__u32)(addr - line) + len)
-			return -1;
-		luw_uc__cpy(dst, uc->buf + uc->span[uc->nspan - 1].off +
-			    (__u32)(addr - line), len);
-		return 0;
-	}
+	if (addr + len > page + LUW_UC_PAGE || uc->nspan >= LUW_UC_SPANS)
+		goto alone;
+	size = luw_uc__place(uc, addr, len, page, &line);
+	if (size > uc->cap - uc->used || addr < line ||
+	    addr + len > line + size)
+		goto alone;
+	/*
+	 * The line lies in one page, as the bytes asked for do: when it
+	 * cannot be copied, neither can they.
+	 */
+	if (luw_uc__fill(uc, line, size) < (__u32)(addr - line) + len)
+		return -1;
+	luw_uc__cpy(dst, uc->buf + uc->span[uc->nspan - 1].off +
+		    (__u32)(addr - line), len);
+	return 0;
+alone:
 	/* Across a line or out of storage: exactly the bytes asked for. */
 	return uc->copy(uc->ctx, addr, dst, len) == len ? 0 : -1;
 }
@@ -274,21 +313,27 @@ static inline int luw_uc_read(struct luw_uc *uc, __u64 addr, void *dst,
 static inline void luw_uc_prefetch(struct luw_uc *uc, __u64 addr, __u64 len)
 {
 	__u64 end = addr + len;
-	__u32 room = uc->cap - uc->used, n, i;
+	__u32 i;
 
 	if (end < addr || !len)
 		return;
-	n = len > LUW_UC_RANGE_MAX ? LUW_UC_RANGE_MAX : (__u32)len;
-	if (n > room)
-		n = room;
-	if (n <= LUW_UC_LINE)
-		return;		/* lines do as well */
-	addr = end - n;
-	for (i = 0; i < uc->nspan; i++)
-		if (addr >= uc->span[i].addr &&
-		    end <= uc->span[i].addr + uc->span[i].len)
-			return;
-	luw_uc__fill(uc, addr, n);
+	if (len > LUW_UC_RANGE_MAX)
+		addr = end - LUW_UC_RANGE_MAX;
+	/* Leave out what a span already holds at either end. */
+	for (i = 0; i < uc->nspan && addr < end; i++) {
+		const struct luw_uc_span *s = &uc->span[i];
+
+		if (addr >= s->addr && addr < s->addr + s->len)
+			addr = s->addr + s->len;
+		if (end > s->addr && end <= s->addr + s->len)
+			end = s->addr;
+	}
+	if (addr >= end || end - addr <= 64)
+		return;		/* held, or a line does as well */
+	if (end - addr > uc->cap - uc->used)
+		addr = end - (uc->cap - uc->used);
+	if (addr < end)
+		luw_uc__fill(uc, addr, (__u32)(end - addr));
 }
 
 #endif /* LUAUNWIND_UCACHE_H */
