@@ -301,7 +301,9 @@ struct sample {
 	struct snap mem;
 	/* results of the capture walk, checked on every replay */
 	uint32_t nhost, nlua, reads;
-	uint64_t bytes;
+	uint64_t bytes, digest;
+	uint32_t reads_u;	/* without the cache (-u's walk) */
+	uint64_t bytes_u;
 	uint64_t walk_ns, read_ns;	/* replay: walk, reads alone */
 };
 
@@ -317,6 +319,7 @@ struct walk {
 	struct luw_lj_frame lf[LUW_MAX_LUA_FRAMES];
 	struct luw_lj_seg segs[LUW_MAX_SPLICES];
 	int walked;
+	uint64_t digest;	/* of the frames found */
 };
 
 /* luw_user_read(): through the sample's cache; a failure is a fault. */
@@ -517,6 +520,17 @@ static int hw_step(struct walk *w)
  * and sets *nlua.  Only what costs reads and time is kept: the record
  * itself is not written.
  */
+/* FNV-1a over what the walk found, to compare two walks of one sample. */
+static void mix(struct walk *w, uint64_t v)
+{
+	int i;
+
+	for (i = 0; i < 8; i++, v >>= 8) {
+		w->digest ^= v & 0xff;
+		w->digest *= 1099511628211ULL;
+	}
+}
+
 static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				struct snap *mem,
 				const struct user_regs_struct *u,
@@ -529,6 +543,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	w->p = p;
 	w->mem = mem;
 	w->walked = 0;
+	w->digest = 14695981039346656037ULL;
 	memset(&w->out, 0, sizeof(w->out));
 	ljl_regs_from(u, &w->regs);
 	w->hr.ip = u->rip;
@@ -540,6 +555,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 		    w->uc_stack, sizeof(w->uc_stack), w->uc_span,
 		    sizeof(w->uc_span));
 	n++;
+	mix(w, w->hr.ip);
 	for (;;) {
 		uint64_t pc = w->hr.ip;
 		int vm = pc >= t->vm_start && pc < t->interp_end;
@@ -556,6 +572,8 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 		}
 		if (vm && !trace && n == 1 && max > 1 && vm_subroutine(w)) {
 			n++;
+		mix(w, w->hr.ip);
+			mix(w, w->hr.ip);
 			sub = 1;
 		}
 		if (vm && !w->walked) {
@@ -579,6 +597,9 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				if (!lua_restart(w, g->cframe) || n >= max)
 					break;
 				n++;
+		mix(w, w->hr.ip);
+			mix(w, w->hr.ip);
+				mix(w, w->hr.ip);
 				continue;
 			}
 		}
@@ -590,6 +611,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 		if (rc != HW_NEXT)
 			break;
 		n++;
+		mix(w, w->hr.ip);
 	}
 	if (!w->walked && !complete) {
 		if (!probed_here)
@@ -600,6 +622,18 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	if (w->walked)
 		for (; seg < w->out.nsegs; seg++)
 			lua += w->segs[seg].count;
+	for (seg = 0; seg < w->out.nframes; seg++) {
+		const struct luw_lj_frame *f = &w->lf[seg];
+
+		mix(w, (uint64_t)f->kind | (uint64_t)f->link << 8 |
+		       (uint64_t)f->flags << 16 | (uint64_t)f->ffid << 24 |
+		       (uint64_t)f->trace << 32);
+		mix(w, f->func);
+		mix(w, f->proto);
+		mix(w, f->pc);
+	}
+	mix(w, (uint64_t)w->out.status | (uint64_t)w->out.vmstate << 8 |
+	       (uint64_t)w->out.nsegs << 16 | (uint64_t)lua << 32);
 	*nlua = lua;
 	return n;
 }
@@ -786,8 +820,37 @@ int main(int argc, char **argv)
 		s->nlua = nlua;
 		s->reads = s->mem.reads;
 		s->bytes = s->mem.bytes;
+		s->digest = w->digest;
 		ptrace(PTRACE_CONT, tids[k], 0, 0);
 		s->mem.pid = 0;
+		/*
+		 * The cache must not change what a walk finds: the same
+		 * sample walked with a copy per read, over the same snapshot
+		 * (it reads a subset of the bytes the cached walk copied),
+		 * must give the same frames.
+		 */
+		if (s->mem.log && nlua) {
+			unsigned int nl = 0, nh;
+			int was = nocache;
+
+			nocache = !nocache;
+			s->mem.reads = 0;
+			s->mem.faults = 0;
+			s->mem.bytes = 0;
+			nh = merged_walk(w, p, &s->mem, &s->u, &nl);
+			nocache = was;
+			if (nh != s->nhost || nl != s->nlua ||
+			    w->digest != s->digest) {
+				fprintf(stderr, PROG ": sample %d walks "
+					"differently %s the cache (host %u/%u "
+					"lua %u/%u)\n", got,
+					was ? "with" : "without", nh, s->nhost,
+					nl, s->nlua);
+				goto out;
+			}
+			s->reads_u = was ? s->reads : s->mem.reads;
+			s->bytes_u = was ? s->bytes : s->mem.bytes;
+		}
 		/* Only samples in LuaJIT's process with a Lua stack count. */
 		if (!s->mem.log || !nlua) {
 			snap_free(&s->mem);
@@ -835,7 +898,7 @@ int main(int argc, char **argv)
 			br[b] = now_ns() - t0;
 		}
 		if (nhost != s->nhost || nlua != s->nlua ||
-		    s->mem.reads != s->reads) {
+		    s->mem.reads != s->reads || w->digest != s->digest) {
 			fprintf(stderr, PROG ": sample %d replays differently "
 				"(host %u/%u lua %u/%u reads %u/%u)\n", i,
 				nhost, s->nhost, nlua, s->nlua, s->mem.reads,
@@ -852,9 +915,11 @@ int main(int argc, char **argv)
 		s->walk_ns = bw[BATCHES / 2] / (uint64_t)iters;
 		s->read_ns = br[BATCHES / 2] / (uint64_t)iters;
 		printf("sample %d tid %d host %u lua %u reads %u bytes %" PRIu64
-		       " pages %zu walk_ns %" PRIu64 " read_ns %" PRIu64 "\n",
+		       " pages %zu walk_ns %" PRIu64 " read_ns %" PRIu64
+		       " uncached_reads %u uncached_bytes %" PRIu64 "\n",
 		       i, (int)s->tid, s->nhost, s->nlua, s->reads, s->bytes,
-		       s->mem.npg, s->walk_ns, s->read_ns);
+		       s->mem.npg, s->walk_ns, s->read_ns, s->reads_u,
+		       s->bytes_u);
 	}
 #define SUMMARY(name, expr)                                                \
 	do {                                                               \
@@ -867,6 +932,8 @@ int main(int argc, char **argv)
 	SUMMARY("lua_frames", sm[i].nlua);
 	SUMMARY("reads", sm[i].reads);
 	SUMMARY("bytes", sm[i].bytes);
+	SUMMARY("uncached_reads", sm[i].reads_u);
+	SUMMARY("uncached_bytes", sm[i].bytes_u);
 	SUMMARY("walk_ns", sm[i].walk_ns);
 	SUMMARY("read_ns", sm[i].read_ns);
 	SUMMARY("code_ns", sm[i].walk_ns > sm[i].read_ns ?
