@@ -11,11 +11,12 @@
  * larger copies made during the same sample:
  *
  *   stack window  the interrupted thread's stack from sp upward, copied on
- *                 demand: the first read in [sp, stack_end) copies
- *                 [sp, next page boundary past LUW_UC_STACK_FIRST), and a
- *                 read above what is copied extends the window to its
- *                 end, at least doubling it and ending on a page boundary,
- *                 up to the storage given.  A copy that stops short (the
+ *                 demand: the first read in [sp, stack_end) copies at
+ *                 least LUW_UC_STACK_FIRST bytes from sp, and a read above
+ *                 what is copied extends the window to cover it, at least
+ *                 doubling it; the window ends on a LUW_UC_STACK_ALIGN
+ *                 boundary, within the storage given.  A copy that stops
+ *                 short (the
  *                 stack mapping ends, a page is not resident) keeps the
  *                 bytes it did copy and the window stops growing; reads
  *                 above it go on as lines.
@@ -23,14 +24,15 @@
  *                 to read (the Lua walk: the live slots of a Lua stack),
  *                 copied in one go, its upper part first when it is
  *                 longer than LUW_UC_RANGE_MAX or the storage left.
- *   lines         any other read: the aligned LUW_UC_LINE bytes around it
- *                 (a GCfunc, a GCproto header, a few bytecodes).
+ *   lines         any other read: LUW_UC_LINE bytes around it (a GCfunc,
+ *                 a GCproto header, a few bytecodes), twice that next to
+ *                 a span already copied (luw_uc__place()).
  *
  * What the walkers get is unchanged: the bytes at the address they asked
  * for, as the copy found them during this sample, or a failure where a
  * copy of exactly those bytes would have failed.  A line never crosses a
- * page (LUW_UC_LINE divides the page size), so a line that faults is a
- * read that faults; a read that crosses a page, or that finds the storage
+ * page (it is placed within the page of the read), so a line that faults
+ * is a read that faults; a read that crosses a page, or that finds the storage
  * full, is copied alone and not kept.  Nothing is kept across samples:
  * luw_uc_init() starts each one empty.  The walkers check everything they
  * read exactly as before; the cache trusts nothing it copies either: it
@@ -60,7 +62,8 @@
 typedef __u32 (*luw_uc_copy_fn)(void *ctx, __u64 addr, void *dst, __u32 len);
 
 #define LUW_UC_PAGE		4096u
-#define LUW_UC_LINE		384u	/* divides LUW_UC_PAGE */
+#define LUW_UC_LINE		384u	/* 2 x LUW_UC_LINE <= LUW_UC_PAGE */
+#define LUW_UC_STACK_ALIGN	512u	/* a power of two */
 #define LUW_UC_STACK_FIRST	1024u	/* the first stack copy at least */
 #define LUW_UC_RANGE_MAX	4096u	/* one prefetch at most */
 #define LUW_UC_SPANS		48	/* lines and ranges kept */
@@ -151,9 +154,8 @@ static inline void luw_uc__stack_grow(struct luw_uc *uc, __u64 addr, __u32 len)
 		want = 2ULL * uc->stack_len;
 	if (want < LUW_UC_STACK_FIRST)
 		want = LUW_UC_STACK_FIRST;
-	/* End on a line boundary, as lines do. */
-	want = ((uc->stack_lo + want + LUW_UC_LINE - 1) &
-		~(__u64)(LUW_UC_LINE - 1)) - uc->stack_lo;
+	want = ((uc->stack_lo + want + LUW_UC_STACK_ALIGN - 1) &
+		~(__u64)(LUW_UC_STACK_ALIGN - 1)) - uc->stack_lo;
 	lim = uc->stack_end - uc->stack_lo;
 	if (want > lim)
 		want = lim;
