@@ -3,7 +3,8 @@
  * luaunwind: walk the Lua stack of a LuaJIT VM from outside.
  *
  * The same code runs in the kernel module's sampling handler (hardirq/NMI:
- * the read callback is a nofault copy from user memory) and in userspace
+ * the read callback is the sample's read cache, luaunwind_ucache.h, over a
+ * nofault copy from user memory) and in userspace
  * (the callback is process_vm_readv).  Hence: static inline, no libc, no
  * allocation, every user read through the callback and checked, every loop
  * bounded, and the descriptor (luaunwind_layout.h) trusted for nothing but
