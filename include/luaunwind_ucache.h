@@ -67,6 +67,7 @@ typedef __u32 (*luw_uc_copy_fn)(void *ctx, __u64 addr, void *dst, __u32 len);
 #define LUW_UC_STACK_FIRST	1024u	/* the first stack copy at least */
 #define LUW_UC_RANGE_MAX	4096u	/* one prefetch at most */
 #define LUW_UC_SPANS		48	/* lines and ranges kept */
+#define LUW_UC_IDX		64	/* 256-byte granules indexed, a power of 2 */
 
 struct luw_uc_span {
 	__u64 addr;
@@ -88,8 +89,13 @@ struct luw_uc {
 	__u32 cap;
 	__u32 used;
 	__u32 nspan;
-	__u32 last;		/* the span that served the last hit */
 	struct luw_uc_span span[LUW_UC_SPANS];
+	/*
+	 * Direct-mapped by (addr >> 8): 1 + the span that last served a read
+	 * in that granule, 0 none.  Spans are never moved or dropped during
+	 * a sample, so an entry is only ever stale by not holding addr.
+	 */
+	__u8 idx[LUW_UC_IDX];
 	/* what was served without a copy, for the curious */
 	__u32 hits;
 };
@@ -104,6 +110,8 @@ static inline void luw_uc_init(struct luw_uc *uc, luw_uc_copy_fn copy,
 			       __u8 *stack_buf, __u32 stack_cap, __u8 *buf,
 			       __u32 cap)
 {
+	__u32 i;
+
 	uc->copy = copy;
 	uc->ctx = ctx;
 	uc->stack_buf = stack_buf;
@@ -116,8 +124,9 @@ static inline void luw_uc_init(struct luw_uc *uc, luw_uc_copy_fn copy,
 	uc->cap = buf ? cap : 0;
 	uc->used = 0;
 	uc->nspan = 0;
-	uc->last = 0;
 	uc->hits = 0;
+	for (i = 0; i < LUW_UC_IDX; i++)
+		uc->idx[i] = 0;
 }
 
 static inline void luw_uc__cpy(void *dst, const __u8 *src, __u32 len)
@@ -178,17 +187,19 @@ static inline void luw_uc__stack_grow(struct luw_uc *uc, __u64 addr, __u32 len)
 static inline int luw_uc__find(struct luw_uc *uc, __u64 addr, void *dst,
 			       __u32 len)
 {
-	const struct luw_uc_span *s = &uc->span[uc->last];
+	__u8 *e = &uc->idx[(addr >> 8) & (LUW_UC_IDX - 1)];
+	const struct luw_uc_span *s;
 	__u32 i;
 
-	/* The walkers read near what they read last: that span first. */
-	if (uc->last < uc->nspan && addr - s->addr < s->len &&
-	    addr + len <= s->addr + s->len)
-		goto hit;
+	if (*e) {
+		s = &uc->span[*e - 1];
+		if (addr - s->addr < s->len && addr + len <= s->addr + s->len)
+			goto hit;
+	}
 	for (i = uc->nspan; i-- > 0;) {
 		s = &uc->span[i];
 		if (addr - s->addr < s->len && addr + len <= s->addr + s->len) {
-			uc->last = i;
+			*e = (__u8)(i + 1);
 			goto hit;
 		}
 	}
@@ -213,7 +224,6 @@ static inline __u32 luw_uc__fill(struct luw_uc *uc, __u64 addr, __u32 len)
 	s->addr = addr;
 	s->len = got;
 	s->off = uc->used;
-	uc->last = uc->nspan - 1;
 	uc->used += got;
 	return got;
 }
