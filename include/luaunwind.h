@@ -256,6 +256,12 @@
  */
 #define LUW_SAMPLE_READS	1024
 #define LUW_SAMPLE_FAULTS	16
+/*
+ * The bytes those reads may copy: the walks read in bulk (the stack window,
+ * the Lua stack slots, lines around heap objects), each copy counted as one
+ * read plus its bytes (the module's per-CPU cache holds 16 KiB of them).
+ */
+#define LUW_SAMPLE_BYTES	(64U << 10)
 
 /*
  * VM states (enum luw_vmstate, LUW_VMST_INTERP ... LUW_VMST_UNKNOWN) are

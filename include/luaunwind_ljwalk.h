@@ -3,7 +3,8 @@
  * luaunwind: walk the Lua stack of a LuaJIT VM from outside.
  *
  * The same code runs in the kernel module's sampling handler (hardirq/NMI:
- * the read callback is a nofault copy from user memory) and in userspace
+ * the read callback is the sample's read cache, luaunwind_ucache.h, over a
+ * nofault copy from user memory) and in userspace
  * (the callback is process_vm_readv).  Hence: static inline, no libc, no
  * allocation, every user read through the callback and checked, every loop
  * bounded, and the descriptor (luaunwind_layout.h) trusted for nothing but
@@ -130,6 +131,13 @@ struct luw_lj_walk_in {
 	__u64 vm_sp;
 	__u64 g_hint;
 	__u32 max_reads;	/* bound on callback calls, 0 = 4096 */
+	/*
+	 * Optional (NULL: none): told before the walk of a Lua stack reads
+	 * its frames, all within [addr, addr + len), so that the includer
+	 * can copy them in one go (luaunwind_ucache.h).  A hint: the walk
+	 * still reads every slot through read() and checks it.
+	 */
+	void (*prefetch)(void *ctx, __u64 addr, __u64 len);
 };
 
 struct luw_lj_walk_out {
@@ -211,6 +219,33 @@ static inline int luw_lj__field_ok(__u16 ofs)
 	return ofs != LUW_LJ_NOFIELD;
 }
 
+/*
+ * G lives in GG_State right after the main thread's lua_State: what the
+ * walk reads of both is one span, [G + gg_g2l, G + the last G field),
+ * worth one copy (a hint; a garbage G costs that copy).
+ */
+static inline void luw_lj__hint_g(struct luw_lj__st *st, __u64 g)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	__u16 f[5];
+	__u32 hi = 0, i;
+
+	if (!st->in->prefetch || ly->gg_g2l >= 0 || ly->gg_g2l < -4096)
+		return;
+	f[0] = ly->g_vmstate;
+	f[1] = ly->g_cur_l;
+	f[2] = ly->g_jit_base;
+	f[3] = ly->g_mainthref;
+	f[4] = ly->g_tmpbuf_l;
+	for (i = 0; i < 5; i++)
+		if (f[i] != LUW_LJ_NOFIELD && f[i] + 8u > hi)
+			hi = f[i] + 8u;
+	/* Only where the walk itself would read (luw_lj__rd()). */
+	if (hi && g + (__s64)ly->gg_g2l >= 4096 && g + hi <= ((__u64)1 << 47))
+		st->in->prefetch(st->in->ctx, g + (__s64)ly->gg_g2l,
+				 (__u64)-(__s64)ly->gg_g2l + hi);
+}
+
 /* G is real if its main thread points back at it. */
 static inline int luw_lj__check_g(struct luw_lj__st *st, __u64 g)
 {
@@ -218,6 +253,7 @@ static inline int luw_lj__check_g(struct luw_lj__st *st, __u64 g)
 
 	if (!g || (g & 7))
 		return 0;
+	luw_lj__hint_g(st, g);
 	if (luw_lj__ref(st, g + st->ly->g_mainthref, &mainl))
 		return 0;
 	if (!mainl || luw_lj__ref(st, mainl + st->ly->l_glref, &glref))
@@ -465,6 +501,9 @@ static inline __u64 luw_lj__walk_l(struct luw_lj__st *st, __u64 l, __u64 base,
 		o->status = LUW_LJW_BADBASE;
 		return 0;
 	}
+	/* Every frame link and function slot below base, in one copy. */
+	if (st->in->prefetch && stk.lo >= 4096 && base <= ((__u64)1 << 47))
+		st->in->prefetch(st->in->ctx, stk.lo, base - stk.lo);
 	s0 = o->nsegs;
 	seg = luw_lj__seg_open(st, l, cframe);
 	if (!seg)

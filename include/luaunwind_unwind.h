@@ -73,9 +73,11 @@
  *     allocation.
  *  4. luw_uw_step(e, regs, read, ctx): compute the CFA from rsp or rbp,
  *     read the return address and, for RBP_CFA, the saved rbp through the
- *     caller's nofault reader (copy_from_user_nofault() in the kernel,
- *     process_vm_readv() in userspace).  Sanity checks, all of which end
- *     the walk with an error instead of following garbage:
+ *     caller's nofault reader (in the kernel, the sample's read cache of
+ *     luaunwind_ucache.h over copy_from_user_nmi(): the stack window is
+ *     copied in bulk; process_vm_readv() in userspace).  Sanity checks,
+ *     all of which end the walk with an error instead of following
+ *     garbage:
  *       - the CFA is strictly above the current sp (stacks grow down, so
  *         every caller's frame is higher: this alone bounds the walk);
  *       - the CFA stays within the stack: at most regs->stack_end;

@@ -5,12 +5,15 @@
  * Each step uses the compact unwind table userspace uploaded for the
  * mapping that holds the pc (luaunwind_unwind.h), and frame pointers where
  * there is no table or no usable rule.  Every user read goes through
- * luw_user_read(): copy_from_user_nmi(), perf's own helper for user stacks,
+ * luw_user_read(), which serves it from this CPU's read cache
+ * (luaunwind_ucache.h: the stack from sp upward, the Lua stack slots,
+ * lines around heap objects, each copied once per sample).  The cache's
+ * copies are copy_from_user_nmi(), perf's own helper for user stacks,
  * which refuses while the CPU is switching mm (copy_from_user_nofault()
- * checks that only from 6.2 on) and returns an error for anything not
- * mapped and resident instead of faulting it in.  The walk is bounded four
- * ways: the frame count, strictly increasing CFAs, a stack window above
- * the interrupted sp, and the sample's read budget.
+ * checks that only from 6.2 on) and stops at anything not mapped and
+ * resident instead of faulting it in.  The walk is bounded four ways: the
+ * frame count, strictly increasing CFAs, a stack window above the
+ * interrupted sp, and the sample's read budget.
  *
  * The walk is a cursor (struct luw_hw) so that the Lua side (luawalk.c)
  * can look at each frame and restart it at the caller of a VM entry.
@@ -19,6 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "luw.h"
+#include <luaunwind_ucache.h>
 
 /*
  * No caller frame lives further than this above the interrupted sp.
@@ -28,23 +32,97 @@
 #define LUW_STACK_WINDOW	(64ULL << 20)
 
 /*
- * Every user read of a sample, host and Lua walks alike: counted, and
- * refused once the sample has spent LUW_SAMPLE_READS reads or taken
- * LUW_SAMPLE_FAULTS faults, so garbage costs a bounded time.
+ * The read cache's storage, per CPU (the handler's busy flag keeps it to
+ * one sample at a time): the stack window and the lines and ranges.
+ * 8 KiB of stack holds the host frames of every target measured
+ * (tests/bench/walkcost.sh); a deeper stack goes on in lines.
  */
-int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
+#define LUW_UC_STACK_BYTES	8192
+#define LUW_UC_SPAN_BYTES	8192
+
+struct luw_ucpu {
+	struct luw_uc uc;
+	struct luw_cost *cost;		/* the sample it serves */
+	bool refused;			/* the last copy hit the budget */
+	u8 stack[LUW_UC_STACK_BYTES];
+	u8 span[LUW_UC_SPAN_BYTES];
+};
+
+static struct luw_ucpu __percpu *luw_ucpu;
+
+int luw_hostwalk_init(void)
 {
-	if (c->reads >= LUW_SAMPLE_READS || c->faults >= LUW_SAMPLE_FAULTS) {
+	luw_ucpu = alloc_percpu(struct luw_ucpu);
+	return luw_ucpu ? 0 : -ENOMEM;
+}
+
+void luw_hostwalk_exit(void)
+{
+	free_percpu(luw_ucpu);
+	luw_ucpu = NULL;
+}
+
+/*
+ * Every copy from user memory of a sample, host and Lua walks alike: one
+ * read plus its bytes, refused once the sample has spent LUW_SAMPLE_READS
+ * reads or LUW_SAMPLE_BYTES bytes or taken LUW_SAMPLE_FAULTS faults, so
+ * garbage costs a bounded time.  Returns the bytes copied from the start.
+ */
+static u32 luw_user_copy(struct luw_cost *c, bool *refused, u64 addr,
+			 void *dst, u32 len)
+{
+	if (c->reads >= LUW_SAMPLE_READS || c->faults >= LUW_SAMPLE_FAULTS ||
+	    len > LUW_SAMPLE_BYTES - c->bytes) {
 		c->cut = true;
-		return -E2BIG;
+		*refused = true;
+		return 0;
 	}
 	c->reads++;
 	c->bytes += len;
-	if (copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr, len)) {
-		c->faults++;
-		return -EFAULT;
+	return len - copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr,
+					len);
+}
+
+static u32 luw_uc_copy(void *ctx, __u64 addr, void *dst, __u32 len)
+{
+	struct luw_ucpu *u = ctx;
+
+	return luw_user_copy(u->cost, &u->refused, addr, dst, len);
+}
+
+/*
+ * One read the walkers ask for, through the cache luw_hw_init() set up
+ * for this sample: 0, -EFAULT (counted as a fault) or -E2BIG (budget).
+ */
+int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
+{
+	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+	bool refused = false;
+	int rc;
+
+	if (u->cost == c) {
+		u->refused = false;
+		rc = luw_uc_read(&u->uc, addr, dst, len);
+		refused = u->refused;
+	} else {
+		/* Not the sample the cache holds: an exact copy. */
+		rc = luw_user_copy(c, &refused, addr, dst, len) != len;
 	}
-	return 0;
+	if (!rc)
+		return 0;
+	if (refused)
+		return -E2BIG;
+	c->faults++;
+	return -EFAULT;
+}
+
+/* [addr, addr + len) is about to be read: copy it in one go (a hint). */
+void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len)
+{
+	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+
+	if (u->cost == c)
+		luw_uc_prefetch(&u->uc, addr, len);
 }
 
 static int luw_read_user(void *ctx, __u64 addr, __u64 *val)
@@ -82,6 +160,21 @@ bool luw_hw_has_table(const struct luw_hw *w)
 	return luw_table_of(w->m, luw_uw_key(&w->r));
 }
 
+/*
+ * A sample's reads start: this CPU's cache, empty, serves cost from here
+ * on, its stack window [sp, stack_end).  Nothing is kept from the last
+ * sample: the target has run since.
+ */
+static void luw_user_reads_start(struct luw_cost *cost, u64 sp, u64 stack_end)
+{
+	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+
+	u->cost = cost;
+	u->refused = false;
+	luw_uc_init(&u->uc, luw_uc_copy, u, sp, stack_end, u->stack,
+		    sizeof(u->stack), u->span, sizeof(u->span));
+}
+
 /* Caller holds rcu_read_lock() from here to the last step. */
 void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 		 struct luw_cost *cost)
@@ -94,6 +187,7 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 	w->m = rcu_dereference(t->maps);
 	w->cost = cost;
 	w->table_used = false;
+	luw_user_reads_start(cost, regs->sp, w->r.stack_end);
 }
 
 /*

@@ -38,11 +38,19 @@ static struct luw_lua_scratch __percpu *luw_lws;
 int luw_luawalk_init(void)
 {
 	luw_lws = alloc_percpu(struct luw_lua_scratch);
-	return luw_lws ? 0 : -ENOMEM;
+	if (!luw_lws)
+		return -ENOMEM;
+	if (luw_hostwalk_init()) {
+		free_percpu(luw_lws);
+		luw_lws = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 void luw_luawalk_exit(void)
 {
+	luw_hostwalk_exit();
 	free_percpu(luw_lws);
 	luw_lws = NULL;
 }
@@ -74,6 +82,13 @@ static int luw_lj_read(void *ctx, __u64 addr, void *dst, __u32 len)
 	struct luw_lw *lw = ctx;
 
 	return luw_user_read(lw->cost, dst, addr, len);
+}
+
+static void luw_lj_prefetch(void *ctx, __u64 addr, __u64 len)
+{
+	struct luw_lw *lw = ctx;
+
+	luw_user_prefetch(lw->cost, addr, len);
 }
 
 static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
@@ -111,6 +126,7 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 	struct luw_lj_walk_in in = {
 		.ly = &t->ly,
 		.read = luw_lj_read,
+		.prefetch = luw_lj_prefetch,
 		.ctx = lw,
 		.vm_start = t->vm_start,
 		.interp_end = t->interp_end,

@@ -115,6 +115,7 @@ struct luw_cost {
 };
 
 int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len);
+void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len);
 
 /* The unwind table of one executable mapping. */
 struct luw_table {
@@ -211,6 +212,8 @@ struct luw_hw {
 #define LUW_HW_END	1	/* outermost frame: complete */
 #define LUW_HW_STOP	2	/* cannot go on: truncated */
 
+int luw_hostwalk_init(void);
+void luw_hostwalk_exit(void);
 void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 		 struct luw_cost *cost);
 int luw_hw_step(struct luw_hw *w);

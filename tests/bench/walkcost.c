@@ -2,7 +2,7 @@
  * luw-walkcost: what one sample of luaunwind.ko's handler costs, measured
  * on this CPU by replaying the module's walkers in userspace.
  *
- *   luw-walkcost [-n SAMPLES] [-i ITERATIONS] [-m MAX_THREADS] PID
+ *   luw-walkcost [-u] [-v] [-n SAMPLES] [-i ITERATIONS] [-m MAX_THREADS] PID
  *   luw-walkcost --copycost
  *
  * Capture: stop a thread of PID with ptrace (PTRACE_SEIZE + INTERRUPT,
@@ -13,17 +13,23 @@
  * include/luaunwind_ljwalk.h with the layout ljlayout.c proves), glued
  * the way kmod/luawalk.c's luw_merged_walk() glues them (mirrored here:
  * the glue is kernel code).  Every read the walkers make goes through
- * their read callbacks into a snapshot: the first touch of a page copies
- * it out of the target (process_vm_readv), so after the walk the snapshot
- * holds exactly the memory the walk needed.  The thread then runs on; the
- * samples are spread over the threads (up to MAX_THREADS of them).
+ * their read callbacks and the module's read cache (luaunwind_ucache.h,
+ * with kmod/hostwalk.c's storage sizes and budget) into a snapshot: the
+ * first touch of a page copies it out of the target (process_vm_readv), so
+ * after the walk the snapshot holds exactly the memory the walk needed.
+ * The thread then runs on; the samples are spread over the threads (up to
+ * MAX_THREADS of them).
  *
  * Replay: the same walk over the snapshot, ITERATIONS times per sample
  * (15 batches, the median batch, in the thread's CPU time), counting per
- * sample the callback calls (= the module's copy_from_user_nofault()
- * calls) and the bytes they copy.  The snapshot read itself (a page lookup and a memcpy) is
- * timed alone over the recorded read sequence and subtracted, leaving the
- * walkers' own code: what the handler spends besides its user copies.
+ * sample the copies the cache makes (= the module's copy_from_user_nmi()
+ * calls) and the bytes they copy.  The snapshot copies alone (a page
+ * lookup and a memcpy each) are timed over the recorded sequence and
+ * subtracted, leaving the walkers' and the cache's own code: what the
+ * handler spends besides its user copies.
+ *
+ * -u: no cache, every read the walkers ask for copied alone (the module
+ * before its cache), for comparison.  -v: print every copy.
  *
  * --copycost: what a kernel copy from user memory costs here (see
  * copycost()).
@@ -55,6 +61,7 @@
 #include "procmaps.h"
 #include "luaunwind.h"
 #include "luaunwind_ljwalk.h"
+#include "luaunwind_ucache.h"
 #include "luaunwind_unwind.h"
 
 #define PROG "luw-walkcost"
@@ -64,6 +71,10 @@
 #define LUA_READS 2048
 #define TRACE_SCAN 128
 #define STACK_WINDOW (64ULL << 20)
+/* The module's per-CPU read cache storage and byte cap (kmod/hostwalk.c). */
+#define UC_STACK_BYTES 8192
+#define UC_SPAN_BYTES 8192
+#define SAMPLE_BYTES (64u << 10)
 #define BATCHES 15
 
 /*
@@ -167,41 +178,54 @@ static struct page *snap_page(struct snap *s, uint64_t pa)
 	return &s->pg[lo];
 }
 
-/* The copy itself, without counting: what the timing of reads replays. */
-static int snap_copy(struct snap *s, uint64_t addr, void *dst, uint32_t len)
+/*
+ * The copy itself, without counting: what the timing of reads replays.
+ * Like copy_from_user_nmi(), it copies up to the first unreadable page and
+ * says how far it got.
+ */
+static uint32_t snap_copy(struct snap *s, uint64_t addr, void *dst,
+			  uint32_t len)
 {
 	uint8_t *d = dst;
+	uint32_t done = 0;
 
-	while (len) {
+	if (addr >= ((uint64_t)1 << 47) || addr + len > ((uint64_t)1 << 47))
+		return 0;
+	while (done < len) {
 		uint64_t pa = addr & ~(uint64_t)(PAGE - 1);
 		uint32_t n = PAGE - (uint32_t)(addr - pa);
 		struct page *p = snap_page(s, pa);
 
 		if (!p || !p->ok)
-			return -1;
-		if (n > len)
-			n = len;
+			break;
+		if (n > len - done)
+			n = len - done;
 		memcpy(d, p->data + (addr - pa), n);
 		d += n;
 		addr += n;
-		len -= n;
+		done += n;
 	}
-	return 0;
+	return done;
 }
 
-static int snap_read(struct snap *s, uint64_t addr, void *dst, uint32_t len)
+/*
+ * The module's copy (kmod/hostwalk.c luw_user_copy()): one read against
+ * the sample's budget, refused past it.
+ */
+static uint32_t snap_read(void *ctx, __u64 addr, void *dst, __u32 len)
 {
+	struct snap *s = ctx;
+
+	if (s->reads >= LUW_SAMPLE_READS || s->faults >= LUW_SAMPLE_FAULTS ||
+	    len > SAMPLE_BYTES - s->bytes)
+		return 0;
 	s->reads++;
 	s->bytes += len;
 	if (s->pid && s->nlog < s->caplog) {
 		s->log[s->nlog].addr = addr;
 		s->log[s->nlog++].len = len;
 	}
-	if (addr >= ((uint64_t)1 << 47) || snap_copy(s, addr, dst, len)) {
-		s->faults++;
-		return -1;
-	}
-	return 0;
+	return snap_copy(s, addr, dst, len);
 }
 
 static void snap_free(struct snap *s)
@@ -277,29 +301,65 @@ struct sample {
 	struct snap mem;
 	/* results of the capture walk, checked on every replay */
 	uint32_t nhost, nlua, reads;
-	uint64_t bytes;
+	uint64_t bytes, digest;
+	uint32_t reads_u;	/* without the cache (-u's walk) */
+	uint64_t bytes_u;
 	uint64_t walk_ns, read_ns;	/* replay: walk, reads alone */
 };
 
 struct walk {
 	const struct proc *p;
 	struct snap *mem;
+	struct luw_uc uc;
+	uint8_t uc_stack[UC_STACK_BYTES];
+	uint8_t uc_span[UC_SPAN_BYTES];
 	struct luw_lj_regs regs;
 	struct luw_uw_regs hr;
 	struct luw_lj_walk_out out;
 	struct luw_lj_frame lf[LUW_MAX_LUA_FRAMES];
 	struct luw_lj_seg segs[LUW_MAX_SPLICES];
 	int walked;
+	int digesting;		/* off while timed */
+	uint64_t digest;	/* of the frames found */
 };
+
+/* luw_user_read(): through the sample's cache; a failure is a fault. */
+/* -u: every read copied alone, as the module did before its cache. */
+static int nocache;
+static int verbose;
+
+static int user_read(struct walk *w, __u64 addr, void *dst, __u32 len)
+{
+	if (nocache) {
+		if (snap_read(w->mem, addr, dst, len) != len) {
+			w->mem->faults++;
+			return -1;
+		}
+		return 0;
+	}
+	if (luw_uc_read(&w->uc, addr, dst, len)) {
+		w->mem->faults++;
+		return -1;
+	}
+	return 0;
+}
 
 static int host_read(void *ctx, __u64 addr, __u64 *val)
 {
-	return snap_read(ctx, addr, val, 8);
+	return user_read(ctx, addr, val, 8);
 }
 
 static int lua_read(void *ctx, __u64 addr, void *dst, __u32 len)
 {
-	return snap_read(ctx, addr, dst, len);
+	return user_read(ctx, addr, dst, len);
+}
+
+static void lua_prefetch(void *ctx, __u64 addr, __u64 len)
+{
+	struct walk *w = ctx;
+
+	if (!nocache)
+		luw_uc_prefetch(&w->uc, addr, len);
 }
 
 static void lua_walk(struct walk *w, int sample_frame, uint64_t ip,
@@ -311,7 +371,8 @@ static void lua_walk(struct walk *w, int sample_frame, uint64_t ip,
 	memset(&in, 0, sizeof(in));
 	in.ly = &t->layout;
 	in.read = lua_read;
-	in.ctx = w->mem;
+	in.prefetch = lua_prefetch;
+	in.ctx = w;
 	in.vm_start = t->vm_start;
 	in.interp_end = t->interp_end;
 	in.vm_end = t->vm_end;
@@ -340,20 +401,20 @@ static int in_any_trace(struct walk *w, uint64_t pc)
 	uint32_t size = 0;
 
 	if (ly->j_trace == LUW_LJ_NOFIELD || ly->j_sizetrace == LUW_LJ_NOFIELD ||
-	    lua_read(w->mem, j + ly->j_trace, &arr, sizeof(arr)) ||
-	    lua_read(w->mem, j + ly->j_sizetrace, &size, sizeof(size)))
+	    lua_read(w, j + ly->j_trace, &arr, sizeof(arr)) ||
+	    lua_read(w, j + ly->j_sizetrace, &size, sizeof(size)))
 		return 0;
 	for (i = 1; i < size && i <= TRACE_SCAN; i++) {
 		uint64_t tr = 0, mcode = 0;
 		uint32_t sz = 0;
 
-		if (lua_read(w->mem, arr + (uint64_t)i * (gc64 ? 8 : 4), &tr,
+		if (lua_read(w, arr + (uint64_t)i * (gc64 ? 8 : 4), &tr,
 			     gc64 ? 8 : 4))
 			return 0;
 		if (!tr)
 			continue;
-		if (lua_read(w->mem, tr + ly->tr_mcode, &mcode, sizeof(mcode)) ||
-		    lua_read(w->mem, tr + ly->tr_szmcode, &sz, sizeof(sz)))
+		if (lua_read(w, tr + ly->tr_mcode, &mcode, sizeof(mcode)) ||
+		    lua_read(w, tr + ly->tr_szmcode, &sz, sizeof(sz)))
 			continue;
 		if (pc >= mcode && pc < mcode + sz)
 			return 1;
@@ -376,9 +437,9 @@ static int trace_probe(struct walk *w, int sample_frame, uint64_t pc,
 	if (w->out.vmstate != LUW_VMST_TRACE || !w->out.nframes ||
 	    f->kind != LUW_LJF_TRACE || !f->func)
 		return 0;
-	in_mcode = !lua_read(w->mem, f->func + ly->tr_mcode, &mcode,
+	in_mcode = !lua_read(w, f->func + ly->tr_mcode, &mcode,
 			     sizeof(mcode)) &&
-		   !lua_read(w->mem, f->func + ly->tr_szmcode, &size,
+		   !lua_read(w, f->func + ly->tr_szmcode, &size,
 			     sizeof(size)) &&
 		   pc >= mcode && pc < mcode + size;
 	if (!in_mcode && !(sample_frame && (ly->flags & LUW_LJ_F_GC64) &&
@@ -407,8 +468,8 @@ static int cframe_at(struct walk *w, uint64_t sp)
 	uint64_t l = 0;
 	uint8_t gct;
 
-	if (lua_read(w->mem, sp + ly->cframe_ofs_l, &l, ly->cframe_l_size) ||
-	    !l || lua_read(w->mem, l + ly->gc_gct, &gct, 1))
+	if (lua_read(w, sp + ly->cframe_ofs_l, &l, ly->cframe_l_size) ||
+	    !l || lua_read(w, l + ly->gc_gct, &gct, 1))
 		return 0;
 	return gct == ly->gct_thread;
 }
@@ -418,7 +479,7 @@ static int vm_subroutine(struct walk *w)
 	const struct ljl_target *t = &w->p->t;
 	__u64 sp = w->hr.sp, ra = 0;
 
-	if (cframe_at(w, sp) || host_read(w->mem, sp, &ra) ||
+	if (cframe_at(w, sp) || host_read(w, sp, &ra) ||
 	    ra < t->vm_start || ra >= t->interp_end || !cframe_at(w, sp + 8) ||
 	    !hw_restart(w, ra, sp + 8, w->hr.bp))
 		return 0;
@@ -432,8 +493,8 @@ static int lua_restart(struct walk *w, uint64_t cframe)
 	const struct luw_lj_layout *ly = &w->p->t.layout;
 	__u64 top = cframe + ly->cframe_size, ra = 0, bp = 0;
 
-	if (!cframe || host_read(w->mem, top - 8, &ra) ||
-	    host_read(w->mem, top - ly->cframe_rbp_cfa, &bp))
+	if (!cframe || host_read(w, top - 8, &ra) ||
+	    host_read(w, top - ly->cframe_rbp_cfa, &bp))
 		return 0;
 	return hw_restart(w, ra, top, bp);
 }
@@ -449,7 +510,7 @@ static int hw_step(struct walk *w)
 	     LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_UNSUP) &&
 	    (w->hr.flags & LUW_UW_R_BP_VALID) && !w->hr.bp)
 		return HW_END;
-	rc = luw_uw_step(e, &w->hr, host_read, w->mem);
+	rc = luw_uw_step(e, &w->hr, host_read, w);
 	if (rc == LUW_UW_END)
 		return HW_END;
 	return rc < 0 ? HW_STOP : HW_NEXT;
@@ -460,6 +521,19 @@ static int hw_step(struct walk *w)
  * and sets *nlua.  Only what costs reads and time is kept: the record
  * itself is not written.
  */
+/* FNV-1a over what the walk found, to compare two walks of one sample. */
+static void mix(struct walk *w, uint64_t v)
+{
+	int i;
+
+	if (!w->digesting)
+		return;
+	for (i = 0; i < 8; i++, v >>= 8) {
+		w->digest ^= v & 0xff;
+		w->digest *= 1099511628211ULL;
+	}
+}
+
 static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				struct snap *mem,
 				const struct user_regs_struct *u,
@@ -472,6 +546,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	w->p = p;
 	w->mem = mem;
 	w->walked = 0;
+	w->digest = 14695981039346656037ULL;
 	memset(&w->out, 0, sizeof(w->out));
 	ljl_regs_from(u, &w->regs);
 	w->hr.ip = u->rip;
@@ -479,7 +554,11 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	w->hr.bp = u->rbp;
 	w->hr.flags = LUW_UW_R_BP_VALID;
 	w->hr.stack_end = u->rsp + STACK_WINDOW;
+	luw_uc_init(&w->uc, snap_read, mem, w->hr.sp, w->hr.stack_end,
+		    w->uc_stack, sizeof(w->uc_stack), w->uc_span,
+		    sizeof(w->uc_span));
 	n++;
+	mix(w, w->hr.ip);
 	for (;;) {
 		uint64_t pc = w->hr.ip;
 		int vm = pc >= t->vm_start && pc < t->interp_end;
@@ -496,6 +575,8 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 		}
 		if (vm && !trace && n == 1 && max > 1 && vm_subroutine(w)) {
 			n++;
+		mix(w, w->hr.ip);
+			mix(w, w->hr.ip);
 			sub = 1;
 		}
 		if (vm && !w->walked) {
@@ -519,6 +600,9 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				if (!lua_restart(w, g->cframe) || n >= max)
 					break;
 				n++;
+		mix(w, w->hr.ip);
+			mix(w, w->hr.ip);
+				mix(w, w->hr.ip);
 				continue;
 			}
 		}
@@ -530,6 +614,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 		if (rc != HW_NEXT)
 			break;
 		n++;
+		mix(w, w->hr.ip);
 	}
 	if (!w->walked && !complete) {
 		if (!probed_here)
@@ -540,6 +625,18 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	if (w->walked)
 		for (; seg < w->out.nsegs; seg++)
 			lua += w->segs[seg].count;
+	for (seg = 0; w->digesting && seg < w->out.nframes; seg++) {
+		const struct luw_lj_frame *f = &w->lf[seg];
+
+		mix(w, (uint64_t)f->kind | (uint64_t)f->link << 8 |
+		       (uint64_t)f->flags << 16 | (uint64_t)f->ffid << 24 |
+		       (uint64_t)f->trace << 32);
+		mix(w, f->func);
+		mix(w, f->proto);
+		mix(w, f->pc);
+	}
+	mix(w, (uint64_t)w->out.status | (uint64_t)w->out.vmstate << 8 |
+	       (uint64_t)w->out.nsegs << 16 | (uint64_t)lua << 32);
 	*nlua = lua;
 	return n;
 }
@@ -652,7 +749,7 @@ static int copycost(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [-n SAMPLES] [-i ITERATIONS] "
+	fprintf(f, "usage: " PROG " [-u] [-v] [-n SAMPLES] [-i ITERATIONS] "
 		   "[-m MAX_THREADS] PID\n"
 		   "       " PROG " --copycost\n");
 }
@@ -677,6 +774,10 @@ int main(int argc, char **argv)
 			iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-m") && i + 1 < argc)
 			maxthr = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "-u"))
+			nocache = 1;
+		else if (!strcmp(argv[i], "-v"))
+			verbose = 1;
 		else if (argv[i][0] != '-' && !pid)
 			pid = atoi(argv[i]);
 		else {
@@ -692,6 +793,8 @@ int main(int argc, char **argv)
 		maxthr = MAX_THREADS;
 	p = calloc(1, sizeof(*p));
 	w = calloc(1, sizeof(*w));
+	if (w)
+		w->digesting = 1;
 	sm = calloc((size_t)nsamples, sizeof(*sm));
 	v = calloc((size_t)nsamples + 1, sizeof(*v));
 	if (!p || !w || !sm || !v || proc_load(p, pid))
@@ -722,8 +825,37 @@ int main(int argc, char **argv)
 		s->nlua = nlua;
 		s->reads = s->mem.reads;
 		s->bytes = s->mem.bytes;
+		s->digest = w->digest;
 		ptrace(PTRACE_CONT, tids[k], 0, 0);
 		s->mem.pid = 0;
+		/*
+		 * The cache must not change what a walk finds: the same
+		 * sample walked with a copy per read, over the same snapshot
+		 * (it reads a subset of the bytes the cached walk copied),
+		 * must give the same frames.
+		 */
+		if (s->mem.log && nlua) {
+			unsigned int nl = 0, nh;
+			int was = nocache;
+
+			nocache = !nocache;
+			s->mem.reads = 0;
+			s->mem.faults = 0;
+			s->mem.bytes = 0;
+			nh = merged_walk(w, p, &s->mem, &s->u, &nl);
+			nocache = was;
+			if (nh != s->nhost || nl != s->nlua ||
+			    w->digest != s->digest) {
+				fprintf(stderr, PROG ": sample %d walks "
+					"differently %s the cache (host %u/%u "
+					"lua %u/%u)\n", got,
+					was ? "with" : "without", nh, s->nhost,
+					nl, s->nlua);
+				goto out;
+			}
+			s->reads_u = was ? s->reads : s->mem.reads;
+			s->bytes_u = was ? s->bytes : s->mem.bytes;
+		}
 		/* Only samples in LuaJIT's process with a Lua stack count. */
 		if (!s->mem.log || !nlua) {
 			snap_free(&s->mem);
@@ -751,13 +883,15 @@ int main(int argc, char **argv)
 		unsigned int nlua = 0, nhost = 0;
 		int b, k;
 		size_t r;
-		uint8_t tmp[256];
+		static uint8_t tmp[SAMPLE_BYTES];
 
+		w->digesting = 0;
 		for (b = 0; b < BATCHES; b++) {
 			uint64_t t0 = now_ns();
 
 			for (k = 0; k < iters; k++) {
 				s->mem.reads = 0;
+				s->mem.faults = 0;
 				s->mem.bytes = 0;
 				nhost = merged_walk(w, p, &s->mem, &s->u, &nlua);
 			}
@@ -766,27 +900,37 @@ int main(int argc, char **argv)
 			for (k = 0; k < iters; k++)
 				for (r = 0; r < s->mem.nlog; r++)
 					snap_copy(&s->mem, s->mem.log[r].addr,
-						  tmp, s->mem.log[r].len >
-						  sizeof(tmp) ? sizeof(tmp) :
-						  s->mem.log[r].len);
+						  tmp, s->mem.log[r].len);
 			br[b] = now_ns() - t0;
 		}
+		w->digesting = 1;
+		s->mem.reads = 0;
+		s->mem.faults = 0;
+		s->mem.bytes = 0;
+		nhost = merged_walk(w, p, &s->mem, &s->u, &nlua);
 		if (nhost != s->nhost || nlua != s->nlua ||
-		    s->mem.reads != s->reads) {
+		    s->mem.reads != s->reads || w->digest != s->digest) {
 			fprintf(stderr, PROG ": sample %d replays differently "
 				"(host %u/%u lua %u/%u reads %u/%u)\n", i,
 				nhost, s->nhost, nlua, s->nlua, s->mem.reads,
 				s->reads);
 			goto out;
 		}
+		if (verbose)
+			for (r = 0; r < s->mem.nlog; r++)
+				printf("copy %d sp %#llx addr %#" PRIx64 " len %u\n",
+				       i, (unsigned long long)s->u.rsp,
+				       s->mem.log[r].addr, s->mem.log[r].len);
 		qsort(bw, BATCHES, sizeof(*bw), cmp_u64);
 		qsort(br, BATCHES, sizeof(*br), cmp_u64);
 		s->walk_ns = bw[BATCHES / 2] / (uint64_t)iters;
 		s->read_ns = br[BATCHES / 2] / (uint64_t)iters;
 		printf("sample %d tid %d host %u lua %u reads %u bytes %" PRIu64
-		       " pages %zu walk_ns %" PRIu64 " read_ns %" PRIu64 "\n",
+		       " pages %zu walk_ns %" PRIu64 " read_ns %" PRIu64
+		       " uncached_reads %u uncached_bytes %" PRIu64 "\n",
 		       i, (int)s->tid, s->nhost, s->nlua, s->reads, s->bytes,
-		       s->mem.npg, s->walk_ns, s->read_ns);
+		       s->mem.npg, s->walk_ns, s->read_ns, s->reads_u,
+		       s->bytes_u);
 	}
 #define SUMMARY(name, expr)                                                \
 	do {                                                               \
@@ -799,6 +943,8 @@ int main(int argc, char **argv)
 	SUMMARY("lua_frames", sm[i].nlua);
 	SUMMARY("reads", sm[i].reads);
 	SUMMARY("bytes", sm[i].bytes);
+	SUMMARY("uncached_reads", sm[i].reads_u);
+	SUMMARY("uncached_bytes", sm[i].bytes_u);
 	SUMMARY("walk_ns", sm[i].walk_ns);
 	SUMMARY("read_ns", sm[i].read_ns);
 	SUMMARY("code_ns", sm[i].walk_ns > sm[i].read_ns ?

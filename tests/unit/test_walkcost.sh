@@ -2,9 +2,11 @@
 # luw-walkcost (tests/bench/walkcost.c) on the RFC payload under Debian's
 # luajit, JIT off: every sample it keeps has a merged stack (host frames
 # down to the process's start, Lua frames of lua_payload's recursion), its
-# replay over the snapshot walks exactly as the live capture did (the tool
-# fails otherwise), and it counts the reads the walkers' callbacks make
-# (at least one per Lua frame: the walkers read each frame's slots).
+# replay over the snapshot walks exactly as the live capture did, and so
+# does a walk without the read cache (the tool fails otherwise); it counts
+# the copies the cache makes and those a copy per read would make (at
+# least one per Lua frame: the walkers read each frame's slots), and the
+# cache must at least halve them.
 # --copycost prints its three figures.
 # usage: test_walkcost.sh LUW_WALKCOST FIXTURES
 set -uo pipefail
@@ -33,10 +35,13 @@ rc=$?
 n=$(grep -c '^sample ' "$tmp/wc.txt")
 [ "$n" = 12 ] || fail "12 samples wanted, got $n"
 # sample I tid T host H lua L reads R bytes B pages P walk_ns W read_ns X
-bad=$(awk '$1 == "sample" && !($6 >= 4 && $8 >= 2 && $10 >= $8 &&
-	$12 >= $10 && $14 >= 1 && $16 > 0) { print }' "$tmp/wc.txt")
+#   uncached_reads U uncached_bytes UB
+bad=$(awk '$1 == "sample" && !($6 >= 4 && $8 >= 2 && $20 >= $8 &&
+	$10 >= 1 && 2 * $10 <= $20 && $12 >= $10 && $22 >= $20 &&
+	$14 >= 1 && $16 > 0) { print }' "$tmp/wc.txt")
 [ -z "$bad" ] || fail "implausible samples: $bad"
-for k in host_frames lua_frames reads bytes walk_ns read_ns code_ns; do
+for k in host_frames lua_frames reads bytes uncached_reads uncached_bytes \
+	walk_ns read_ns code_ns; do
 	grep -q "^summary $k median [0-9]* p99 [0-9]*$" "$tmp/wc.txt" ||
 		fail "no summary of $k"
 done
