@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "cli.h"
 #include "elfsym.h"
 #include "procmaps.h"
 
@@ -351,7 +352,7 @@ static int list_threads(pid_t pid, pid_t *tids, int max)
 		return -1;
 	while ((d = readdir(dir)) && n < max)
 		if (d->d_name[0] != '.')
-			tids[n++] = (pid_t)atoi(d->d_name);
+			tids[n++] = (pid_t)strtol(d->d_name, NULL, 10);
 	closedir(dir);
 	return n;
 }
@@ -427,6 +428,19 @@ static int table_mode(char **files, int n)
 	return rc;
 }
 
+static int int_arg(const char *what, const char *s, int min, int max,
+		   int *out)
+{
+	long long v;
+
+	if (luw_cli_int(s, min, max, &v)) {
+		fprintf(stderr, "luaunwind-hostunwind: bad %s '%s'\n", what, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -443,21 +457,26 @@ int main(int argc, char **argv)
 	struct opts o = { .probes = 1, .interval_ms = 20, .max_frames = 128 };
 	int c, table = 0, probes_ok = 0, samples = 0, complete = 0;
 	static pid_t tids[MAX_THREADS];
-	char *endp;
+	int v;
 
 	while ((c = getopt_long(argc, argv, "n:i:t:m:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o.probes = atoi(optarg);
+			if (int_arg("probe count", optarg, 1, INT_MAX, &o.probes))
+				return 1;
 			break;
 		case 'i':
-			o.interval_ms = atoi(optarg);
+			if (int_arg("interval", optarg, 0, INT_MAX, &o.interval_ms))
+				return 1;
 			break;
 		case 't':
-			o.tid = (pid_t)atoi(optarg);
+			if (int_arg("TID", optarg, 1, INT_MAX, &v))
+				return 1;
+			o.tid = (pid_t)v;
 			break;
 		case 'm':
-			o.max_frames = atoi(optarg);
+			if (int_arg("frame count", optarg, 1, 100000, &o.max_frames))
+				return 1;
 			break;
 		case 'F':
 			o.no_fp = 1;
@@ -483,16 +502,13 @@ int main(int argc, char **argv)
 		}
 		return table_mode(argv + optind, argc - optind);
 	}
-	if (optind != argc - 1 || o.probes < 1 || o.interval_ms < 0 ||
-	    o.max_frames < 1 || o.max_frames > 100000) {
+	if (optind != argc - 1) {
 		fputs(usage, stderr);
 		return 1;
 	}
-	o.pid = (pid_t)strtol(argv[optind], &endp, 10);
-	if (*endp || o.pid <= 0) {
-		fprintf(stderr, "luaunwind-hostunwind: bad PID '%s'\n", argv[optind]);
+	if (int_arg("PID", argv[optind], 1, INT_MAX, &v))
 		return 1;
-	}
+	o.pid = (pid_t)v;
 	if (kill(o.pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "luaunwind-hostunwind: no process %d\n", (int)o.pid);
 		return 1;

@@ -18,6 +18,8 @@
  * gave (ljrecover.h) and exits.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ljlayout.h"
 #include "ljsym.h"
 #include "luaunwind_ljwalk.h"
@@ -212,9 +215,34 @@ static int want_state(const char *w, int st)
 	return !w || !strcmp(w, vmst_names[st]);
 }
 
+/* A whole decimal number from min to INT_MAX, else a usage error. */
+static int int_arg(const char *what, const char *s, int min, int *out)
+{
+	long long v;
+
+	if (luw_cli_int(s, min, INT_MAX, &v)) {
+		fprintf(stderr, "luaunwind-ljprobe: bad %s '%s'\n", what, s);
+		return -1;
+	}
+	*out = (int)v;
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "tries", required_argument, NULL, 'T' },
+		{ "want", required_argument, NULL, 'W' },
+		{ "any", no_argument, NULL, 'a' },
+		{ "layout", no_argument, NULL, 'L' },
+		{ "recovered", no_argument, NULL, 'R' },
+		{ "ffnames", no_argument, NULL, 'F' },
+		{ "ff-from-tables", no_argument, NULL, 'X' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0, any = 0;
+	int c, v;
 	int ffdump = 0, fftables = 0, lydump = 0, recdump = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
@@ -225,41 +253,43 @@ int main(int argc, char **argv)
 	struct luw_lj_seg segs[32];
 	uint64_t g_hint = 0;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-n") && i + 1 < argc)
-			nsamples = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
-			tid = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--tries") && i + 1 < argc)
-			tries = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--want") && i + 1 < argc)
-			want = argv[++i];
-		else if (!strcmp(argv[i], "--any"))
-			any = 1;
-		else if (!strcmp(argv[i], "--layout"))
-			lydump = 1;
-		else if (!strcmp(argv[i], "--recovered"))
-			recdump = 1;
-		else if (!strcmp(argv[i], "--ffnames"))
-			ffdump = 1;
-		else if (!strcmp(argv[i], "--ff-from-tables"))
-			fftables = 1;
-		else if (!strcmp(argv[i], "-v"))
-			verbose = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	while ((c = getopt_long(argc, argv, "n:t:vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (int_arg("sample count", optarg, 0, &nsamples))
+				return 1;
+			break;
+		case 't':
+			if (int_arg("TID", optarg, 1, &v))
+				return 1;
+			tid = (pid_t)v;
+			break;
+		case 'T':
+			if (int_arg("try count", optarg, 0, &tries))
+				return 1;
+			break;
+		case 'W': want = optarg; break;
+		case 'a': any = 1; break;
+		case 'L': lydump = 1; break;
+		case 'R': recdump = 1; break;
+		case 'F': ffdump = 1; break;
+		case 'X': fftables = 1; break;
+		case 'v': verbose = 1; break;
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (argv[i][0] != '-' && !pid)
-			pid = atoi(argv[i]);
-		else {
+		default:
 			usage(stderr);
 			return 1;
 		}
 	}
-	if (pid <= 0 || nsamples < 0) {
+	if (optind != argc - 1) {
 		usage(stderr);
 		return 1;
 	}
+	if (int_arg("PID", argv[optind], 1, &v))
+		return 1;
+	pid = (pid_t)v;
 	if (!tid)
 		tid = pid;
 	t = calloc(1, sizeof(*t));
