@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "ljlayout.h"
+#include "procmem.h"
 
 static pid_t livelua_start(const char *prog, const char *script,
 			   const char *const *keys, int nkeys, uint64_t *fn)
@@ -67,16 +68,10 @@ static uint64_t livelua_proto_of(pid_t pid, const struct luw_lj_layout *ly,
 			 uint64_t fn)
 {
 	uint64_t pc = 0;
-	uint32_t pc32 = 0;
 
-	if (ly->flags & LUW_LJ_F_GC64) {
-		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc, 8))
-			return 0;
-	} else {
-		if (ljl_read_mem(&pid, fn + ly->fn_pc, &pc32, 4))
-			return 0;
-		pc = pc32;
-	}
+	if (luw_pmem_ref(pid, fn + ly->fn_pc,
+			 ly->flags & LUW_LJ_F_GC64 ? 8 : 4, &pc))
+		return 0;
 	return pc ? pc - ly->pt_size : 0;
 }
 

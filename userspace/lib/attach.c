@@ -10,13 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cfi.h"
 #include "ljlayout.h"
 #include "luwdev.h"
 #include "procmaps.h"
+#include "procmem.h"
 
 /* A mapping handled by luw_att_upload (uploaded, or not uploadable). */
 struct att_seen {
@@ -139,18 +139,9 @@ static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
 
 	if (a->vdso || len > (16u << 20))
 		return a->vdso;
-	img = malloc(len);
+	img = luw_pmem_dup(a->pid, mp->start, len);
 	if (!img)
 		return NULL;
-	{
-		struct iovec l = { img, len };
-		struct iovec r = { (void *)(uintptr_t)mp->start, len };
-
-		if (process_vm_readv(a->pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
-			free(img);
-			return NULL;
-		}
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_memory(img, len);
 	if (elf) {

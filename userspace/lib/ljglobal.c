@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "ljlayout.h"
+#include "procmem.h"
 
 /* gct values (~LJ_T*) of LuaJIT 2.x; the descriptor carries all but tab. */
 #define GCT_STR 4
@@ -153,21 +154,12 @@ struct rd {
 
 static int rd(const struct rd *r, uint64_t a, void *d, uint32_t n)
 {
-	pid_t pid = r->pid;
-
-	return a ? ljl_read_mem(&pid, a, d, n) : -1;
+	return a ? luw_pmem_read(r->pid, a, d, n) : -1;
 }
 
 static int rd_ref(const struct rd *r, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-
-	if (r->ref == 8)
-		return rd(r, a, v, 8);
-	if (rd(r, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return a ? luw_pmem_ref(r->pid, a, r->ref, v) : -1;
 }
 
 static int gct_is(const struct rd *r, uint64_t obj, uint8_t want)

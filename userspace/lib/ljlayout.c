@@ -4,6 +4,7 @@
  */
 #include "ljlayout.h"
 #include "luaunwind_ljwalk.h"
+#include "procmem.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -17,7 +18,6 @@
 #include <sys/user.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 /* ---- Known layouts ------------------------------------------------------
@@ -182,31 +182,15 @@ void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
 	r->r[LUW_X86_R15] = u->r15;
 }
 
-int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len)
-{
-	pid_t pid = *(const pid_t *)ctx;
-	struct iovec l = { dst, len };
-	struct iovec r = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
 static int rd(pid_t pid, uint64_t a, void *d, uint32_t len)
 {
-	return ljl_read_mem(&pid, a, d, len);
+	return luw_pmem_read(pid, a, d, len);
 }
 
 static int rd_ref(pid_t pid, const struct luw_lj_layout *ly, uint64_t a,
 		  uint64_t *v)
 {
-	uint32_t v32;
-
-	if (ly->flags & LUW_LJ_F_GC64)
-		return rd(pid, a, v, 8);
-	if (rd(pid, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(pid, a, ly->flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
 /* ---- /proc/PID/maps ----------------------------------------------------- */
@@ -1176,11 +1160,6 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 	}								\
 } while (0)
 
-static int rd_read_cb(void *ctx, __u64 a, void *d, __u32 n)
-{
-	return ljl_read_mem(ctx, a, d, n);
-}
-
 /*
  * Protos and strings: walk the Lua stack the VM would report now (cur_L
  * from L->base) and check the Lua frames found: proto type, chunk name a
@@ -1200,7 +1179,7 @@ static int check_protos(const struct ljl_target *t,
 	memset(&in, 0, sizeof(in));
 	memset(&o, 0, sizeof(o));
 	in.ly = ly;
-	in.read = rd_read_cb;
+	in.read = luw_pmem_read_cb;
 	in.ctx = &pid;
 	in.vm_start = t->vm_start;
 	in.interp_end = t->interp_end;

@@ -22,6 +22,7 @@
 #include "ljsym.h"
 #include "luwdev.h"
 #include "procmaps.h"
+#include "procmem.h"
 
 /* Keys of struct proc.seen: (what << 32 | extra, address). */
 enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
@@ -491,15 +492,8 @@ static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
 
 static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-	pid_t pid = p->pid;
-
-	if (p->t->layout.flags & LUW_LJ_F_GC64)
-		return ljl_read_mem(&pid, a, v, 8);
-	if (ljl_read_mem(&pid, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(p->pid, a,
+			    p->t->layout.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
 static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
@@ -509,7 +503,7 @@ static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
 
 	if (!first(z, p, K_CFUNC, 0, fn))
 		return;
-	if (ljl_read_mem(&pid, fn + p->t->layout.fn_f, &f, 8))
+	if (luw_pmem_read(pid, fn + p->t->layout.fn_f, &f, 8))
 		f = 0;
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, 0);
@@ -528,11 +522,11 @@ static int trace_in(const struct proc *p, uint64_t g, uint32_t n, uint64_t pt)
 	uint8_t gct = 0;
 	pid_t pid = p->pid;
 
-	if (!ly->gg_g2j || ljl_read_mem(&pid, j + ly->j_trace, &arr, 8) ||
-	    ljl_read_mem(&pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
+	if (!ly->gg_g2j || luw_pmem_read(pid, j + ly->j_trace, &arr, 8) ||
+	    luw_pmem_read(pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
 	    rd_ref(p, arr + (uint64_t)n * (ly->flags & LUW_LJ_F_GC64 ? 8 : 4),
 		   &t) || !t ||
-	    ljl_read_mem(&pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
+	    luw_pmem_read(pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
 	    rd_ref(p, t + ly->tr_startpt, &spt))
 		return 0;
 	return spt == pt;
@@ -586,7 +580,7 @@ static void name_trace(struct luw_symz *z, struct proc *p,
 
 	if (!first(z, p, K_TRACE, f->trace, f->addr))
 		return;
-	if (f->addr && !ljl_read_mem(&pid, f->addr + ly->gc_gct, &gct, 1)) {
+	if (f->addr && !luw_pmem_read(pid, f->addr + ly->gc_gct, &gct, 1)) {
 		if (gct == ly->gct_trace &&
 		    !rd_ref(p, f->addr + ly->tr_startpt, &pt) &&
 		    !rd_ref(p, f->addr + ly->tr_startpc, &startpc)) {

@@ -18,7 +18,6 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +27,7 @@
 #include "cli.h"
 #include "elfsym.h"
 #include "procmaps.h"
+#include "procmem.h"
 
 #define MAX_THREADS 4096
 #define PAGE 4096u
@@ -77,14 +77,9 @@ static int mem_read(void *ctx, __u64 addr, __u64 *val)
 		if (m->valid[i] && m->page[i] == pg)
 			goto hit;
 	i = m->next++ % NPAGES;
-	{
-		struct iovec l = { m->data[i], PAGE };
-		struct iovec r = { (void *)(uintptr_t)pg, PAGE };
-
-		m->valid[i] = 0;
-		if (process_vm_readv(m->tid, &l, 1, &r, 1, 0) != (ssize_t)PAGE)
-			return -1;
-	}
+	m->valid[i] = 0;
+	if (luw_pmem_read(m->tid, pg, m->data[i], PAGE))
+		return -1;
 	m->page[i] = pg;
 	m->valid[i] = 1;
 hit:
@@ -137,17 +132,9 @@ static void load_vdso(pid_t pid, const struct luw_map *mp)
 	void *img;
 	Elf *elf;
 
-	if (vdso_cfi || len > (64u << 20) || !(img = malloc(len)))
+	if (vdso_cfi || len > (64u << 20) ||
+	    !(img = luw_pmem_dup(pid, mp->start, len)))
 		return;
-	{
-		struct iovec l = { img, len };
-		struct iovec r = { (void *)(uintptr_t)mp->start, len };
-
-		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
-			free(img);
-			return;
-		}
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_memory(img, len);
 	if (elf) {

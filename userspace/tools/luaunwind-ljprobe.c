@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "ljlayout.h"
 #include "ljsym.h"
+#include "procmem.h"
 #include "luaunwind_ljwalk.h"
 
 static const char *const vmst_names[LUW_VMST__MAX] = {
@@ -60,8 +61,8 @@ static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
 
 	if (f->kind != LUW_LJF_TRACE || !f->func)
 		return 0;
-	if (ljl_read_mem(&pid, f->func + ly->tr_mcode, &mcode, 8) ||
-	    ljl_read_mem(&pid, f->func + ly->tr_szmcode, &sz, 4))
+	if (luw_pmem_read(pid, f->func + ly->tr_mcode, &mcode, 8) ||
+	    luw_pmem_read(pid, f->func + ly->tr_szmcode, &sz, 4))
 		return 0;
 	return ip >= mcode && ip < mcode + sz;
 }
@@ -95,7 +96,7 @@ static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
 
 		/* Who entered the activation: its C frame's return address. */
 		if (g->cframe)
-			ljl_read_mem(&pid, g->cframe + ly->cframe_size - 8,
+			luw_pmem_read(pid, g->cframe + ly->cframe_size - 8,
 				     &ret, 8);
 		printf("  seg %u L=0x%llx cframe=0x%llx ret=0x%llx%s%s\n", s,
 		       (unsigned long long)g->L, (unsigned long long)g->cframe,
@@ -379,7 +380,7 @@ int main(int argc, char **argv)
 		}
 		memset(&in, 0, sizeof(in));
 		in.ly = &t->layout;
-		in.read = ljl_read_mem;
+		in.read = luw_pmem_read_cb;
 		in.ctx = &pid;
 		ljl_regs_from(&u, &in.regs);
 		in.vm_start = t->vm_start;
