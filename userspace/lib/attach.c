@@ -152,17 +152,6 @@ static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
 	return a->vdso;
 }
 
-/* The file behind a mapping, by its name or through map_files. */
-static const char *map_path(pid_t pid, const struct luw_map *mp, char *buf,
-			    size_t len)
-{
-	if (!mp->deleted && mp->path[0] == '/' && access(mp->path, R_OK) == 0)
-		return mp->path;
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 mp->start, mp->end);
-	return access(buf, R_OK) == 0 ? buf : NULL;
-}
-
 int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 		   size_t errlen)
 {
@@ -180,8 +169,7 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 	for (size_t i = 0; i < maps.n && !a->full; i++) {
 		const struct luw_map *mp = &maps.v[i];
 		struct luw_cfi *tab = NULL;
-		char pbuf[128], cerr[512];
-		const char *path;
+		char pbuf[4200], cerr[512];
 		int r;
 
 		if (!(mp->prot & LUW_MAP_X) || seen_has(a, mp))
@@ -189,9 +177,8 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 		if (!strcmp(mp->path, "[vdso]")) {
 			tab = vdso_table(a, mp);
 		} else if (luw_map_is_file(mp)) {
-			path = map_path(a->pid, mp, pbuf, sizeof(pbuf));
-			if (path)
-				tab = luw_cfi_get(path, cerr, sizeof(cerr));
+			if (!luw_map_file(a->pid, mp, pbuf, sizeof(pbuf)))
+				tab = luw_cfi_get(pbuf, cerr, sizeof(cerr));
 		} else {
 			/* Anonymous code (JIT traces): nothing to describe. */
 			continue;

@@ -620,7 +620,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	h->nentries = (uint32_t)n;
 	h->text_lo = luw_uw_entries(h)[0].start;
 	h->text_hi = luw_uw_entries(h)[n - 1].start;
-	idlen = luw_elf_read_build_id(elf, id, sizeof(id));
+	idlen = luw_build_id(elf, id, sizeof(id));
 	if (idlen && idlen <= LUW_UW_BUILD_ID_MAX) {
 		h->flags |= LUW_UW_F_BUILD_ID;
 		h->build_id_len = (uint8_t)idlen;
@@ -738,7 +738,7 @@ static struct luw_cfi *by_build_id(const char *path)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF)
-		len = luw_elf_read_build_id(elf, id, sizeof(id));
+		len = luw_build_id(elf, id, sizeof(id));
 	if (elf)
 		elf_end(elf);
 	close(fd);

@@ -8,12 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
-#define DEBUG_ROOT "/usr/lib/debug"
 #define DWARF_REG_RA 16		/* x86-64 return address column */
 
 static void seterr(char *err, size_t len, const char *fmt, ...)
@@ -30,62 +27,6 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
 static int64_t mtime_ns(const struct stat *st)
 {
 	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-void luw_build_id_hex(const uint8_t *id, size_t len, char *buf)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		buf[2 * i] = hex[id[i] >> 4];
-		buf[2 * i + 1] = hex[id[i] & 15];
-	}
-	buf[2 * len] = '\0';
-}
-
-static size_t note_build_id(Elf_Data *d, uint8_t *out, size_t cap)
-{
-	size_t off = 0, noff, doff;
-	GElf_Nhdr nh;
-
-	while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= cap) {
-			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
-			return nh.n_descsz;
-		}
-	}
-	return 0;
-}
-
-size_t luw_elf_read_build_id(Elf *elf, uint8_t *out, size_t cap)
-{
-	Elf_Scn *scn = NULL;
-	size_t n, len;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-		    (len = note_build_id(elf_getdata(scn, NULL), out, cap)))
-			return len;
-	}
-	/* Section headers can be stripped; the notes are in PT_NOTE too. */
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
-			continue;
-		len = note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-							 ph.p_filesz, ELF_T_NHDR),
-				    out, cap);
-		if (len)
-			return len;
-	}
-	return 0;
 }
 
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
@@ -285,108 +226,6 @@ static int cand_cmp(const void *a, const void *b)
 
 /* ---- separate debug files ---- */
 
-static int same_build_id(Elf *elf, const struct luw_elf *e)
-{
-	uint8_t id[LUW_BUILD_ID_MAX];
-	size_t len = luw_elf_read_build_id(elf, id, sizeof(id));
-
-	if (!e->build_id_len || !len)
-		return 1;	/* nothing to compare: the CRC or name decides */
-	return len == e->build_id_len && !memcmp(id, e->build_id, len);
-}
-
-static int file_crc(int fd, uint32_t *crc)
-{
-	struct stat st;
-	void *p;
-
-	if (fstat(fd, &st) || st.st_size <= 0)
-		return -1;
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	*crc = (uint32_t)crc32(0, p, (uInt)st.st_size);
-	munmap(p, (size_t)st.st_size);
-	return 0;
-}
-
-/* Open path as a debug file for e; on success *elfp and the fd are open. */
-static int try_debug(const char *path, const struct luw_elf *e, int check_crc,
-		     uint32_t crc, Elf **elfp, int *fdp)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	uint32_t got;
-
-	if (fd < 0)
-		return -1;
-	if (check_crc && (file_crc(fd, &got) || got != crc)) {
-		close(fd);
-		return -1;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !same_build_id(elf, e)) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -1;
-	}
-	*elfp = elf;
-	*fdp = fd;
-	return 0;
-}
-
-static char *find_debug(Elf *elf, const struct luw_elf *e, Elf **delf, int *dfd)
-{
-	static const char *const fmts[] = { "%.*s/%s", "%.*s/.debug/%s",
-					    DEBUG_ROOT "%.*s/%s" };
-	char path[4096], hex[2 * LUW_BUILD_ID_MAX + 1];
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (e->build_id_len >= 2) {
-		luw_build_id_hex(e->build_id, e->build_id_len, hex);
-		snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%.2s/%s.debug",
-			 hex, hex + 2);
-		if (!try_debug(path, e, 0, 0, delf, dfd))
-			return strdup(path);
-	}
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *sname, *link, *slash;
-		Elf_Data *d;
-		size_t nlen, dlen;
-		uint32_t crc;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    !(sname = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(sname, ".gnu_debuglink"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || d->d_size < 8)
-			return NULL;
-		link = d->d_buf;
-		nlen = strnlen(link, d->d_size);
-		if (nlen == 0 || ((nlen + 4) & ~(size_t)3) + 4 > d->d_size)
-			return NULL;
-		memcpy(&crc, (const char *)d->d_buf + ((nlen + 4) & ~(size_t)3), 4);
-		slash = strrchr(e->path, '/');
-		dlen = slash ? (size_t)(slash - e->path) : 0;
-		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-			snprintf(path, sizeof(path), fmts[i], (int)dlen, e->path,
-				 link);
-			if (!strcmp(path, e->path))
-				continue;
-			if (!try_debug(path, e, 1, crc, delf, dfd))
-				return strdup(path);
-		}
-		return NULL;
-	}
-	return NULL;
-}
-
 /*
  * Stripped executables lose _start.  The CFI of the entry point still
  * marks the return address undefined over exactly that code: name it.
@@ -500,8 +339,7 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	}
 	e->e_type = eh.e_type;
 	e->entry = eh.e_entry;
-	e->build_id_len = luw_elf_read_build_id(elf, e->build_id,
-						sizeof(e->build_id));
+	e->build_id_len = luw_build_id(elf, e->build_id, sizeof(e->build_id));
 	if (luw_elf_read_segs(elf, &e->segs, &e->nsegs)) {
 		seterr(err, errlen, "%s: truncated, or bad program headers",
 		       e->path);
@@ -510,7 +348,11 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	if (collect_type(elf, SHT_SYMTAB, &c, &nsymtab))
 		goto nomem;
 	if (!nsymtab) {
-		e->debug_path = find_debug(elf, e, &delf, &dfd);
+		char dpath[4400];
+
+		if (!luw_debug_open(elf, e->path, NULL, dpath, sizeof(dpath),
+				    &dfd, &delf))
+			e->debug_path = strdup(dpath);
 		if (delf && collect_type(delf, SHT_SYMTAB, &c, &nsymtab))
 			goto nomem;
 	}

@@ -31,6 +31,8 @@
 
 #include <gelf.h>
 
+#include "debugfile.h"
+
 struct luw_sym {
 	uint64_t addr;		/* virtual address (link-time) */
 	uint64_t end;		/* exclusive */
@@ -44,7 +46,6 @@ struct luw_seg {
 	uint32_t flags;		/* PF_X, PF_W, PF_R */
 };
 
-#define LUW_BUILD_ID_MAX 64
 
 struct luw_elf {
 	char *path;
@@ -106,10 +107,6 @@ int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr);
 int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off);
 
 /* Shared with cfi.c: facts read from an open Elf. */
-size_t luw_elf_read_build_id(Elf *elf, uint8_t *out, size_t cap);
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs);
-
-/* Hex string of a build-id into buf (at least 2*len+1 bytes). */
-void luw_build_id_hex(const uint8_t *id, size_t len, char *buf);
 
 #endif

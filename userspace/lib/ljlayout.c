@@ -3,12 +3,13 @@
  * See ljlayout.h for the approach.
  */
 #include "ljlayout.h"
+#include "debugfile.h"
 #include "luaunwind_ljwalk.h"
+#include "procmaps.h"
 #include "procmem.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -193,41 +194,7 @@ static int rd_ref(pid_t pid, const struct luw_lj_layout *ly, uint64_t a,
 	return luw_pmem_ref(pid, a, ly->flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
-/* ---- /proc/PID/maps ----------------------------------------------------- */
-
-struct map {
-	uint64_t start, end, off;
-	char perms[5];
-	char path[4096];
-};
-
-static int next_map(FILE *f, struct map *m)
-{
-	char line[4600];
-
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, o;
-		int pos = 0;
-
-		m->path[0] = 0;
-		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &s, &e,
-			   m->perms, &o, &pos) < 4)
-			continue;
-		m->start = s;
-		m->end = e;
-		m->off = o;
-		if (pos > 0) {
-			size_t l;
-
-			snprintf(m->path, sizeof(m->path), "%s", line + pos);
-			l = strlen(m->path);
-			while (l && (m->path[l - 1] == '\n' || m->path[l - 1] == ' '))
-				m->path[--l] = 0;
-		}
-		return 1;
-	}
-	return 0;
-}
+/* ---- which objects may hold the VM ----------------------------------- */
 
 static const char *classify(const char *path)
 {
@@ -268,36 +235,23 @@ static int elf_from_fd(struct elfobj *o)
 	return 0;
 }
 
-/* A file as the process sees it (its root), else as we do. */
-static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+/*
+ * The object behind a mapping.  Its path may name another file by now (a
+ * package upgrade replaced it) or none (" (deleted)"): luw_map_file finds
+ * the file the process runs.
+ */
+static int elf_open_map(pid_t pid, const struct luw_map *m, struct elfobj *o)
 {
 	char p[4200];
 
-	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-	o->fd = pid ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	if (o->fd < 0)
-		o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (luw_map_file(pid, m, p, sizeof(p))) {
+		errno = ENOENT;
+		return -1;
+	}
+	o->fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (o->fd < 0)
 		return -1;
 	return elf_from_fd(o);
-}
-
-/*
- * The object behind a mapping.  Its path may name another file by now (a
- * package upgrade replaced it) or none (" (deleted)"): the mapping itself,
- * /proc/PID/map_files/START-END, is the file the process runs.
- */
-static int elf_open_map(pid_t pid, const struct map *m, struct elfobj *o)
-{
-	char p[128];
-
-	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	o->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (o->fd >= 0)
-		return elf_from_fd(o);
-	/* map_files needs CAP_SYS_ADMIN; the path is the next best. */
-	return elf_open_proc(pid, m->path, o);
 }
 
 static void elf_close(struct elfobj *o)
@@ -310,18 +264,19 @@ static void elf_close(struct elfobj *o)
 	o->fd = -1;
 }
 
+/* The build-id in hex, "" when none fits. */
 static void build_id(Elf *elf, char *out, size_t n)
 {
-	const void *id;
-	ssize_t len = dwelf_elf_gnu_build_id(elf, &id), i;
+	uint8_t id[LUW_BUILD_ID_MAX];
+	size_t len = luw_build_id(elf, id, sizeof(id));
 
 	out[0] = 0;
-	for (i = 0; i < len && (size_t)(2 * i + 2) < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+	if (2 * len < n)
+		luw_build_id_hex(id, len, out);
 }
 
 /* Load bias from the executable mapping: the PT_LOAD it maps. */
-static int elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
+static int elf_bias(Elf *elf, const struct luw_map *m, uint64_t *bias)
 {
 	size_t i, n;
 
@@ -332,7 +287,7 @@ static int elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if ((ph.p_offset & ~0xfffull) == m->off && (ph.p_flags & PF_X)) {
+		if ((ph.p_offset & ~0xfffull) == m->offset && (ph.p_flags & PF_X)) {
 			*bias = m->start - (ph.p_vaddr & ~0xfffull);
 			return 0;
 		}
@@ -879,47 +834,16 @@ out:
 	return ret;
 }
 
-/*
- * A separate debug file: /usr/lib/debug/.build-id/xx/rest.debug, else the
- * .gnu_debuglink name next to the object, in its .debug/ directory or
- * under /usr/lib/debug.  A file whose build-id differs is not this build's.
- */
+/* The separate debug file, as the process sees the files (debugfile.h). */
 static int open_debug_file(const struct ljl_target *t, Elf *elf,
 			   const char *objpath, struct elfobj *dbg, char *where,
 			   size_t wn)
 {
-	char p[4400], dir[4096], bid[65];
-	const char *link;
-	GElf_Word crc;
-	int k;
+	char root[64];
 
-	if (strlen(t->build_id) >= 4) {
-		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-			 t->build_id, t->build_id + 2);
-		if (!elf_open_proc(t->pid, p, dbg)) {
-			snprintf(where, wn, "%s", p);
-			return 0;
-		}
-	}
-	link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (!link || strchr(link, '/'))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s", objpath);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	for (k = 0; k < 3; k++) {
-		snprintf(p, sizeof(p), k == 0 ? "%s/%s" : k == 1 ? "%s/.debug/%s" :
-			 "/usr/lib/debug%s/%s", dir, link);
-		if (elf_open_proc(t->pid, p, dbg))
-			continue;
-		build_id(dbg->elf, bid, sizeof(bid));
-		if (!t->build_id[0] || !bid[0] || !strcmp(bid, t->build_id)) {
-			snprintf(where, wn, "%s", p);
-			return 0;
-		}
-		elf_close(dbg);
-	}
-	return -1;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->pid);
+	return luw_debug_open(elf, objpath, t->pid ? root : NULL, where, wn,
+			      &dbg->fd, &dbg->elf);
 }
 
 /* DWARF in the object or in its separate debug file. */
@@ -946,37 +870,35 @@ static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
 
 /* ---- ljl_open ------------------------------------------------------------ */
 
-static int try_object(struct ljl_target *t, const struct map *m,
+static int try_object(struct ljl_target *t, const struct luw_map *m,
 		      const char *kind, char *err, size_t n)
 {
 	struct elfobj o = { -1, NULL };
 	struct luw_lj_layout dly;
 	struct luw_ffnames *dff;
-	char why[256], src[4400], path[4096];
+	char why[256], src[4400], mpath[4200];
 	uint64_t sym;
-	size_t i, l;
+	size_t i;
 
-	/* The path as the process mapped it, without " (deleted)". */
-	snprintf(path, sizeof(path), "%s", m->path);
-	l = strlen(path);
-	if (l > 10 && !strcmp(path + l - 10, " (deleted)"))
-		path[l - 10] = 0;
+	/* Messages and t->path: the object as /proc/PID/maps names it. */
+	snprintf(mpath, sizeof(mpath), "%s%s", m->path,
+		 m->deleted ? " (deleted)" : "");
 	if (elf_open_map(t->pid, m, &o))
-		return fail(err, n, "%s: cannot open: %s", m->path,
+		return fail(err, n, "%s: cannot open: %s", mpath,
 			    strerror(errno));
 	if (elf_bias(o.elf, m, &t->bias)) {
 		elf_close(&o);
-		return fail(err, n, "%s: mapping matches no PT_LOAD", m->path);
+		return fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
 	}
 	if (find_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
 			&t->fde_cfa, why, sizeof(why))) {
 		elf_close(&o);
-		return fail(err, n, "%s: %s", m->path, why);
+		return fail(err, n, "%s: %s", mpath, why);
 	}
 	if (!sym_addr(o.elf, "lj_vm_asm_begin", &sym) && sym != t->vm_start) {
 		elf_close(&o);
 		return fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
-			    m->path, (unsigned long long)t->vm_start,
+			    mpath, (unsigned long long)t->vm_start,
 			    (unsigned long long)sym);
 	}
 	/* For a stripped build: what its machine code says (ljrecover.h). */
@@ -988,7 +910,7 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	t->vm_start += t->bias;
 	t->interp_end += t->bias;
 	t->vm_end += t->bias;
-	snprintf(t->path, sizeof(t->path), "%s", m->path);
+	snprintf(t->path, sizeof(t->path), "%.4095s", mpath);
 	build_id(o.elf, t->build_id, sizeof(t->build_id));
 	t->kind = kind ? kind : "embedded";
 	t->src = LJL_SRC_NONE;
@@ -1011,7 +933,7 @@ static int try_object(struct ljl_target *t, const struct map *m,
 		return fail(err, n, "out of memory");
 	}
 	luw_ffnames_init(dff, NULL);
-	if (!layout_dwarf_any(t, o.elf, path, &dly, dff, src, sizeof(src), why,
+	if (!layout_dwarf_any(t, o.elf, m->path, &dly, dff, src, sizeof(src), why,
 			      sizeof(why))) {
 		t->layout = dly;
 		t->src = LJL_SRC_DWARF;
@@ -1033,53 +955,51 @@ static int try_object(struct ljl_target *t, const struct map *m,
 
 int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 {
-	char p[64], first_err[512] = "";
-	FILE *f;
-	struct map m;
+	char first_err[512] = "";
+	struct luw_maps maps;
 	int pass;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return fail(err, n, "libelf too old");
-	snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+	if (luw_maps_read(pid, &maps))
+		return fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
 	/* Pass 0: objects named like LuaJIT hosts; pass 1: any executable. */
 	for (pass = 0; pass < 2; pass++) {
 		char seen[64][256];
 		int nseen = 0;
 
-		f = fopen(p, "re");
-		if (!f)
-			return fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
-		while (next_map(f, &m)) {
+		for (size_t mi = 0; mi < maps.n; mi++) {
+			const struct luw_map *m = &maps.v[mi];
 			const char *kind;
 			int k, dup = 0;
 
-			if (m.perms[2] != 'x' || m.path[0] != '/')
+			if (!(m->prot & LUW_MAP_X) || m->path[0] != '/')
 				continue;
-			kind = classify(m.path);
+			kind = classify(m->path);
 			if ((pass == 0) != (kind != NULL))
 				continue;
 			for (k = 0; k < nseen; k++)
-				dup |= !strncmp(seen[k], m.path, 255);
+				dup |= !strncmp(seen[k], m->path, 255);
 			if (dup)
 				continue;
 			if (nseen < 64)
-				snprintf(seen[nseen++], 256, "%.255s", m.path);
-			if (pass == 1 && (strstr(m.path, "/libc.so") ||
-					  strstr(m.path, "/ld-linux") ||
-					  strstr(m.path, "/libm.so")))
+				snprintf(seen[nseen++], 256, "%.255s", m->path);
+			if (pass == 1 && (strstr(m->path, "/libc.so") ||
+					  strstr(m->path, "/ld-linux") ||
+					  strstr(m->path, "/libm.so")))
 				continue;
 			/* Only a named candidate's failure is worth reporting. */
-			if (!try_object(t, &m, kind,
+			if (!try_object(t, m, kind,
 					pass || first_err[0] ? NULL : first_err,
 					sizeof(first_err))) {
-				fclose(f);
+				luw_maps_free(&maps);
 				return 0;
 			}
 		}
-		fclose(f);
 	}
+	luw_maps_free(&maps);
 	if (first_err[0])
 		return fail(err, n, "pid %d: no LuaJIT VM found (%s)", (int)pid,
 			    first_err);
@@ -1093,9 +1013,7 @@ int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 
 int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 {
-	char p[64];
-	FILE *f;
-	struct map m;
+	struct luw_maps maps;
 	const struct luw_lj_layout *ly = &t->layout;
 	enum { CHUNK = 1 << 20 };
 	uint64_t *buf;
@@ -1108,22 +1026,21 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 	buf = malloc(CHUNK);
 	if (!buf)
 		return fail(err, n, "out of memory");
-	snprintf(p, sizeof(p), "/proc/%d/maps", (int)t->pid);
-	f = fopen(p, "re");
-	if (!f) {
+	if (luw_maps_read(t->pid, &maps)) {
 		free(buf);
 		return fail(err, n, "pid %d: %s", (int)t->pid, strerror(errno));
 	}
-	while (next_map(f, &m) && scanned < limit) {
+	for (size_t mi = 0; mi < maps.n && scanned < limit; mi++) {
+		const struct luw_map *m = &maps.v[mi];
 		uint64_t a, run = 0, run_start = 0;
 
 		/* GG_State comes from the Lua allocator: anonymous or heap. */
-		if (m.perms[0] != 'r' || m.perms[1] != 'w')
+		if ((m->prot & (LUW_MAP_R | LUW_MAP_W)) != (LUW_MAP_R | LUW_MAP_W))
 			continue;
-		if (m.path[0] && strcmp(m.path, "[heap]"))
+		if (m->path[0] && strcmp(m->path, "[heap]"))
 			continue;
-		for (a = m.start; a < m.end && scanned < limit; a += CHUNK) {
-			uint64_t len = m.end - a < CHUNK ? m.end - a : CHUNK, i;
+		for (a = m->start; a < m->end && scanned < limit; a += CHUNK) {
+			uint64_t len = m->end - a < CHUNK ? m->end - a : CHUNK, i;
 
 			if (rd(t->pid, a, buf, (uint32_t)len)) {
 				run = 0;
@@ -1146,7 +1063,7 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 			}
 		}
 	}
-	fclose(f);
+	luw_maps_free(&maps);
 	free(buf);
 	return 0;
 }

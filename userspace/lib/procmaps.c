@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static int parse_line(char *line, struct luw_map *mp)
 {
@@ -159,4 +161,36 @@ const struct luw_map *luw_maps_find(const struct luw_maps *m, uint64_t addr)
 int luw_map_is_file(const struct luw_map *mp)
 {
 	return mp->path[0] == '/' && mp->inode != 0;
+}
+
+static int same_file(const char *path, const struct luw_map *mp)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == mp->inode;
+}
+
+int luw_map_file(pid_t pid, const struct luw_map *mp, char *buf, size_t len)
+{
+	char proc[32];
+
+	if (!luw_map_is_file(mp))
+		return -1;
+	if (pid)
+		snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	else
+		snprintf(proc, sizeof(proc), "/proc/self");
+	if (!mp->deleted && same_file(mp->path, mp) &&
+	    (size_t)snprintf(buf, len, "%s", mp->path) < len)
+		return 0;
+	snprintf(buf, len, "%s/map_files/%" PRIx64 "-%" PRIx64, proc,
+		 mp->start, mp->end);
+	if (!access(buf, R_OK))
+		return 0;
+	/* A path that names another file by now is no way to the mapped one. */
+	if (!mp->deleted && (size_t)snprintf(buf, len, "%s/root%s", proc,
+					     mp->path) < len &&
+	    same_file(buf, mp))
+		return 0;
+	return -1;
 }

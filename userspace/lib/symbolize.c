@@ -247,18 +247,11 @@ static int is_vm_name(const char *s)
 
 static struct luw_elf *elf_of(const struct proc *p, const struct luw_map *m)
 {
-	char err[256], alt[128];
-	struct luw_elf *e;
+	char err[256], path[4200];
 
-	if (!luw_map_is_file(m))
+	if (luw_map_file(p->pid, m, path, sizeof(path)))
 		return NULL;
-	e = m->deleted ? NULL : luw_elf_get(m->path, err, sizeof(err));
-	if (e)
-		return e;
-	/* Another mount namespace, or a deleted file: the kernel's view. */
-	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	return luw_elf_get(alt, err, sizeof(err));
+	return luw_elf_get(path, err, sizeof(err));
 }
 
 static uint32_t mapno_of(struct luw_symz *z, struct proc *p,

@@ -101,23 +101,6 @@ struct view {
 	struct mapx *x;			/* parallel to maps.v */
 };
 
-/* The file behind a mapping, reachable from here. */
-static int map_file(pid_t pid, const struct luw_map *mp, char *buf, size_t len)
-{
-	struct stat st;
-
-	if (!luw_map_is_file(mp))
-		return -1;
-	if (!mp->deleted && !stat(mp->path, &st) && st.st_ino == mp->inode) {
-		snprintf(buf, len, "%s", mp->path);
-		return 0;
-	}
-	/* Another mount namespace, or replaced on disk: the kernel's link. */
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 mp->start, mp->end);
-	return access(buf, R_OK);
-}
-
 /*
  * The [vdso] has no file but is a whole ELF image with its own .eh_frame
  * and .dynsym: read it out of the target once, build from memory.
@@ -178,7 +161,7 @@ static int view_load(struct view *v, pid_t pid, const struct opts *o)
 			v->x[i].elf = vdso_elf;
 			continue;
 		}
-		if (!(mp->prot & LUW_MAP_X) || map_file(pid, mp, path, sizeof(path)))
+		if (!(mp->prot & LUW_MAP_X) || luw_map_file(pid, mp, path, sizeof(path)))
 			continue;
 		base = strrchr(mp->path, '/');
 		base = base ? base + 1 : mp->path;
