@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 /* Geometry shared with the script below (it reads them from <svg>). */
 #define FONT_SIZE 12
 #define FONT_WIDTH 0.59		/* average glyph width / font size */
@@ -347,7 +349,6 @@ static void put_xml_str(FILE *out, const char *str)
 /* Same name, same colour: hash the function part, before " @chunk". */
 static uint32_t name_hash(const char *p, size_t len)
 {
-	uint32_t h = 2166136261u;
 	size_t i;
 
 	for (i = 0; i + 1 < len; i++)
@@ -355,9 +356,7 @@ static uint32_t name_hash(const char *p, size_t len)
 			break;
 	if (i + 1 >= len)
 		i = len;
-	while (i--)
-		h = (h ^ (unsigned char)*p++) * 16777619u;
-	return h;
+	return luw_fnv1a32(p, i);
 }
 
 static void frame_color(enum luw_frame_kind kind, enum luw_flamegraph_colors c,
