@@ -1,6 +1,7 @@
 /* Compact unwind tables from .eh_frame with libdw; see cfi.h. */
 #include "cfi.h"
 #include "elfsym.h"
+#include "filecache.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -656,21 +657,15 @@ fail:
 	return NULL;
 }
 
-static int64_t mtime_ns(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
 struct luw_cfi *luw_cfi_build(const char *path, char *err, size_t errlen)
 {
 	struct luw_cfi *t;
-	struct stat st;
 	Elf *elf;
 	int fd;
 
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
+	if (fd < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -685,12 +680,6 @@ struct luw_cfi *luw_cfi_build(const char *path, char *err, size_t errlen)
 	t = luw_cfi_build_elf(elf, path, err, errlen);
 	elf_end(elf);
 	close(fd);
-	if (t) {
-		t->st_dev = st.st_dev;
-		t->st_ino = st.st_ino;
-		t->st_size = (uint64_t)st.st_size;
-		t->st_mtime_ns = mtime_ns(&st);
-	}
 	return t;
 }
 
@@ -705,101 +694,26 @@ void luw_cfi_free(struct luw_cfi *t)
 
 /* ---- cache ---- */
 
-static struct luw_cfi *cache;
-
-/* Further paths (copies, bind mounts, map_files links) of cached files. */
-struct alias {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-	struct luw_cfi *t;
-	struct alias *next;
-};
-static struct alias *aliases;
-
-static int same_stat(uint64_t dev, uint64_t ino, uint64_t size, int64_t mt,
-		     const struct stat *st)
+static void *build_cb(const char *path, char *err, size_t errlen)
 {
-	return dev == st->st_dev && ino == st->st_ino &&
-	       size == (uint64_t)st->st_size && mt == mtime_ns(st);
+	return luw_cfi_build(path, err, errlen);
 }
 
-/* The cached table with this build-id, found before building anything. */
-static struct luw_cfi *by_build_id(const char *path)
+static void free_cb(void *t)
 {
-	uint8_t id[LUW_BUILD_ID_MAX];
-	struct luw_cfi *t = NULL;
-	size_t len = 0;
-	Elf *elf;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		len = luw_build_id(elf, id, sizeof(id));
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	if (!len || len > LUW_UW_BUILD_ID_MAX)
-		return NULL;
-	for (t = cache; t; t = t->next)
-		if ((t->hdr->flags & LUW_UW_F_BUILD_ID) &&
-		    t->hdr->build_id_len == len &&
-		    !memcmp(t->hdr->build_id, id, len))
-			return t;
-	return NULL;
+	luw_cfi_free(t);
 }
+
+static struct luw_fcache cache = { build_cb, free_cb, NULL };
 
 struct luw_cfi *luw_cfi_get(const char *path, char *err, size_t errlen)
 {
-	struct luw_cfi *t;
-	struct alias *a;
-	struct stat st;
-
-	if (stat(path, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (t = cache; t; t = t->next)
-		if (same_stat(t->st_dev, t->st_ino, t->st_size, t->st_mtime_ns, &st))
-			return t;
-	for (a = aliases; a; a = a->next)
-		if (same_stat(a->dev, a->ino, a->size, a->mtime_ns, &st))
-			return a->t;
-	t = by_build_id(path);
-	if (t) {
-		a = malloc(sizeof(*a));
-		if (a) {
-			*a = (struct alias){ st.st_dev, st.st_ino, (uint64_t)st.st_size,
-					     mtime_ns(&st), t, aliases };
-			aliases = a;
-		}
-		return t;
-	}
-	t = luw_cfi_build(path, err, errlen);
-	if (!t)
-		return NULL;
-	t->next = cache;
-	cache = t;
-	return t;
+	return luw_fcache_get(&cache, path, err, errlen);
 }
 
 void luw_cfi_cache_clear(void)
 {
-	while (aliases) {
-		struct alias *n = aliases->next;
-
-		free(aliases);
-		aliases = n;
-	}
-	while (cache) {
-		struct luw_cfi *n = cache->next;
-
-		luw_cfi_free(cache);
-		cache = n;
-	}
+	luw_fcache_clear(&cache);
 }
 
 void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)

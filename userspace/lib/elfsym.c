@@ -1,5 +1,6 @@
 /* ELF symbolization with libelf; see elfsym.h. */
 #include "elfsym.h"
+#include "filecache.h"
 
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -22,11 +23,6 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
-}
-
-static int64_t mtime_ns(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 }
 
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
@@ -380,7 +376,6 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 {
 	struct luw_elf *e;
 	const char *slash;
-	struct stat st;
 	Elf *elf;
 	int fd;
 
@@ -388,11 +383,6 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
 		return NULL;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -413,10 +403,6 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 	}
 	slash = strrchr(e->path, '/');
 	e->name = slash ? slash + 1 : e->path;
-	e->st_dev = st.st_dev;
-	e->st_ino = st.st_ino;
-	e->st_size = (uint64_t)st.st_size;
-	e->st_mtime_ns = mtime_ns(&st);
 	if (load_from(e, elf, err, errlen)) {
 		luw_elf_free(e);
 		e = NULL;
@@ -599,73 +585,24 @@ const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
 
 /* ---- cache ---- */
 
-static struct luw_elf *cache;
+static void *build_cb(const char *path, char *err, size_t errlen)
+{
+	return luw_elf_load(path, err, errlen);
+}
 
-/* Further paths (copies, bind mounts) of files already in the cache. */
-struct alias {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-	struct luw_elf *e;
-	struct alias *next;
-};
-static struct alias *aliases;
+static void free_cb(void *e)
+{
+	luw_elf_free(e);
+}
+
+static struct luw_fcache cache = { build_cb, free_cb, NULL };
 
 struct luw_elf *luw_elf_get(const char *path, char *err, size_t errlen)
 {
-	struct luw_elf *e;
-	struct stat st;
-
-	if (stat(path, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (e = cache; e; e = e->next)
-		if (e->st_dev == st.st_dev && e->st_ino == st.st_ino &&
-		    e->st_size == (uint64_t)st.st_size &&
-		    e->st_mtime_ns == mtime_ns(&st))
-			return e;
-	for (struct alias *a = aliases; a; a = a->next)
-		if (a->dev == st.st_dev && a->ino == st.st_ino &&
-		    a->size == (uint64_t)st.st_size && a->mtime_ns == mtime_ns(&st))
-			return a->e;
-	e = luw_elf_load(path, err, errlen);
-	if (!e)
-		return NULL;
-	/* Another path (a copy, a bind mount) of a file already loaded. */
-	for (struct luw_elf *o = cache; o && e->build_id_len; o = o->next)
-		if (o->build_id_len == e->build_id_len &&
-		    !memcmp(o->build_id, e->build_id, e->build_id_len)) {
-			struct alias *a = malloc(sizeof(*a));
-
-			if (a) {
-				a->dev = e->st_dev;
-				a->ino = e->st_ino;
-				a->size = e->st_size;
-				a->mtime_ns = e->st_mtime_ns;
-				a->e = o;
-				a->next = aliases;
-				aliases = a;
-			}
-			luw_elf_free(e);
-			return o;
-		}
-	e->next = cache;
-	cache = e;
-	return e;
+	return luw_fcache_get(&cache, path, err, errlen);
 }
 
 void luw_elf_cache_clear(void)
 {
-	while (aliases) {
-		struct alias *n = aliases->next;
-
-		free(aliases);
-		aliases = n;
-	}
-	while (cache) {
-		struct luw_elf *n = cache->next;
-
-		luw_elf_free(cache);
-		cache = n;
-	}
+	luw_fcache_clear(&cache);
 }

@@ -67,10 +67,6 @@ struct luw_elf {
 	int fde_fd;
 	Elf *fde_elf;
 	struct Dwarf_CFI_s *fde_cfi;
-	/* cache bookkeeping */
-	uint64_t st_dev, st_ino, st_size;
-	int64_t st_mtime_ns;
-	struct luw_elf *next;
 };
 
 /*
