@@ -432,24 +432,6 @@ struct cie_enc {
 	int enc;
 };
 
-static Elf_Scn *find_scn(Elf *elf, const char *want, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (gelf_getshdr(scn, sh) &&
-		    (name = elf_strptr(elf, shstrndx, sh->sh_name)) &&
-		    !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
-}
-
 /* List the FDEs of .eh_frame and walk each. */
 static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
@@ -464,7 +446,7 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 	Elf_Scn *scn;
 	int rc = 0;
 
-	scn = find_scn(elf, ".eh_frame", &sh);
+	scn = luw_elf_section(elf, ".eh_frame", &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)))
 		return 0;
 	ident = (const unsigned char *)elf_getident(elf, NULL);

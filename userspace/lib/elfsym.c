@@ -25,6 +25,24 @@ static void seterr(char *err, size_t len, const char *fmt, ...)
 	va_end(ap);
 }
 
+Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *nm;
+
+		if (gelf_getshdr(scn, sh) &&
+		    (nm = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(nm, name))
+			return scn;
+	}
+	return NULL;
+}
+
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
 {
 	size_t n, k = 0, fsize = 0;
@@ -459,7 +477,6 @@ static int fde_open(struct luw_elf *e)
 	GElf_Shdr sh;
 	Elf_Data *d = NULL;
 	const unsigned char *p;
-	size_t shstrndx;
 	uint32_t cnt;
 
 	e->fde_state = -1;
@@ -467,16 +484,9 @@ static int fde_open(struct luw_elf *e)
 	if (e->fde_fd < 0)
 		return -1;
 	e->fde_elf = elf_begin(e->fde_fd, ELF_C_READ_MMAP, NULL);
-	if (!e->fde_elf || elf_getshdrstrndx(e->fde_elf, &shstrndx))
+	if (!e->fde_elf)
 		goto fail;
-	while ((scn = elf_nextscn(e->fde_elf, scn))) {
-		const char *nm;
-
-		if (gelf_getshdr(scn, &sh) &&
-		    (nm = elf_strptr(e->fde_elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(nm, ".eh_frame_hdr"))
-			break;
-	}
+	scn = luw_elf_section(e->fde_elf, ".eh_frame_hdr", &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) ||
 	    d->d_size < 12)
 		goto fail;

@@ -103,6 +103,8 @@ int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr);
 int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off);
 
 /* Shared with cfi.c: facts read from an open Elf. */
+/* The section called name (its header in *sh), or NULL. */
+Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs);
 
 #endif

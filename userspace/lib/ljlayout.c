@@ -4,6 +4,7 @@
  */
 #include "ljlayout.h"
 #include "debugfile.h"
+#include "elfsym.h"
 #include "luaunwind_ljwalk.h"
 #include "procmaps.h"
 #include "procmem.h"
@@ -295,25 +296,6 @@ static int elf_bias(Elf *elf, const struct luw_map *m, uint64_t *bias)
 	return -1;
 }
 
-static Elf_Scn *find_scn(Elf *elf, const char *name, GElf_Shdr *out)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *nm;
-
-		if (!gelf_getshdr(scn, out))
-			continue;
-		nm = elf_strptr(elf, shstrndx, out->sh_name);
-		if (nm && !strcmp(nm, name))
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * CFA rule at `pc` if it is REG + N with REG = reg: N, else -1;
  * rstart, rend: the range of the row.
@@ -348,7 +330,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = find_scn(elf, ".eh_frame_hdr", &sh);
+	Elf_Scn *scn = luw_elf_section(elf, ".eh_frame_hdr", &sh);
 	Elf_Data *d;
 	const unsigned char *p;
 	Dwarf_CFI *cfi;
@@ -856,7 +838,7 @@ static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
 	struct elfobj dbg = { -1, NULL };
 	int r;
 
-	if (find_scn(elf, ".debug_info", &sh)) {
+	if (luw_elf_section(elf, ".debug_info", &sh)) {
 		snprintf(src, sn, "%s", objpath);
 		return layout_from_dwarf(elf, t->fde_cfa, ly, ff, err, n);
 	}
