@@ -10,31 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "testlib.h"
+
 #define EDGE 4096
 #define SPREAD 5000
 
 static uint8_t *load(const char *dir, const char *name, size_t *len)
 {
 	char path[4096];
-	uint8_t *buf;
-	long n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "rb");
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "cannot read %s\n", path);
-		exit(1);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "cannot read %s\n", path);
-		exit(1);
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return luw_test_load(path, len);
 }
 
 /* The i-th prefix length (i from 0), or SIZE_MAX past the last. */
