@@ -43,6 +43,38 @@ Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
+		   int func_only, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t cnt;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < cnt; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    (func_only && (!s.st_value ||
+					   GELF_ST_TYPE(s.st_info) != STT_FUNC)))
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				*addr = s.st_value;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
 {
 	size_t n, k = 0, fsize = 0;

@@ -105,6 +105,12 @@ int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off);
 /* Shared with cfi.c: facts read from an open Elf. */
 /* The section called name (its header in *sh), or NULL. */
 Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
+/*
+ * The value of the first symbol called name in a section of type sh_type
+ * (SHT_SYMTAB, SHT_DYNSYM); func_only: defined functions only.  0, or -1.
+ */
+int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
+		   int func_only, uint64_t *addr);
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs);
 
 #endif

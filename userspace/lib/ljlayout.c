@@ -4,6 +4,7 @@
  */
 #include "ljlayout.h"
 #include "debugfile.h"
+#include "dwstruct.h"
 #include "elfsym.h"
 #include "luaunwind_ljwalk.h"
 #include "procmaps.h"
@@ -395,38 +396,6 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	return 0;
 }
 
-/* With a symbol table: check the FDE against lj_vm_asm_begin. */
-static int sym_addr(Elf *elf, const char *name, uint64_t *addr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, cnt;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !sh.sh_entsize)
-			continue;
-		cnt = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < cnt; i++) {
-			GElf_Sym s;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &s))
-				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (nm && !strcmp(nm, name)) {
-				*addr = s.st_value;
-				return 0;
-			}
-		}
-	}
-	return -1;
-}
-
 /* ---- DWARF layout -------------------------------------------------------- */
 
 enum { T_GG, T_G, T_L, T_J, T_PT, T_FNC, T_FNL, T_STR, T_TR, T__N };
@@ -447,62 +416,6 @@ struct dw {
 	int have_ff;
 };
 
-static Dwarf_Die *peel(Dwarf_Die *d, Dwarf_Die *buf)
-{
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		Dwarf_Attribute a;
-		int tag = dwarf_tag(d);
-
-		if (tag != DW_TAG_typedef && tag != DW_TAG_volatile_type &&
-		    tag != DW_TAG_const_type)
-			return d;
-		if (!dwarf_attr_integrate(d, DW_AT_type, &a) ||
-		    !dwarf_formref_die(&a, buf))
-			return NULL;
-		d = buf;
-	}
-	return NULL;
-}
-
-/* Member `name` of struct `s`: offset and (peeled) type. */
-static int member(Dwarf_Die *s, const char *name, long *off, Dwarf_Die *type)
-{
-	Dwarf_Die c;
-
-	if (dwarf_child(s, &c) != 0)
-		return -1;
-	do {
-		Dwarf_Attribute a;
-		Dwarf_Word w;
-		const char *nm;
-
-		if (dwarf_tag(&c) != DW_TAG_member)
-			continue;
-		nm = dwarf_diename(&c);
-		if (!nm || strcmp(nm, name))
-			continue;
-		if (!dwarf_attr(&c, DW_AT_data_member_location, &a) ||
-		    dwarf_formudata(&a, &w))
-			return -1;
-		*off = (long)w;
-		if (type) {
-			Dwarf_Die t, buf, *p;
-
-			if (!dwarf_attr_integrate(&c, DW_AT_type, &a) ||
-			    !dwarf_formref_die(&a, &t))
-				return -1;
-			p = peel(&t, &buf);
-			if (!p)
-				return -1;
-			*type = *p;
-		}
-		return 0;
-	} while (dwarf_siblingof(&c, &c) == 0);
-	return -1;
-}
-
 /* Dotted path of members; -1 if any part is missing. */
 static long path_off(Dwarf_Die *s, const char *path, Dwarf_Die *last)
 {
@@ -513,7 +426,7 @@ static long path_off(Dwarf_Die *s, const char *path, Dwarf_Die *last)
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (part = strtok_r(buf, ".", &save); part;
 	     part = strtok_r(NULL, ".", &save)) {
-		if (member(&cur, part, &off, &t))
+		if (luw_dw_member(&cur, part, &off, &t))
 			return -1;
 		total += off;
 		cur = t;
@@ -678,7 +591,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	memset(ly, 0, sizeof(*ly));
 	ly->size = sizeof(*ly);
 	ly->version = LUW_LJ_LAYOUT_VERSION;
-	if (member(&w.t[T_G], "mainthref", &x, &t) || (refsz = dw_size(&t)) < 0) {
+	if (luw_dw_member(&w.t[T_G], "mainthref", &x, &t) || (refsz = dw_size(&t)) < 0) {
 		fail(err, n, "DWARF: no global_State.mainthref");
 		goto out;
 	}
@@ -877,7 +790,9 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 		elf_close(&o);
 		return fail(err, n, "%s: %s", mpath, why);
 	}
-	if (!sym_addr(o.elf, "lj_vm_asm_begin", &sym) && sym != t->vm_start) {
+	/* With a symbol table: check the FDE against lj_vm_asm_begin. */
+	if (!luw_elf_symbol(o.elf, SHT_SYMTAB, "lj_vm_asm_begin", 0, &sym) &&
+	    sym != t->vm_start) {
 		elf_close(&o);
 		return fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
 			    mpath, (unsigned long long)t->vm_start,
