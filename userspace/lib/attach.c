@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "grow.h"
 #include "ljlayout.h"
 #include "luwdev.h"
 #include "procmaps.h"
@@ -115,15 +116,9 @@ static int seen_has(const struct luw_att *a, const struct luw_map *mp)
 
 static int seen_add(struct luw_att *a, const struct luw_map *mp)
 {
-	if (a->nseen == a->capseen) {
-		size_t cap = a->capseen ? a->capseen * 2 : 64;
-		struct att_seen *v = realloc(a->seen, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		a->seen = v;
-		a->capseen = cap;
-	}
+	if (luw_grow((void **)&a->seen, &a->capseen, a->nseen + 1,
+		     sizeof(*a->seen)))
+		return -1;
 	a->seen[a->nseen++] = (struct att_seen){ mp->start, mp->end,
 						  mp->offset, mp->inode };
 	return 0;

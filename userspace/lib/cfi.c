@@ -2,6 +2,7 @@
 #include "cfi.h"
 #include "elfsym.h"
 #include "filecache.h"
+#include "grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -166,15 +167,8 @@ struct rows {
 
 static int rows_push(struct rows *rs, const struct row *r)
 {
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 4096;
-		struct row *nv = realloc(rs->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		rs->v = nv;
-		rs->cap = ncap;
-	}
+	if (luw_grow((void **)&rs->v, &rs->cap, rs->n + 1, sizeof(*rs->v)))
+		return -1;
 	rs->v[rs->n++] = *r;
 	return 0;
 }
@@ -458,16 +452,10 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 		if (r != 0)
 			break;	/* 1: end of section; -1: malformed tail */
 		if (ent.CIE_id == DW_CIE_ID_64) {
-			if (ncies == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				struct cie_enc *nv = realloc(cies, ncap * sizeof(*nv));
-
-				if (!nv) {
-					rc = -1;
-					break;
-				}
-				cies = nv;
-				cap = ncap;
+			if (luw_grow((void **)&cies, &cap, ncies + 1,
+				     sizeof(*cies))) {
+				rc = -1;
+				break;
 			}
 			cies[ncies].off = off;
 			cies[ncies].enc = cie_fde_encoding(&ent.cie);

@@ -1,6 +1,7 @@
 /* ELF symbolization with libelf; see elfsym.h. */
 #include "elfsym.h"
 #include "filecache.h"
+#include "grow.h"
 
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -153,18 +154,8 @@ static int pool_add(struct collect *c, const char *s, size_t *off)
 	/* "name@@VERSION" in a .symtab is the versioned alias of name. */
 	size_t len = strcspn(s, "@") + 1;
 
-	if (c->plen + len > c->pcap) {
-		size_t ncap = c->pcap ? c->pcap : 4096;
-		char *np;
-
-		while (c->plen + len > ncap)
-			ncap *= 2;
-		np = realloc(c->pool, ncap);
-		if (!np)
-			return -1;
-		c->pool = np;
-		c->pcap = ncap;
-	}
+	if (luw_grow((void **)&c->pool, &c->pcap, c->plen + len, 1))
+		return -1;
 	memcpy(c->pool + c->plen, s, len - 1);
 	c->pool[c->plen + len - 1] = '\0';
 	*off = c->plen;
@@ -223,13 +214,9 @@ static int collect_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (name[0] == '.' && name[1] == 'L')
 			continue;
 		if (c->n == c->cap) {
-			size_t ncap = c->cap ? c->cap * 2 : 1024;
-			struct cand *nv = realloc(c->v, ncap * sizeof(*nv));
-
-			if (!nv)
+			if (luw_grow((void **)&c->v, &c->cap, c->n + 1,
+				     sizeof(*c->v)))
 				return -1;
-			c->v = nv;
-			c->cap = ncap;
 		}
 		c->v[c->n].addr = s.st_value;
 		c->v[c->n].size = s.st_size;
@@ -316,14 +303,8 @@ static void name_entry(Elf *elf, struct luw_elf *e, struct collect *c)
 		if (gelf_getshdr(scn, &sh) && sh.sh_addr <= e->entry &&
 		    e->entry < sh.sh_addr + sh.sh_size)
 			break;
-	if (c->n == c->cap) {
-		struct cand *nv = realloc(c->v, (c->cap + 1) * sizeof(*nv));
-
-		if (!nv)
-			return;
-		c->v = nv;
-		c->cap++;
-	}
+	if (luw_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return;
 	c->v[c->n].addr = e->entry;
 	c->v[c->n].size = end - e->entry;
 	c->v[c->n].secend = scn ? sh.sh_addr + sh.sh_size : end;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "hash.h"
 
 /* Geometry shared with the script below (it reads them from <svg>). */
@@ -82,15 +83,8 @@ static uint32_t child(struct tree *t, uint32_t parent, int32_t name)
 		errno = ENOMEM;
 		return NONE;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap * 2;
-		void *p = realloc(t->nodes, cap * sizeof(*t->nodes));
-
-		if (!p)
-			return NONE;
-		t->nodes = p;
-		t->cap = cap;
-	}
+	if (luw_grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof(*t->nodes)))
+		return NONE;
 	nd = &t->nodes[t->n];
 	nd->name = name;
 	nd->parent = parent;

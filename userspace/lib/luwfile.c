@@ -132,16 +132,9 @@ int luwf_read_fd(int fd, struct luwf_file *f)
 	for (;;) {
 		ssize_t got;
 
-		if (n == cap) {
-			uint8_t *np = cap > SIZE_MAX / 2 ? NULL : realloc(p, cap * 2);
-
-			if (!np) {
-				free(p);
-				errno = ENOMEM;
-				return -1;
-			}
-			p = np;
-			cap *= 2;
+		if (luw_grow((void **)&p, &cap, n + 1, 1)) {
+			free(p);
+			return -1;
 		}
 		got = read(fd, p + n, cap - n);
 		if (got < 0 && errno == EINTR)

@@ -544,17 +544,10 @@ static int render(struct luw_mpr *rep, int kind, struct sink *k)
 		luw_sb_puts(out, "B\n");
 		for (p = r->prim_head; p != NONE;
 		     p = AT(rep->prims, struct prim, p)->next) {
-			if (np == cap) {
-				const struct name **q;
-
-				cap = cap ? cap * 2 : 16;
-				q = realloc(pl, cap * sizeof(*pl));
-				if (!q) {
-					free(pl);
-					free(ord);
-					return -1;
-				}
-				pl = q;
+			if (luw_grow((void **)&pl, &cap, np + 1, sizeof(*pl))) {
+				free(pl);
+				free(ord);
+				return -1;
 			}
 			pl[np++] = loc_name(rep,
 					    AT(rep->prims, struct prim, p)->loc);

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 static int parse_line(char *line, struct luw_map *mp)
 {
 	char perms[5];
@@ -58,15 +60,8 @@ int luw_maps_parse(const char *text, struct luw_maps *m)
 				break;
 			continue;
 		}
-		if (m->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct luw_map *nv = realloc(m->v, ncap * sizeof(*nv));
-
-			if (!nv)
-				goto fail;
-			m->v = nv;
-			cap = ncap;
-		}
+		if (luw_grow((void **)&m->v, &cap, m->n + 1, sizeof(*m->v)))
+			goto fail;
 		line = strndup(p, len);
 		if (!line)
 			goto fail;
@@ -103,16 +98,10 @@ int luw_maps_read(pid_t pid, struct luw_maps *m)
 	for (;;) {
 		size_t got;
 
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap ? cap * 2 : 16384);
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -1;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 16384;
+		if (luw_grow((void **)&buf, &cap, len + 4096, 1)) {
+			free(buf);
+			fclose(f);
+			return -1;
 		}
 		got = fread(buf + len, 1, cap - len - 1, f);
 		len += got;

@@ -15,6 +15,7 @@
 
 #include "demangle.h"
 #include "elfsym.h"
+#include "grow.h"
 #include "kvmap.h"
 #include "ljglobal.h"
 #include "ljlayout.h"
@@ -403,15 +404,9 @@ static void name_def(struct luw_symz *z, struct proc *p,
 {
 	struct known *k;
 
-	if (p->nknown == p->capknown) {
-		size_t cap = p->capknown ? 2 * p->capknown : 64;
-		struct known *nk = realloc(p->known, cap * sizeof(*nk));
-
-		if (!nk)
-			return;
-		p->known = nk;
-		p->capknown = cap;
-	}
+	if (luw_grow((void **)&p->known, &p->capknown, p->nknown + 1,
+		     sizeof(*p->known)))
+		return;
 	k = &p->known[p->nknown];
 	k->pt = lp->addr;
 	k->first = lp->firstline;

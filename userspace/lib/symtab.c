@@ -183,21 +183,9 @@ void luw_symtab_free(struct luw_symtab *st)
 static int pool_add(struct luw_symtab *st, const char *s, size_t n,
 		    size_t *off)
 {
-	if (st->pool_cap - st->pool_len <= n) {
-		size_t nc = st->pool_cap ? st->pool_cap : 4096;
-		char *q;
-
-		while (nc - st->pool_len <= n) {
-			if (nc > SIZE_MAX / 2)
-				return -1;
-			nc *= 2;
-		}
-		q = realloc(st->pool, nc);
-		if (!q)
-			return -1;
-		st->pool = q;
-		st->pool_cap = nc;
-	}
+	if (n >= SIZE_MAX - st->pool_len ||
+	    luw_grow((void **)&st->pool, &st->pool_cap, st->pool_len + n + 1, 1))
+		return -1;
 	memcpy(st->pool + st->pool_len, s, n);
 	st->pool[st->pool_len + n] = '\0';
 	*off = st->pool_len;
