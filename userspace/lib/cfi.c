@@ -664,27 +664,8 @@ void luw_cfi_free(struct luw_cfi *t)
 
 /* ---- cache ---- */
 
-static void *build_cb(const char *path, char *err, size_t errlen)
-{
-	return luw_cfi_build(path, err, errlen);
-}
-
-static void free_cb(void *t)
-{
-	luw_cfi_free(t);
-}
-
-static struct luw_fcache cache = { build_cb, free_cb, NULL };
-
-struct luw_cfi *luw_cfi_get(const char *path, char *err, size_t errlen)
-{
-	return luw_fcache_get(&cache, path, err, errlen);
-}
-
-void luw_cfi_cache_clear(void)
-{
-	luw_fcache_clear(&cache);
-}
+LUW_FCACHE_DEFINE(struct luw_cfi, luw_cfi_get, luw_cfi_cache_clear,
+		  luw_cfi_build, luw_cfi_free)
 
 void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
 {

@@ -608,24 +608,5 @@ const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
 
 /* ---- cache ---- */
 
-static void *build_cb(const char *path, char *err, size_t errlen)
-{
-	return luw_elf_load(path, err, errlen);
-}
-
-static void free_cb(void *e)
-{
-	luw_elf_free(e);
-}
-
-static struct luw_fcache cache = { build_cb, free_cb, NULL };
-
-struct luw_elf *luw_elf_get(const char *path, char *err, size_t errlen)
-{
-	return luw_fcache_get(&cache, path, err, errlen);
-}
-
-void luw_elf_cache_clear(void)
-{
-	luw_fcache_clear(&cache);
-}
+LUW_FCACHE_DEFINE(struct luw_elf, luw_elf_get, luw_elf_cache_clear,
+		  luw_elf_load, luw_elf_free)

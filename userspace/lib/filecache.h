@@ -32,4 +32,28 @@ void *luw_fcache_get(struct luw_fcache *c, const char *path, char *err,
 /* Destroys every object and forgets every name. */
 void luw_fcache_clear(struct luw_fcache *c);
 
+/*
+ * A module's cache: defines TYPE *GET(path, err, errlen) and void
+ * CLEAR(void) over a cache of its own whose objects BUILD(path, err,
+ * errlen) makes and DESTROY(obj) frees.
+ */
+#define LUW_FCACHE_DEFINE(TYPE, GET, CLEAR, BUILD, DESTROY)		\
+static void *GET##_build(const char *path, char *err, size_t errlen)	\
+{									\
+	return BUILD(path, err, errlen);				\
+}									\
+static void GET##_destroy(void *obj)					\
+{									\
+	DESTROY(obj);							\
+}									\
+static struct luw_fcache GET##_cache = { GET##_build, GET##_destroy, NULL }; \
+TYPE *GET(const char *path, char *err, size_t errlen)			\
+{									\
+	return luw_fcache_get(&GET##_cache, path, err, errlen);		\
+}									\
+void CLEAR(void)							\
+{									\
+	luw_fcache_clear(&GET##_cache);					\
+}
+
 #endif
