@@ -1,6 +1,7 @@
 /* Compact unwind tables from .eh_frame with libdw; see cfi.h. */
 #include "cfi.h"
 #include "elfsym.h"
+#include "errbuf.h"
 #include "filecache.h"
 #include "grow.h"
 
@@ -18,17 +19,6 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- .eh_frame pointer encodings (only to list the FDEs) ---- */
 
@@ -560,28 +550,28 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	size_t idlen;
 
 	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64) {
-		seterr(err, errlen, "%s: not a 64-bit ELF file", name);
+		luw_fail(err, errlen, "%s: not a 64-bit ELF file", name);
 		return NULL;
 	}
 	if (luw_elf_read_segs(elf, &segs, &nsegs)) {
-		seterr(err, errlen, "%s: truncated, or bad program headers", name);
+		luw_fail(err, errlen, "%s: truncated, or bad program headers", name);
 		return NULL;
 	}
 	for (size_t i = 0; i < nsegs; i++)
 		if (segs[i].offset + segs[i].filesz > UINT32_MAX) {
-			seterr(err, errlen, "%s: code beyond 4 GiB of file offset",
+			luw_fail(err, errlen, "%s: code beyond 4 GiB of file offset",
 			       name);
 			free(segs);
 			return NULL;
 		}
 	cfi = dwarf_getcfi_elf(elf);
 	if (cfi && walk_eh_frame(elf, cfi, segs, nsegs, &rs, &st)) {
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	h = compact(&rs, &n);
 	if (!h) {
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	h->magic = LUW_UW_MAGIC;
@@ -601,7 +591,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	if (!t || !(t->path = strdup(name))) {
 		free(t);
 		free(h);
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	t->hdr = h;
@@ -614,7 +604,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	free(rs.v);
 	free(segs);
 	if (luw_uw_check(t->hdr, t->size)) {
-		seterr(err, errlen, "%s: built an inconsistent table", name);
+		luw_fail(err, errlen, "%s: built an inconsistent table", name);
 		luw_cfi_free(t);
 		return NULL;
 	}
@@ -636,14 +626,14 @@ struct luw_cfi *luw_cfi_build(const char *path, char *err, size_t errlen)
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		luw_fail(err, errlen, "%s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return NULL;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf) {
-		seterr(err, errlen, "%s: not an ELF file", path);
+		luw_fail(err, errlen, "%s: not an ELF file", path);
 		close(fd);
 		return NULL;
 	}

@@ -1,5 +1,6 @@
 /* ELF symbolization with libelf; see elfsym.h. */
 #include "elfsym.h"
+#include "errbuf.h"
 #include "filecache.h"
 #include "grow.h"
 
@@ -14,17 +15,6 @@
 #include <unistd.h>
 
 #define DWARF_REG_RA 16		/* x86-64 return address column */
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
@@ -360,7 +350,7 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	int rc = -1;
 
 	if (!gelf_getehdr(elf, &eh)) {
-		seterr(err, errlen, "%s: bad ELF header: %s", e->path,
+		luw_fail(err, errlen, "%s: bad ELF header: %s", e->path,
 		       elf_errmsg(-1));
 		return -1;
 	}
@@ -368,7 +358,7 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	e->entry = eh.e_entry;
 	e->build_id_len = luw_build_id(elf, e->build_id, sizeof(e->build_id));
 	if (luw_elf_read_segs(elf, &e->segs, &e->nsegs)) {
-		seterr(err, errlen, "%s: truncated, or bad program headers",
+		luw_fail(err, errlen, "%s: truncated, or bad program headers",
 		       e->path);
 		return -1;
 	}
@@ -392,7 +382,7 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	rc = 0;
 	goto out;
 nomem:
-	seterr(err, errlen, "%s: out of memory reading symbols", e->path);
+	luw_fail(err, errlen, "%s: out of memory reading symbols", e->path);
 out:
 	if (delf)
 		elf_end(delf);
@@ -413,12 +403,12 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 	elf_version(EV_CURRENT);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+		luw_fail(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF file", path);
+		luw_fail(err, errlen, "%s: not an ELF file", path);
 		if (elf)
 			elf_end(elf);
 		close(fd);
@@ -429,7 +419,7 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 		free(e);
 		elf_end(elf);
 		close(fd);
-		seterr(err, errlen, "%s: out of memory", path);
+		luw_fail(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	slash = strrchr(e->path, '/');
@@ -449,13 +439,13 @@ struct luw_elf *luw_elf_load_elf(Elf *elf, const char *name, char *err,
 	struct luw_elf *e;
 
 	if (elf_kind(elf) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF image", name);
+		luw_fail(err, errlen, "%s: not an ELF image", name);
 		return NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->path = strdup(name))) {
 		free(e);
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	e->name = e->path;

@@ -6,6 +6,7 @@
 #include "debugfile.h"
 #include "dwstruct.h"
 #include "elfsym.h"
+#include "errbuf.h"
 #include "luaunwind_ljwalk.h"
 #include "procmaps.h"
 #include "procmem.h"
@@ -147,21 +148,6 @@ const struct ljl_known *ljl_known_layouts(size_t *n)
 }
 
 /* ---- helpers ------------------------------------------------------------ */
-
-static int fail(char *err, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && n) {
-		va_start(ap, fmt);
-		vsnprintf(err, n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
 
 void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
 {
@@ -339,17 +325,17 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	uint64_t best = 0, best_s = 0, best_e = 0, best_cfa = 0;
 
 	if (!scn || !(d = elf_getdata(scn, NULL)) || d->d_size < 12)
-		return fail(err, n, "no .eh_frame_hdr");
+		return luw_fail(err, n, "no .eh_frame_hdr");
 	p = d->d_buf;
 	if (p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b)
-		return fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
+		return luw_fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
 			    p[2], p[3]);
 	memcpy(&cnt, p + 8, 4);
 	if (12 + (uint64_t)cnt * 8 > d->d_size)
-		return fail(err, n, ".eh_frame_hdr truncated");
+		return luw_fail(err, n, ".eh_frame_hdr truncated");
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi)
-		return fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
+		return luw_fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
 	for (i = 0; i < cnt; i++) {
 		int32_t loc, nloc;
 		uint64_t s, e, rs, re;
@@ -376,7 +362,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	}
 	if (!best) {
 		dwarf_cfi_end(cfi);
-		return fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");
+		return luw_fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");
 	}
 	*start = best_s;
 	*iend = best_e;
@@ -549,7 +535,7 @@ static int map_vmst(const char *name)
 #define DWOFS(field, die, path) do {					\
 	long o_ = path_off(&w.t[die], path, NULL);			\
 	if (o_ < 0 || o_ >= 0xffff) {					\
-		fail(err, n, "DWARF: no %s.%s", tnames[die], path);	\
+		luw_fail(err, n, "DWARF: no %s.%s", tnames[die], path);	\
 		goto out;						\
 	}								\
 	ly->field = (__u16)o_;						\
@@ -568,7 +554,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	int ret = -1, gc64;
 
 	if (!dw)
-		return fail(err, n, "no DWARF");
+		return luw_fail(err, n, "no DWARF");
 	memset(&w, 0, sizeof(w));
 	while (!dw_all(&w) &&
 	       dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
@@ -579,11 +565,11 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		off = next;
 	}
 	if (dw_missing(&w)) {
-		fail(err, n, "DWARF has no %s", dw_missing(&w));
+		luw_fail(err, n, "DWARF has no %s", dw_missing(&w));
 		goto out;
 	}
 	if ((w.have[T_J] != 0) != (w.have[T_TR] != 0)) {
-		fail(err, n, "DWARF has %s but no %s",
+		luw_fail(err, n, "DWARF has %s but no %s",
 		     tnames[w.have[T_J] ? T_J : T_TR],
 		     tnames[w.have[T_J] ? T_TR : T_J]);
 		goto out;
@@ -592,7 +578,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	ly->size = sizeof(*ly);
 	ly->version = LUW_LJ_LAYOUT_VERSION;
 	if (luw_dw_member(&w.t[T_G], "mainthref", &x, &t) || (refsz = dw_size(&t)) < 0) {
-		fail(err, n, "DWARF: no global_State.mainthref");
+		luw_fail(err, n, "DWARF: no global_State.mainthref");
 		goto out;
 	}
 	gc64 = refsz == 8;
@@ -612,7 +598,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	g = path_off(&w.t[T_GG], "g", NULL);
 	x = path_off(&w.t[T_GG], "dispatch", &t);
 	if (g < 0 || x < 0) {
-		fail(err, n, "DWARF: no GG_State.g/dispatch");
+		luw_fail(err, n, "DWARF: no GG_State.g/dispatch");
 		goto out;
 	}
 	ly->gg_g2disp = (__s32)(x - g);
@@ -625,7 +611,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		    !(dwarf_attr(&sub, DW_AT_upper_bound, &a) ||
 		      dwarf_attr(&sub, DW_AT_count, &a)) ||
 		    dwarf_formudata(&a, &ub)) {
-			fail(err, n, "DWARF: GG_State.dispatch is no array");
+			luw_fail(err, n, "DWARF: GG_State.dispatch is no array");
 			goto out;
 		}
 		ly->gg_ndisp = (__u32)(dwarf_hasattr(&sub, DW_AT_upper_bound) ?
@@ -633,7 +619,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	}
 	x = path_off(&w.t[T_GG], "J", NULL);
 	if ((x < 0) != !w.have[T_J]) {
-		fail(err, n, "DWARF: GG_State.J and jit_State disagree");
+		luw_fail(err, n, "DWARF: GG_State.J and jit_State disagree");
 		goto out;
 	}
 	if (x < 0) {
@@ -645,7 +631,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	}
 	x = path_off(&w.t[T_GG], "L", NULL);
 	if (x < 0) {
-		fail(err, n, "DWARF: no GG_State.L");
+		luw_fail(err, n, "DWARF: no GG_State.L");
 		goto out;
 	}
 	ly->gg_g2l = (__s32)(x - g);
@@ -718,7 +704,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		ly->n_vmst = (__u8)k;
 	}
 	if (luw_lj_layout_check(ly)) {
-		fail(err, n, "DWARF gave an implausible layout");
+		luw_fail(err, n, "DWARF gave an implausible layout");
 		goto out;
 	}
 	if (w.have_ff && ff)
@@ -756,7 +742,7 @@ static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
 		return layout_from_dwarf(elf, t->fde_cfa, ly, ff, err, n);
 	}
 	if (open_debug_file(t, elf, objpath, &dbg, src, sn))
-		return fail(err, n, "no DWARF (none in the object, no debug "
+		return luw_fail(err, n, "no DWARF (none in the object, no debug "
 			    "file by build-id or .gnu_debuglink)");
 	r = layout_from_dwarf(dbg.elf, t->fde_cfa, ly, ff, err, n);
 	elf_close(&dbg);
@@ -779,22 +765,22 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	snprintf(mpath, sizeof(mpath), "%s%s", m->path,
 		 m->deleted ? " (deleted)" : "");
 	if (elf_open_map(t->pid, m, &o))
-		return fail(err, n, "%s: cannot open: %s", mpath,
+		return luw_fail(err, n, "%s: cannot open: %s", mpath,
 			    strerror(errno));
 	if (elf_bias(o.elf, m, &t->bias)) {
 		elf_close(&o);
-		return fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
+		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
 	}
 	if (find_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
 			&t->fde_cfa, why, sizeof(why))) {
 		elf_close(&o);
-		return fail(err, n, "%s: %s", mpath, why);
+		return luw_fail(err, n, "%s: %s", mpath, why);
 	}
 	/* With a symbol table: check the FDE against lj_vm_asm_begin. */
 	if (!luw_elf_symbol(o.elf, SHT_SYMTAB, "lj_vm_asm_begin", 0, &sym) &&
 	    sym != t->vm_start) {
 		elf_close(&o);
-		return fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
+		return luw_fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
 			    mpath, (unsigned long long)t->vm_start,
 			    (unsigned long long)sym);
 	}
@@ -827,7 +813,7 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	dff = malloc(sizeof(*dff));
 	if (!dff) {
 		elf_close(&o);
-		return fail(err, n, "out of memory");
+		return luw_fail(err, n, "out of memory");
 	}
 	luw_ffnames_init(dff, NULL);
 	if (!layout_dwarf_any(t, o.elf, m->path, &dly, dff, src, sizeof(src), why,
@@ -859,9 +845,9 @@ int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(err, n, "libelf too old");
+		return luw_fail(err, n, "libelf too old");
 	if (luw_maps_read(pid, &maps))
-		return fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
+		return luw_fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
 	/* Pass 0: objects named like LuaJIT hosts; pass 1: any executable. */
 	for (pass = 0; pass < 2; pass++) {
 		char seen[64][256];
@@ -898,9 +884,9 @@ int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	}
 	luw_maps_free(&maps);
 	if (first_err[0])
-		return fail(err, n, "pid %d: no LuaJIT VM found (%s)", (int)pid,
+		return luw_fail(err, n, "pid %d: no LuaJIT VM found (%s)", (int)pid,
 			    first_err);
-	return fail(err, n,
+	return luw_fail(err, n,
 		    "pid %d is not a LuaJIT process: no luajit*, libluajit-5.1.so*, "
 		    "tarantool, nginx or openresty mapping and no mapped object "
 		    "with LuaJIT's interpreter FDE", (int)pid);
@@ -919,13 +905,13 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 
 	t->nstates = 0;
 	if (ly->size != sizeof(*ly))
-		return fail(err, n, "no layout");
+		return luw_fail(err, n, "no layout");
 	buf = malloc(CHUNK);
 	if (!buf)
-		return fail(err, n, "out of memory");
+		return luw_fail(err, n, "out of memory");
 	if (luw_maps_read(t->pid, &maps)) {
 		free(buf);
-		return fail(err, n, "pid %d: %s", (int)t->pid, strerror(errno));
+		return luw_fail(err, n, "pid %d: %s", (int)t->pid, strerror(errno));
 	}
 	for (size_t mi = 0; mi < maps.n && scanned < limit; mi++) {
 		const struct luw_map *m = &maps.v[mi];
@@ -969,7 +955,7 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 
 #define CHECK(cond, ...) do {						\
 	if (!(cond)) {							\
-		fail(why, whylen, __VA_ARGS__);				\
+		luw_fail(why, whylen, __VA_ARGS__);				\
 		return -1;						\
 	}								\
 } while (0)
@@ -1157,7 +1143,7 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 	int i;
 
 	if (!t->nstates)
-		return fail(why, n, "no global_State found in memory (dispatch table "
+		return luw_fail(why, n, "no global_State found in memory (dispatch table "
 			    "of %u entries into the VM)", ly->gg_ndisp);
 	for (i = 0; i < t->nstates; i++) {
 		int tries;
@@ -1226,7 +1212,7 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		measure(t, &t->layout);
 	if (!validate_all(t, &t->layout, why, sizeof(why)))
 		return 0;
-	return fail(err, n,
+	return luw_fail(err, n,
 		    "%s (build-id %s): layout \"%s\" does not match the live "
 		    "process: %s; refusing it", t->path,
 		    t->build_id[0] ? t->build_id : "none", name, why);
@@ -1268,7 +1254,7 @@ static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
 	}
 	t->nstates = 0;
 	if (!found)
-		return fail(why, n, "no main thread L before a dispatch table "
+		return luw_fail(why, n, "no main thread L before a dispatch table "
 			    "with L->glref->mainthref == L (l_glref %d, "
 			    "g_mainthref %d from lua_close)", r->l_glref,
 			    r->g_mainthref);
@@ -1290,10 +1276,10 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 	int i;
 
 	if (t->why_rec[0])
-		return fail(why, n, "machine code: %s", t->why_rec);
+		return luw_fail(why, n, "machine code: %s", t->why_rec);
 	if (r->ref_size != ((fam->flags & LUW_LJ_F_GC64) ? 8 : 4) ||
 	    r->l_glref == LJR_NONE || r->g_mainthref == LJR_NONE)
-		return fail(why, n, "machine code: lua_close gave no G(L)/"
+		return luw_fail(why, n, "machine code: lua_close gave no G(L)/"
 			    "mainthread(g) of this reference size");
 	*ly = *fam;
 	ly->stack_extra = 0;
@@ -1565,7 +1551,7 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;
-	return fail(err, n,
+	return luw_fail(err, n,
 		    "%s (build-id %s): LuaJIT layout not recognised: %s",
 		    t->path, t->build_id[0] ? t->build_id : "none", all);
 }
