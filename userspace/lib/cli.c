@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 int luw_cli_int(const char *s, long long min, long long max, long long *out)
@@ -16,6 +17,19 @@ int luw_cli_int(const char *s, long long min, long long max, long long *out)
 	if (errno || end == s || *end || v < min || v > max)
 		return -1;
 	*out = v;
+	return 0;
+}
+
+int luw_cli_int_arg(const char *prog, const char *what, const char *s,
+		    int min, int max, int *out)
+{
+	long long v;
+
+	if (luw_cli_int(s, min, max, &v)) {
+		fprintf(stderr, "%s: bad %s '%s'\n", prog, what, s);
+		return -1;
+	}
+	*out = (int)v;
 	return 0;
 }
 

@@ -11,6 +11,13 @@
 /* The decimal integer in s: 0 with *out set, or -1 (*out untouched). */
 int luw_cli_int(const char *s, long long min, long long max, long long *out);
 
+/*
+ * An int argument in [min, max] into *out: 0, or -1 after
+ * "PROG: bad WHAT 'S'" on stderr (the caller exits 1).
+ */
+int luw_cli_int_arg(const char *prog, const char *what, const char *s,
+		    int min, int max, int *out);
+
 /* The same for a decimal (floating-point) number; NaN is not one. */
 int luw_cli_double(const char *s, double min, double max, double *out);
 

@@ -33,6 +33,8 @@
 #define PAGE 4096u
 #define NPAGES 32
 
+#define PROG "luaunwind-hostunwind"
+
 static const char usage[] =
 "usage: luaunwind-hostunwind [options] PID\n"
 "       luaunwind-hostunwind --table FILE...\n"
@@ -398,19 +400,6 @@ static int table_mode(char **files, int n)
 	return rc;
 }
 
-static int int_arg(const char *what, const char *s, int min, int max,
-		   int *out)
-{
-	long long v;
-
-	if (luw_cli_int(s, min, max, &v)) {
-		fprintf(stderr, "luaunwind-hostunwind: bad %s '%s'\n", what, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -432,20 +421,24 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:i:t:m:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			if (int_arg("probe count", optarg, 1, INT_MAX, &o.probes))
+			if (luw_cli_int_arg(PROG, "probe count", optarg,
+					    1, INT_MAX, &o.probes))
 				return 1;
 			break;
 		case 'i':
-			if (int_arg("interval", optarg, 0, INT_MAX, &o.interval_ms))
+			if (luw_cli_int_arg(PROG, "interval", optarg,
+					    0, INT_MAX, &o.interval_ms))
 				return 1;
 			break;
 		case 't':
-			if (int_arg("TID", optarg, 1, INT_MAX, &v))
+			if (luw_cli_int_arg(PROG, "TID", optarg,
+					    1, INT_MAX, &v))
 				return 1;
 			o.tid = (pid_t)v;
 			break;
 		case 'm':
-			if (int_arg("frame count", optarg, 1, 100000, &o.max_frames))
+			if (luw_cli_int_arg(PROG, "frame count", optarg,
+					    1, 100000, &o.max_frames))
 				return 1;
 			break;
 		case 'F':
@@ -476,7 +469,7 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return 1;
 	}
-	if (int_arg("PID", argv[optind], 1, INT_MAX, &v))
+	if (luw_cli_int_arg(PROG, "PID", argv[optind], 1, INT_MAX, &v))
 		return 1;
 	o.pid = (pid_t)v;
 	if (kill(o.pid, 0) && errno == ESRCH) {

@@ -36,6 +36,8 @@
 #include "procmem.h"
 #include "luaunwind_ljwalk.h"
 
+#define PROG "luaunwind-ljprobe"
+
 static const char *const vmst_names[LUW_VMST__MAX] = {
 	"INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT", "RECORD", "OPT",
 	"ASM", "TRACE", "UNKNOWN",
@@ -216,19 +218,6 @@ static int want_state(const char *w, int st)
 	return !w || !strcmp(w, vmst_names[st]);
 }
 
-/* A whole decimal number from min to INT_MAX, else a usage error. */
-static int int_arg(const char *what, const char *s, int min, int *out)
-{
-	long long v;
-
-	if (luw_cli_int(s, min, INT_MAX, &v)) {
-		fprintf(stderr, "luaunwind-ljprobe: bad %s '%s'\n", what, s);
-		return -1;
-	}
-	*out = (int)v;
-	return 0;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -257,16 +246,19 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "n:t:vh", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			if (int_arg("sample count", optarg, 0, &nsamples))
+			if (luw_cli_int_arg(PROG, "sample count", optarg,
+					    0, INT_MAX, &nsamples))
 				return 1;
 			break;
 		case 't':
-			if (int_arg("TID", optarg, 1, &v))
+			if (luw_cli_int_arg(PROG, "TID", optarg,
+					    1, INT_MAX, &v))
 				return 1;
 			tid = (pid_t)v;
 			break;
 		case 'T':
-			if (int_arg("try count", optarg, 0, &tries))
+			if (luw_cli_int_arg(PROG, "try count", optarg,
+					    0, INT_MAX, &tries))
 				return 1;
 			break;
 		case 'W': want = optarg; break;
@@ -288,7 +280,7 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 1;
 	}
-	if (int_arg("PID", argv[optind], 1, &v))
+	if (luw_cli_int_arg(PROG, "PID", argv[optind], 1, INT_MAX, &v))
 		return 1;
 	pid = (pid_t)v;
 	if (!tid)
