@@ -623,20 +623,9 @@ struct luw_cfi *luw_cfi_build(const char *path, char *err, size_t errlen)
 	Elf *elf;
 	int fd;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		luw_fail(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	elf = luw_elf_open(path, &fd, err, errlen);
+	if (!elf)
 		return NULL;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		luw_fail(err, errlen, "%s: not an ELF file", path);
-		close(fd);
-		return NULL;
-	}
 	t = luw_cfi_build_elf(elf, path, err, errlen);
 	elf_end(elf);
 	close(fd);

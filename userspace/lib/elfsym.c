@@ -16,6 +16,28 @@
 
 #define DWARF_REG_RA 16		/* x86-64 return address column */
 
+Elf *luw_elf_open(const char *path, int *fd, char *err, size_t errlen)
+{
+	Elf *elf;
+
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		luw_fail(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		luw_fail(err, errlen, "%s: not an ELF file", path);
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		*fd = -1;
+		return NULL;
+	}
+	return elf;
+}
+
 Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
@@ -400,20 +422,9 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 	Elf *elf;
 	int fd;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		luw_fail(err, errlen, "%s: %s", path, strerror(errno));
+	elf = luw_elf_open(path, &fd, err, errlen);
+	if (!elf)
 		return NULL;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		luw_fail(err, errlen, "%s: not an ELF file", path);
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return NULL;
-	}
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->path = strdup(path))) {
 		free(e);

@@ -103,6 +103,9 @@ int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr);
 int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off);
 
 /* Shared with cfi.c: facts read from an open Elf. */
+/* The ELF file at path, read-only (*fd open until the caller closes it
+ * after elf_end); NULL with a message in err. */
+Elf *luw_elf_open(const char *path, int *fd, char *err, size_t errlen);
 /* The section called name (its header in *sh), or NULL. */
 Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
 /*
