@@ -16,45 +16,7 @@
 
 #include "attach.h"
 #include "luaunwind_layout.h"
-
-static int fails;
-
-#define CHECK(c, ...) do {						\
-	if (!(c)) {							\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fputc('\n', stderr);					\
-		fails++;						\
-	}								\
-} while (0)
-
-/* Start argv with stdout on a pipe and wait for its "ready" line. */
-static pid_t spawn(char *const argv[])
-{
-	int p[2];
-	pid_t pid;
-	char buf[64];
-	ssize_t n;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	n = read(p[0], buf, sizeof(buf) - 1);
-	close(p[0]);
-	if (n <= 0 || !memmem(buf, (size_t)n, "ready", 5)) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-		return -1;
-	}
-	return pid;
-}
+#include "testlib.h"
 
 int main(void)
 {
@@ -69,7 +31,7 @@ int main(void)
 	pid_t pid, other;
 	int fd, r;
 
-	pid = spawn(lj);
+	pid = luw_test_spawn(lj, NULL, NULL, 0, NULL);
 	if (pid < 0) {
 		fprintf(stderr, "FAIL: cannot start luajit\n");
 		return 1;
@@ -122,20 +84,18 @@ int main(void)
 		CHECK(luw_att_layout(a) == NULL, "host-only layout");
 		luw_att_free(a);
 	}
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	luw_test_stop(pid);
 
 	/* No LuaJIT: refused, saying so. */
-	other = spawn(sh);
+	other = luw_test_spawn(sh, NULL, NULL, 0, NULL);
 	CHECK(other > 0, "cannot start sleep");
 	if (other > 0) {
 		r = luw_att_open(other, 1, &a, err, sizeof(err));
 		CHECK(r == -1 && strstr(err, "not a LuaJIT process"),
 		      "sleep: r=%d err=%s", r, err);
-		kill(other, SIGKILL);
-		waitpid(other, NULL, 0);
+		luw_test_stop(other);
 	}
-	if (fails)
+	if (luw_test_status("test_attach"))
 		return 1;
 	printf("ok\n");
 	return 0;

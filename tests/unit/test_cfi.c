@@ -21,18 +21,7 @@
 #include "cfi.h"
 #include "elfsym.h"
 #include "procmaps.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "testlib.h"
 
 struct ref_row {
 	uint64_t loc;
@@ -321,7 +310,7 @@ static void check_file(const char *path)
 	CHECK(t->st.fdes_bad == 0, "%s: %zu FDEs not decoded", path,
 	      t->st.fdes_bad);
 	qsort(ref.fdes, ref.nfdes, sizeof(*ref.fdes), fde_cmp);
-	for (size_t i = 0; i < ref.nfdes && failures < 20; i++) {
+	for (size_t i = 0; i < ref.nfdes && luw_test_failures < 20; i++) {
 		const struct ref_fde *f = &ref.fdes[i];
 		uint64_t from = f->lo;
 
@@ -487,10 +476,8 @@ int main(int argc, char **argv)
 	}
 	check_validation("/usr/bin/luajit");
 	check_bad_input();
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
+	if (luw_test_status("test_cfi"))
 		return 1;
-	}
 	printf("ok\n");
 	return 0;
 }

@@ -9,18 +9,7 @@
 #include <string.h>
 
 #include "cfi.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "testlib.h"
 
 #define BASE 0x7ffd00001000ULL
 #define SLOTS 64
@@ -304,10 +293,8 @@ int main(void)
 	test_garbage();
 	test_walk();
 	test_find();
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
+	if (luw_test_status("test_cfi_step"))
 		return 1;
-	}
 	printf("ok\n");
 	return 0;
 }

@@ -18,18 +18,7 @@
 #include "cfi.h"
 #include "elfsym.h"
 #include "procmaps.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "testlib.h"
 
 __attribute__((noinline)) int luw_test_marker(int x)
 {
@@ -267,10 +256,8 @@ int main(int argc, char **argv)
 	luw_maps_free(&maps);
 	luw_elf_cache_clear();
 	luw_cfi_cache_clear();
-	if (failures) {
-		fprintf(stderr, "%d failures\n", failures);
+	if (luw_test_status("test_elfsym"))
 		return 1;
-	}
 	printf("ok\n");
 	return 0;
 }

@@ -6,24 +6,12 @@
 #include "flamegraph.h"
 #include "pprof.h"
 #include "stacks.h"
+#include "testlib.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, \
-				#cond);                                    \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
 
 static struct luw_stacks *load(const char *dir, const char *file)
 {
@@ -517,10 +505,8 @@ int main(int argc, char **argv)
 	test_svg_bytes();
 	test_min_width();
 	test_pprof(argv[1]);
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (luw_test_status("test_flamegraph"))
 		return 1;
-	}
 	printf("test_flamegraph: all checks passed\n");
 	return 0;
 }

@@ -6,23 +6,11 @@
  * without crossing an empty slot, which backward-shift deletion must keep).
  */
 #include "heapmap.h"
+#include "testlib.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, \
-				#cond);                                    \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
 
 #define NKEYS 6000
 
@@ -164,7 +152,5 @@ int main(void)
 	CHECK(!luw_heapmap_take(&m, 0x1000, &size, &site), "freed take");
 
 	churn(400000);
-	if (failures)
-		fprintf(stderr, "test_heapmap: %d failures\n", failures);
-	return failures != 0;
+	return luw_test_status("test_heapmap");
 }

@@ -16,13 +16,7 @@
 
 #include "ljglobal.h"
 #include "ljlayout.h"
-#include "livelua.h"
-
-static int failures;
-
-#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: ", \
-	__FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
+#include "testlib.h"
 
 #define NF 5
 static const char *const keys[NF] = {
@@ -34,21 +28,17 @@ static const char *const want[NF] = {
 
 static void run(const char *prog, const char *script, int want_dwarf)
 {
-	uint64_t fn[NF] = { 0 }, pt[NF];
+	uint64_t pt[NF];
 	struct ljl_target *t = calloc(1, sizeof(*t));
 	struct ljg_offs o;
 	char err[1024], *names[NF];
-	pid_t pid = livelua_start(prog, script, keys, NF, fn);
+	pid_t pid = t ? luw_test_lua(prog, script, keys, NF, t, pt) : -1;
 	int n;
 
-	if (pid < 0 || !t) {
-		CHECK(0, "%s: did not start or print its functions", prog);
+	CHECK(t, "out of memory");
+	if (pid < 0) {
 		free(t);
 		return;
-	}
-	if (ljl_attach(pid, t, err, sizeof(err))) {
-		CHECK(0, "%s: ljl_attach: %s", prog, err);
-		goto out;
 	}
 	if (ljg_offsets(t->path, &t->layout, &o, err, sizeof(err))) {
 		CHECK(0, "%s: ljg_offsets: %s", prog, err);
@@ -56,12 +46,6 @@ static void run(const char *prog, const char *script, int want_dwarf)
 	}
 	CHECK(o.dwarf == want_dwarf, "%s: offsets from %s, want %s", prog,
 	      o.dwarf ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
-	for (int i = 0; i < NF; i++) {
-		pt[i] = livelua_proto_of(pid, &t->layout, fn[i]);
-		CHECK(pt[i], "%s: proto of %s", prog, keys[i]);
-	}
-	if (failures)
-		goto out;
 	n = ljg_names(pid, &t->layout, &o, t->states, t->nstates, pt, NF, names);
 	for (int i = 0; i < NF; i++) {
 		CHECK(want[i] ? names[i] && !strcmp(names[i], want[i]) : !names[i],
@@ -73,8 +57,7 @@ static void run(const char *prog, const char *script, int want_dwarf)
 	       "hmask %u Node %u key %u)\n", prog, n, o.dwarf ? "DWARF" : "model",
 	       o.l_env, o.t_node, o.t_hmask, o.node_size, o.node_key);
 out:
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	luw_test_stop(pid);
 	free(t);
 }
 
@@ -89,7 +72,7 @@ int main(int argc, char **argv)
 	snprintf(script, sizeof(script), "%s/workloads/heldnames.lua", argv[1]);
 	run("luajit", script, 0);
 	run("tarantool", script, 1);
-	if (failures)
+	if (luw_test_status("test_ljglobal"))
 		return 1;
 	printf("test_ljglobal: ok\n");
 	return 0;

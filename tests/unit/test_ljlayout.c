@@ -16,56 +16,7 @@
 
 #include "ljlayout.h"
 #include "luaunwind_ljwalk.h"
-
-static int failures;
-
-#define EXPECT(c, ...) do {						\
-	if (!(c)) {							\
-		failures++;						\
-		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
-		fprintf(stderr, __VA_ARGS__);				\
-		fprintf(stderr, "\n");					\
-	}								\
-} while (0)
-
-static pid_t spawn(char *const argv[], const char *libpath)
-{
-	int p[2];
-	pid_t pid;
-	char c;
-
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		close(p[0]);
-		if (libpath)
-			setenv("LD_LIBRARY_PATH", libpath, 1);
-		alarm(120);	/* never outlive the test */
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(p[1]);
-	/* The workload prints "ready" once its stack is set up. */
-	if (pid < 0 || read(p[0], &c, 1) != 1) {
-		close(p[0]);
-		if (pid > 0) {
-			kill(pid, SIGKILL);
-			waitpid(pid, NULL, 0);
-		}
-		return -1;
-	}
-	close(p[0]);
-	usleep(100000);
-	return pid;
-}
-
-static void stop(pid_t pid)
-{
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
+#include "testlib.h"
 
 struct field {
 	const char *name;
@@ -119,35 +70,37 @@ static void check_target(const char *what, char *const argv[],
 {
 	struct ljl_target *t = calloc(1, sizeof(*t));
 	char err[1024];
-	pid_t pid = spawn(argv, libpath);
+	pid_t pid = luw_test_spawn(argv, libpath, NULL, 0, NULL);
 	size_t i;
 	int d;
 
-	EXPECT(pid > 0, "%s: could not start %s", what, argv[0]);
+	CHECK(pid > 0, "%s: could not start %s", what, argv[0]);
 	if (pid <= 0 || !t) {
 		free(t);
+		luw_test_stop(pid);
 		return;
 	}
+	usleep(100000);	/* "ready" came: let its stack settle */
 	if (ljl_attach(pid, t, err, sizeof(err))) {
-		EXPECT(0, "%s: attach: %s", what, err);
+		CHECK(0, "%s: attach: %s", what, err);
 		goto out;
 	}
 	printf("%s: %s build-id %s layout \"%s\", %d state(s), vm 0x%llx-0x%llx\n",
 	       what, t->path, t->build_id, t->layout_name, t->nstates,
 	       (unsigned long long)t->vm_start, (unsigned long long)t->vm_end);
-	EXPECT(t->src == want_src, "%s: layout source %d, want %d", what,
+	CHECK(t->src == want_src, "%s: layout source %d, want %d", what,
 	       t->src, want_src);
-	EXPECT(t->nstates == 1, "%s: %d states, want 1", what, t->nstates);
-	EXPECT(t->interp_end - t->vm_start > 10000 &&
+	CHECK(t->nstates == 1, "%s: %d states, want 1", what, t->nstates);
+	CHECK(t->interp_end - t->vm_start > 10000 &&
 	       t->interp_end - t->vm_start < 200000,
 	       "%s: interpreter of %llu bytes", what,
 	       (unsigned long long)(t->interp_end - t->vm_start));
-	EXPECT(t->vm_end > t->interp_end, "%s: no lj_vm_ffi_call after the VM",
+	CHECK(t->vm_end > t->interp_end, "%s: no lj_vm_ffi_call after the VM",
 	       what);
 	if (want_src == LJL_SRC_DWARF) {
 		const struct luw_lj_layout *k = known_by_name("Tarantool 2.6");
 
-		EXPECT(k && !memcmp(k, &t->layout, sizeof(*k)),
+		CHECK(k && !memcmp(k, &t->layout, sizeof(*k)),
 		       "%s: DWARF layout differs from the generated table", what);
 	}
 	/* Each moved field is refused, with binary and build-id named. */
@@ -161,10 +114,10 @@ static void check_target(const char *what, char *const argv[],
 			*c = *t;
 			mutate(&bad, &fields[i], d);
 			err[0] = 0;
-			EXPECT(ljl_use_layout(c, &bad, "mutated", err,
+			CHECK(ljl_use_layout(c, &bad, "mutated", err,
 					      sizeof(err)) != 0,
 			       "%s: %s%+d accepted", what, fields[i].name, d);
-			EXPECT(strstr(err, t->path) && strstr(err, t->build_id) &&
+			CHECK(strstr(err, t->path) && strstr(err, t->build_id) &&
 			       strstr(err, "refusing"),
 			       "%s: %s%+d: unclear message: %s", what,
 			       fields[i].name, d, err);
@@ -182,7 +135,7 @@ static void check_target(const char *what, char *const argv[],
 
 		if (w && c) {
 			*c = *t;
-			EXPECT(ljl_use_layout(c, w, wrong_family, err,
+			CHECK(ljl_use_layout(c, w, wrong_family, err,
 					      sizeof(err)) != 0,
 			       "%s: layout %s accepted", what, wrong_family);
 			printf("  %s layout refused: %s\n", wrong_family, err);
@@ -190,7 +143,7 @@ static void check_target(const char *what, char *const argv[],
 		free(c);
 	}
 out:
-	stop(pid);
+	luw_test_stop(pid);
 	free(t);
 }
 
@@ -218,12 +171,12 @@ int main(int argc, char **argv)
 
 		check_target("tarantool", a, NULL, LJL_SRC_DWARF, "LuaJIT 2.1 GC64");
 	}
-	EXPECT(system(cmd) == 0, "cannot unpack luajit2: %s", cmd);
+	CHECK(system(cmd) == 0, "cannot unpack luajit2: %s", cmd);
 	{
 		char *a[] = { l2, coro, NULL };
 
 		check_target("luajit2", a, l2lib, LJL_SRC_KNOWN, "LuaJIT 2.1 GC64");
 	}
-	printf("%s\n", failures ? "FAILED" : "ok");
-	return failures ? 1 : 0;
+	printf("%s\n", luw_test_failures ? "FAILED" : "ok");
+	return luw_test_status("test_ljlayout");
 }

@@ -17,13 +17,7 @@
 
 #include "ljlayout.h"
 #include "ljname.h"
-#include "livelua.h"
-
-static int failures;
-
-#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: ", \
-	__FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
+#include "testlib.h"
 
 #define NF 12
 static const char *const names[NF] = {
@@ -46,26 +40,15 @@ static void expect(pid_t pid, const struct luw_lj_layout *ly, const char *who,
 
 static void run(const char *prog, const char *script)
 {
-	uint64_t fn[NF] = { 0 }, pt[NF];
+	uint64_t pt[NF];
 	struct ljl_target *t = calloc(1, sizeof(*t));
-	char err[1024];
-	pid_t pid = livelua_start(prog, script, names, NF, fn);
+	pid_t pid = t ? luw_test_lua(prog, script, names, NF, t, pt) : -1;
 
-	if (pid < 0 || !t) {
-		CHECK(0, "%s: did not start or print its functions", prog);
+	CHECK(t, "out of memory");
+	if (pid < 0) {
 		free(t);
 		return;
 	}
-	if (ljl_attach(pid, t, err, sizeof(err))) {
-		CHECK(0, "%s: ljl_attach: %s", prog, err);
-		goto out;
-	}
-	for (int i = 0; i < NF; i++) {
-		pt[i] = livelua_proto_of(pid, &t->layout, fn[i]);
-		CHECK(pt[i], "%s: proto of %s", prog, names[i]);
-	}
-	if (failures)
-		goto out;
 	/* Defined in the main chunk: named by the store after FNEW. */
 	for (int i = 1; i < NF; i++) {
 		if (!strcmp(names[i], "up"))
@@ -83,9 +66,7 @@ static void run(const char *prog, const char *script)
 	expect(pid, &t->layout, prog, pt[8], pt[8], 0, NULL);
 	expect(pid, &t->layout, prog, pt[11], pt[0], 0, NULL);
 	printf("%s: %d functions named by definition\n", prog, NF - 2);
-out:
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	luw_test_stop(pid);
 	free(t);
 }
 
@@ -100,7 +81,7 @@ int main(int argc, char **argv)
 	snprintf(script, sizeof(script), "%s/workloads/defnames.lua", argv[1]);
 	run("luajit", script);
 	run("tarantool", script);
-	if (failures)
+	if (luw_test_status("test_ljname_def"))
 		return 1;
 	printf("test_ljname_def: ok\n");
 	return 0;

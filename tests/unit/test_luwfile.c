@@ -16,12 +16,7 @@
 #include "luwfile.h"
 #include "luwreport.h"
 #include "stacks.h"
-
-static int failures;
-
-#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: ", \
-	__FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
+#include "testlib.h"
 
 static void host(struct luwf_writer *w, uint64_t pc, uint32_t mapno,
 		 uint32_t flags, const char *name)
@@ -356,7 +351,7 @@ int main(int argc, char **argv)
 		unlink(path);
 	}
 	free(mem);
-	if (failures)
+	if (luw_test_status("test_luwfile"))
 		return 1;
 	printf("test_luwfile: ok\n");
 	return 0;

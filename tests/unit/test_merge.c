@@ -8,8 +8,7 @@
 #include <string.h>
 
 #include "merge.h"
-
-static int failures;
+#include "testlib.h"
 
 static int is_vm(void *ctx, uint64_t pc)
 {
@@ -77,7 +76,7 @@ static void check(const char *what, const struct rec *r, int keep_vm,
 	}
 	if (strcmp(got, want)) {
 		fprintf(stderr, "FAIL %s:\n  got  %s\n  want %s\n", what, got, want);
-		failures++;
+		luw_test_failures++;
 	}
 }
 
@@ -172,7 +171,7 @@ int main(void)
 	add_splice(&r, 0, 0, 0, 3);
 	check("lua range past nlua", &r, 0, "error");
 
-	if (failures)
+	if (luw_test_status("test_merge"))
 		return 1;
 	printf("test_merge: ok\n");
 	return 0;

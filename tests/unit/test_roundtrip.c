@@ -34,39 +34,7 @@
 #include "memprof.h"
 #include "reader.h"
 #include "sysprof.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                     \
-	do {                                                                 \
-		if (!(cond)) {                                               \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-			failures++;                                          \
-		}                                                            \
-	} while (0)
-
-static uint8_t *load(const char *path, size_t *len)
-{
-	uint8_t *buf;
-	long n;
-	FILE *f = fopen(path, "rb");
-
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "cannot read %s\n", path);
-		exit(1);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "cannot read %s\n", path);
-		exit(1);
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
-}
+#include "testlib.h"
 
 /* --- Item logs ---------------------------------------------------------- */
 
@@ -290,7 +258,7 @@ static void roundtrip_fixture(const char *path, int *nsys, int *nmem)
 	struct luw_enc e;
 	char err[256];
 	size_t len, d;
-	uint8_t *data = load(path, &len);
+	uint8_t *data = luw_test_load(path, &len);
 	int rc, kind;
 
 	luw_enc_init_mem(&e);
@@ -323,7 +291,7 @@ static void synth_check(const char *path, uint64_t size, uint64_t seed,
 	struct luw_gen *g;
 	char err[256];
 	size_t len;
-	uint8_t *data = load(path, &len);
+	uint8_t *data = luw_test_load(path, &len);
 	int rc, kind;
 
 	luw_enc_init_mem(&wrote.b);
@@ -401,7 +369,7 @@ static void synth_seeds(const char *path)
 	struct luw_gen *g;
 	char err[256];
 	size_t len;
-	uint8_t *data = load(path, &len);
+	uint8_t *data = luw_test_load(path, &len);
 
 	g = luw_gen_load(data, len, err, sizeof(err));
 	CHECK(g, "%s: %s", path, err);
@@ -600,7 +568,7 @@ static void pipe_check(const char *path, uint64_t size)
 	struct luw_enc e;
 	char err[256];
 	size_t len;
-	uint8_t *data = load(path, &len);
+	uint8_t *data = luw_test_load(path, &len);
 	int rc, kind;
 
 	luw_enc_init_mem(&e);
@@ -747,7 +715,7 @@ int main(int argc, char **argv)
 		long_strings(3u << 20);
 		long_strings(40u << 20);
 		long_strings((64u << 20) + 1);
-		return failures ? 1 : 0;
+		return luw_test_failures ? 1 : 0;
 	}
 	n = scandir(dir, &ents, NULL, alphasort);
 	if (n < 0) {
@@ -764,7 +732,7 @@ int main(int argc, char **argv)
 			snprintf(path, sizeof(path), "%s/%s", dir,
 				 ents[i]->d_name);
 			roundtrip_fixture(path, &nsys, &nmem);
-			data = load(path, &len);
+			data = luw_test_load(path, &len);
 			free(data);
 			/* Pass 0 cut short (compact symtab), several passes. */
 			synth_check(path, len / 3, 11, LUW_GEN_COMPACT);
@@ -784,10 +752,8 @@ int main(int argc, char **argv)
 	      "expected >= 3 sysprof and >= 2 memprof fixtures in %s, found "
 	      "%d and %d",
 	      dir, nsys, nmem);
-	if (failures) {
-		fprintf(stderr, "%d failure(s)\n", failures);
+	if (luw_test_status("test_roundtrip"))
 		return 1;
-	}
 	printf("all round trips ok\n");
 	return 0;
 }

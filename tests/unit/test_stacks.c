@@ -3,25 +3,13 @@
  * reference (folded strings, sorted with memcmp, equal lines merged).
  */
 #include "stacks.h"
+#include "testlib.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			failures++;                                        \
-			fprintf(stderr, "%s:%d: %s: ", __FILE__, __LINE__, \
-				#cond);                                    \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-		}                                                          \
-	} while (0)
 
 static int32_t in(struct luw_stacks *s, const char *name)
 {
@@ -439,10 +427,8 @@ int main(int argc, char **argv)
 	test_fixture(argv[1]);
 	test_random();
 	bench();
-	if (failures) {
-		fprintf(stderr, "%d check(s) failed\n", failures);
+	if (luw_test_status("test_stacks"))
 		return 1;
-	}
 	printf("test_stacks: all checks passed\n");
 	return 0;
 }

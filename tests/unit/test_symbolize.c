@@ -23,37 +23,16 @@
 #include "procmaps.h"
 #include "stacks.h"
 #include "symbolize.h"
-
-static int failures;
-
-#define CHECK(c, ...) do { if (!(c)) { fprintf(stderr, "FAIL %s:%d: ", \
-	__FILE__, __LINE__); fprintf(stderr, __VA_ARGS__); \
-	fputc('\n', stderr); failures++; } } while (0)
+#include "testlib.h"
 
 static pid_t start_luajit(void)
 {
-	int p[2];
-	char buf[16] = "";
-	pid_t pid;
+	char *argv[] = { "luajit", "-e",
+			 "io.stdout:write('ready\\n') io.stdout:flush() "
+			 "local s = '' while true do s = string.rep('x', 100) end",
+			 NULL };
 
-	if (pipe(p))
-		return -1;
-	pid = fork();
-	if (pid == 0) {
-		dup2(p[1], 1);
-		execlp("luajit", "luajit", "-e",
-		       "io.stdout:write('ready\\n') io.stdout:flush() "
-		       "local s = '' while true do s = string.rep('x', 100) end",
-		       (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	if (read(p[0], buf, sizeof(buf) - 1) <= 0 || strncmp(buf, "ready", 5)) {
-		close(p[0]);
-		return -1;
-	}
-	close(p[0]);
-	return pid;
+	return luw_test_spawn(argv, NULL, NULL, 0, NULL);
 }
 
 /* Absolute address of file offset off of the mapped object path. */
@@ -116,12 +95,12 @@ int main(void)
 	CHECK(luw_maps_read(pid, &maps) == 0, "maps");
 	e = luw_elf_get(t->path, err, sizeof(err));
 	CHECK(e != NULL, "elf %s: %s", t->path, err);
-	if (failures)
+	if (luw_test_failures)
 		goto out;
 	pcall = luw_elf_sym_named(e, "lua_pcall");
 	CHECK(pcall && luw_elf_vaddr2off(e, pcall->addr, &pcall_off) == 0,
 	      "lua_pcall in %s", t->path);
-	if (failures)
+	if (luw_test_failures)
 		goto out;
 	abs_pcall = abs_of(&maps, t->path, pcall_off);
 	/* Code between the VM's end and the next symbol is unnamed. */
@@ -148,7 +127,7 @@ int main(void)
 	}
 	ljs_free(ljs);
 	CHECK(rep_ffid, "no string.rep in the fast-function table");
-	if (failures)
+	if (luw_test_failures)
 		goto out;
 
 	/* string.rep running in the VM, called from the main chunk's
@@ -235,19 +214,17 @@ int main(void)
 	}
 
 	/* Gone: refused, with a message. */
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	luw_test_stop(pid);
 	rc = luw_symz_raw(pid, &rec, sizeof(rec), &mem, &len, err, sizeof(err));
 	CHECK(rc < 0 && strstr(err, "maps"), "gone process: rc %d '%s'", rc, err);
 	pid = 0;
 out:
 	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
+		luw_test_stop(pid);
 	}
 	luw_maps_free(&maps);
 	free(t);
-	if (failures)
+	if (luw_test_status("test_symbolize"))
 		return 1;
 	printf("test_symbolize: ok\n");
 	return 0;

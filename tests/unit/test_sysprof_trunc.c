@@ -31,44 +31,7 @@ static int run(const uint8_t *data, size_t len, uint64_t *samples,
 
 int main(int argc, char **argv)
 {
-	size_t len, i, cut, tried = 0;
-	uint8_t *data;
-	uint64_t all, got;
-	struct luw_rd r;
-	int rc, bad = 0;
-
 	if (argc < 2)
 		return 2;
-	data = load(argv[1], "sysprof_callchain.bin", &len);
-	rc = run(data, len, &all, &r);
-	if (rc || all != 500) {
-		fprintf(stderr, "whole stream: rc %d, %llu samples (want 0, 500)\n",
-			rc, (unsigned long long)all);
-		return 1;
-	}
-	for (i = 0; (cut = cut_at(i, len)) != SIZE_MAX; i++) {
-		rc = run(data, cut, &got, &r);
-		tried++;
-		if (rc != -1 || !luw_rd_failed(&r) || !r.err_eof ||
-		    r.err_off > cut || got > all) {
-			char msg[256];
-
-			luw_rd_strerror(&r, msg, sizeof(msg));
-			fprintf(stderr, "cut at %zu: rc %d, %llu samples, %s\n",
-				cut, rc, (unsigned long long)got, msg);
-			if (++bad > 10)
-				break;
-		}
-	}
-	/* A cut in the last sample loses it, never more than what follows. */
-	run(data, len - 1, &got, &r);
-	if (got != all) {
-		fprintf(stderr, "cut before the epilogue: %llu samples of %llu\n",
-			(unsigned long long)got, (unsigned long long)all);
-		bad++;
-	}
-	printf("%zu prefixes of %zu bytes: %s\n", tried, len,
-	       bad ? "FAILED" : "all end with the offset error");
-	free(data);
-	return bad != 0 || tried < 2 * EDGE + SPREAD;
+	return trunc_main(argv[1], "sysprof_callchain.bin", 500, "samples", run);
 }

@@ -1,7 +1,8 @@
 /*
  * Shared by the truncation tests: load a fixture, and the set of prefix
  * lengths to cut it at (every length within the first and last 4 KiB,
- * and at least 5,000 more spread evenly over the rest).
+ * and at least 5,000 more spread evenly over the rest); trunc_main is the
+ * whole test around a decoder run.
  */
 #ifndef LUW_TEST_TRUNC_COMMON_H
 #define LUW_TEST_TRUNC_COMMON_H
@@ -10,31 +11,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "reader.h"
+
+#include "testlib.h"
+
 #define EDGE 4096
 #define SPREAD 5000
 
 static uint8_t *load(const char *dir, const char *name, size_t *len)
 {
 	char path[4096];
-	uint8_t *buf;
-	long n;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "rb");
-	if (!f || fseek(f, 0, SEEK_END) || (n = ftell(f)) < 0 ||
-	    fseek(f, 0, SEEK_SET)) {
-		fprintf(stderr, "cannot read %s\n", path);
-		exit(1);
-	}
-	buf = malloc((size_t)n + 1);
-	if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-		fprintf(stderr, "cannot read %s\n", path);
-		exit(1);
-	}
-	fclose(f);
-	*len = (size_t)n;
-	return buf;
+	return luw_test_load(path, len);
 }
 
 /* The i-th prefix length (i from 0), or SIZE_MAX past the last. */
@@ -53,6 +42,62 @@ static size_t cut_at(size_t i, size_t len)
 	}
 	i -= SPREAD;
 	return i < EDGE ? len - EDGE + i : SIZE_MAX;
+}
+
+/*
+ * Decodes len bytes of data: the decoder's status (0, or -1 with r
+ * failed), the count of items (samples, events) it reported in *count.
+ */
+typedef int (*trunc_run_fn)(const uint8_t *data, size_t len, uint64_t *count,
+			    struct luw_rd *r);
+
+/*
+ * The fixture `name` in dir decodes whole with `want` items; every prefix
+ * fails with the reader's end-of-stream error at an offset within the
+ * prefix and no more items than the whole; the prefix one byte short
+ * keeps them all (the cut is in the epilogue).  `what` names the items.
+ */
+static int trunc_main(const char *dir, const char *name, uint64_t want,
+		      const char *what, trunc_run_fn run)
+{
+	size_t len, i, cut, tried = 0;
+	uint8_t *data = load(dir, name, &len);
+	uint64_t all, got;
+	struct luw_rd r;
+	int rc, bad = 0;
+
+	rc = run(data, len, &all, &r);
+	if (rc || all != want) {
+		fprintf(stderr, "whole stream: rc %d, %llu %s (want 0, %llu)\n",
+			rc, (unsigned long long)all, what,
+			(unsigned long long)want);
+		return 1;
+	}
+	for (i = 0; (cut = cut_at(i, len)) != SIZE_MAX; i++) {
+		rc = run(data, cut, &got, &r);
+		tried++;
+		if (rc != -1 || !luw_rd_failed(&r) || !r.err_eof ||
+		    r.err_off > cut || got > all) {
+			char msg[256];
+
+			luw_rd_strerror(&r, msg, sizeof(msg));
+			fprintf(stderr, "cut at %zu: rc %d, %llu %s, %s\n",
+				cut, rc, (unsigned long long)got, what, msg);
+			if (++bad > 10)
+				break;
+		}
+	}
+	/* A cut in the epilogue loses nothing before it. */
+	run(data, len - 1, &got, &r);
+	if (got != all) {
+		fprintf(stderr, "cut before the epilogue: %llu %s of %llu\n",
+			(unsigned long long)got, what, (unsigned long long)all);
+		bad++;
+	}
+	printf("%zu prefixes of %zu bytes: %s\n", tried, len,
+	       bad ? "FAILED" : "all end with the offset error");
+	free(data);
+	return bad != 0 || tried < 2 * EDGE + SPREAD;
 }
 
 #endif

@@ -10,13 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "cfi.h"
+#include "grow.h"
 #include "ljlayout.h"
 #include "luwdev.h"
 #include "procmaps.h"
+#include "procmem.h"
 
 /* A mapping handled by luw_att_upload (uploaded, or not uploadable). */
 struct att_seen {
@@ -115,15 +116,9 @@ static int seen_has(const struct luw_att *a, const struct luw_map *mp)
 
 static int seen_add(struct luw_att *a, const struct luw_map *mp)
 {
-	if (a->nseen == a->capseen) {
-		size_t cap = a->capseen ? a->capseen * 2 : 64;
-		struct att_seen *v = realloc(a->seen, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		a->seen = v;
-		a->capseen = cap;
-	}
+	if (luw_grow((void **)&a->seen, &a->capseen, a->nseen + 1,
+		     sizeof(*a->seen)))
+		return -1;
 	a->seen[a->nseen++] = (struct att_seen){ mp->start, mp->end,
 						  mp->offset, mp->inode };
 	return 0;
@@ -139,18 +134,9 @@ static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
 
 	if (a->vdso || len > (16u << 20))
 		return a->vdso;
-	img = malloc(len);
+	img = luw_pmem_dup(a->pid, mp->start, len);
 	if (!img)
 		return NULL;
-	{
-		struct iovec l = { img, len };
-		struct iovec r = { (void *)(uintptr_t)mp->start, len };
-
-		if (process_vm_readv(a->pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
-			free(img);
-			return NULL;
-		}
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_memory(img, len);
 	if (elf) {
@@ -159,17 +145,6 @@ static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
 	}
 	free(img);
 	return a->vdso;
-}
-
-/* The file behind a mapping, by its name or through map_files. */
-static const char *map_path(pid_t pid, const struct luw_map *mp, char *buf,
-			    size_t len)
-{
-	if (!mp->deleted && mp->path[0] == '/' && access(mp->path, R_OK) == 0)
-		return mp->path;
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 mp->start, mp->end);
-	return access(buf, R_OK) == 0 ? buf : NULL;
 }
 
 int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
@@ -189,8 +164,7 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 	for (size_t i = 0; i < maps.n && !a->full; i++) {
 		const struct luw_map *mp = &maps.v[i];
 		struct luw_cfi *tab = NULL;
-		char pbuf[128], cerr[512];
-		const char *path;
+		char pbuf[4200], cerr[512];
 		int r;
 
 		if (!(mp->prot & LUW_MAP_X) || seen_has(a, mp))
@@ -198,9 +172,8 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 		if (!strcmp(mp->path, "[vdso]")) {
 			tab = vdso_table(a, mp);
 		} else if (luw_map_is_file(mp)) {
-			path = map_path(a->pid, mp, pbuf, sizeof(pbuf));
-			if (path)
-				tab = luw_cfi_get(path, cerr, sizeof(cerr));
+			if (!luw_map_file(a->pid, mp, pbuf, sizeof(pbuf)))
+				tab = luw_cfi_get(pbuf, cerr, sizeof(cerr));
 		} else {
 			/* Anonymous code (JIT traces): nothing to describe. */
 			continue;

@@ -1,6 +1,9 @@
 /* Compact unwind tables from .eh_frame with libdw; see cfi.h. */
 #include "cfi.h"
 #include "elfsym.h"
+#include "errbuf.h"
+#include "filecache.h"
+#include "grow.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -16,17 +19,6 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
-
-static void seterr(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
 
 /* ---- .eh_frame pointer encodings (only to list the FDEs) ---- */
 
@@ -165,15 +157,8 @@ struct rows {
 
 static int rows_push(struct rows *rs, const struct row *r)
 {
-	if (rs->n == rs->cap) {
-		size_t ncap = rs->cap ? rs->cap * 2 : 4096;
-		struct row *nv = realloc(rs->v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -1;
-		rs->v = nv;
-		rs->cap = ncap;
-	}
+	if (luw_grow((void **)&rs->v, &rs->cap, rs->n + 1, sizeof(*rs->v)))
+		return -1;
 	rs->v[rs->n++] = *r;
 	return 0;
 }
@@ -431,24 +416,6 @@ struct cie_enc {
 	int enc;
 };
 
-static Elf_Scn *find_scn(Elf *elf, const char *want, GElf_Shdr *sh)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (gelf_getshdr(scn, sh) &&
-		    (name = elf_strptr(elf, shstrndx, sh->sh_name)) &&
-		    !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
-}
-
 /* List the FDEs of .eh_frame and walk each. */
 static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
@@ -463,7 +430,7 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 	Elf_Scn *scn;
 	int rc = 0;
 
-	scn = find_scn(elf, ".eh_frame", &sh);
+	scn = luw_elf_section(elf, ".eh_frame", &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)))
 		return 0;
 	ident = (const unsigned char *)elf_getident(elf, NULL);
@@ -475,16 +442,10 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
 		if (r != 0)
 			break;	/* 1: end of section; -1: malformed tail */
 		if (ent.CIE_id == DW_CIE_ID_64) {
-			if (ncies == cap) {
-				size_t ncap = cap ? cap * 2 : 16;
-				struct cie_enc *nv = realloc(cies, ncap * sizeof(*nv));
-
-				if (!nv) {
-					rc = -1;
-					break;
-				}
-				cies = nv;
-				cap = ncap;
+			if (luw_grow((void **)&cies, &cap, ncies + 1,
+				     sizeof(*cies))) {
+				rc = -1;
+				break;
 			}
 			cies[ncies].off = off;
 			cies[ncies].enc = cie_fde_encoding(&ent.cie);
@@ -589,28 +550,28 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	size_t idlen;
 
 	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64) {
-		seterr(err, errlen, "%s: not a 64-bit ELF file", name);
+		luw_fail(err, errlen, "%s: not a 64-bit ELF file", name);
 		return NULL;
 	}
 	if (luw_elf_read_segs(elf, &segs, &nsegs)) {
-		seterr(err, errlen, "%s: truncated, or bad program headers", name);
+		luw_fail(err, errlen, "%s: truncated, or bad program headers", name);
 		return NULL;
 	}
 	for (size_t i = 0; i < nsegs; i++)
 		if (segs[i].offset + segs[i].filesz > UINT32_MAX) {
-			seterr(err, errlen, "%s: code beyond 4 GiB of file offset",
+			luw_fail(err, errlen, "%s: code beyond 4 GiB of file offset",
 			       name);
 			free(segs);
 			return NULL;
 		}
 	cfi = dwarf_getcfi_elf(elf);
 	if (cfi && walk_eh_frame(elf, cfi, segs, nsegs, &rs, &st)) {
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	h = compact(&rs, &n);
 	if (!h) {
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	h->magic = LUW_UW_MAGIC;
@@ -620,7 +581,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	h->nentries = (uint32_t)n;
 	h->text_lo = luw_uw_entries(h)[0].start;
 	h->text_hi = luw_uw_entries(h)[n - 1].start;
-	idlen = luw_elf_read_build_id(elf, id, sizeof(id));
+	idlen = luw_build_id(elf, id, sizeof(id));
 	if (idlen && idlen <= LUW_UW_BUILD_ID_MAX) {
 		h->flags |= LUW_UW_F_BUILD_ID;
 		h->build_id_len = (uint8_t)idlen;
@@ -630,7 +591,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	if (!t || !(t->path = strdup(name))) {
 		free(t);
 		free(h);
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
 	t->hdr = h;
@@ -643,7 +604,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	free(rs.v);
 	free(segs);
 	if (luw_uw_check(t->hdr, t->size)) {
-		seterr(err, errlen, "%s: built an inconsistent table", name);
+		luw_fail(err, errlen, "%s: built an inconsistent table", name);
 		luw_cfi_free(t);
 		return NULL;
 	}
@@ -656,41 +617,18 @@ fail:
 	return NULL;
 }
 
-static int64_t mtime_ns(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
 struct luw_cfi *luw_cfi_build(const char *path, char *err, size_t errlen)
 {
 	struct luw_cfi *t;
-	struct stat st;
 	Elf *elf;
 	int fd;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || fstat(fd, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	elf = luw_elf_open(path, &fd, err, errlen);
+	if (!elf)
 		return NULL;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf) {
-		seterr(err, errlen, "%s: not an ELF file", path);
-		close(fd);
-		return NULL;
-	}
 	t = luw_cfi_build_elf(elf, path, err, errlen);
 	elf_end(elf);
 	close(fd);
-	if (t) {
-		t->st_dev = st.st_dev;
-		t->st_ino = st.st_ino;
-		t->st_size = (uint64_t)st.st_size;
-		t->st_mtime_ns = mtime_ns(&st);
-	}
 	return t;
 }
 
@@ -705,102 +643,8 @@ void luw_cfi_free(struct luw_cfi *t)
 
 /* ---- cache ---- */
 
-static struct luw_cfi *cache;
-
-/* Further paths (copies, bind mounts, map_files links) of cached files. */
-struct alias {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-	struct luw_cfi *t;
-	struct alias *next;
-};
-static struct alias *aliases;
-
-static int same_stat(uint64_t dev, uint64_t ino, uint64_t size, int64_t mt,
-		     const struct stat *st)
-{
-	return dev == st->st_dev && ino == st->st_ino &&
-	       size == (uint64_t)st->st_size && mt == mtime_ns(st);
-}
-
-/* The cached table with this build-id, found before building anything. */
-static struct luw_cfi *by_build_id(const char *path)
-{
-	uint8_t id[LUW_BUILD_ID_MAX];
-	struct luw_cfi *t = NULL;
-	size_t len = 0;
-	Elf *elf;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		len = luw_elf_read_build_id(elf, id, sizeof(id));
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	if (!len || len > LUW_UW_BUILD_ID_MAX)
-		return NULL;
-	for (t = cache; t; t = t->next)
-		if ((t->hdr->flags & LUW_UW_F_BUILD_ID) &&
-		    t->hdr->build_id_len == len &&
-		    !memcmp(t->hdr->build_id, id, len))
-			return t;
-	return NULL;
-}
-
-struct luw_cfi *luw_cfi_get(const char *path, char *err, size_t errlen)
-{
-	struct luw_cfi *t;
-	struct alias *a;
-	struct stat st;
-
-	if (stat(path, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (t = cache; t; t = t->next)
-		if (same_stat(t->st_dev, t->st_ino, t->st_size, t->st_mtime_ns, &st))
-			return t;
-	for (a = aliases; a; a = a->next)
-		if (same_stat(a->dev, a->ino, a->size, a->mtime_ns, &st))
-			return a->t;
-	t = by_build_id(path);
-	if (t) {
-		a = malloc(sizeof(*a));
-		if (a) {
-			*a = (struct alias){ st.st_dev, st.st_ino, (uint64_t)st.st_size,
-					     mtime_ns(&st), t, aliases };
-			aliases = a;
-		}
-		return t;
-	}
-	t = luw_cfi_build(path, err, errlen);
-	if (!t)
-		return NULL;
-	t->next = cache;
-	cache = t;
-	return t;
-}
-
-void luw_cfi_cache_clear(void)
-{
-	while (aliases) {
-		struct alias *n = aliases->next;
-
-		free(aliases);
-		aliases = n;
-	}
-	while (cache) {
-		struct luw_cfi *n = cache->next;
-
-		luw_cfi_free(cache);
-		cache = n;
-	}
-}
+LUW_FCACHE_DEFINE(struct luw_cfi, luw_cfi_get, luw_cfi_cache_clear,
+		  luw_cfi_build, luw_cfi_free)
 
 void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
 {

@@ -42,10 +42,6 @@ struct luw_cfi {
 	uint32_t n;
 	struct luw_cfi_stats st;
 	char *path;
-	/* cache bookkeeping */
-	uint64_t st_dev, st_ino, st_size;
-	int64_t st_mtime_ns;
-	struct luw_cfi *next;
 };
 
 /* Build the table of the file at path (uncached); NULL + err on failure. */

@@ -1,5 +1,8 @@
 /* ELF symbolization with libelf; see elfsym.h. */
 #include "elfsym.h"
+#include "errbuf.h"
+#include "filecache.h"
+#include "grow.h"
 
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -8,84 +11,81 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
-#define DEBUG_ROOT "/usr/lib/debug"
 #define DWARF_REG_RA 16		/* x86-64 return address column */
 
-static void seterr(char *err, size_t len, const char *fmt, ...)
+Elf *luw_elf_open(const char *path, int *fd, char *err, size_t errlen)
 {
-	va_list ap;
+	Elf *elf;
 
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
-static int64_t mtime_ns(const struct stat *st)
-{
-	return (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
-}
-
-void luw_build_id_hex(const uint8_t *id, size_t len, char *buf)
-{
-	static const char hex[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		buf[2 * i] = hex[id[i] >> 4];
-		buf[2 * i + 1] = hex[id[i] & 15];
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0) {
+		luw_fail(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
 	}
-	buf[2 * len] = '\0';
-}
-
-static size_t note_build_id(Elf_Data *d, uint8_t *out, size_t cap)
-{
-	size_t off = 0, noff, doff;
-	GElf_Nhdr nh;
-
-	while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp((char *)d->d_buf + noff, "GNU", 4) == 0 &&
-		    nh.n_descsz > 0 && nh.n_descsz <= cap) {
-			memcpy(out, (char *)d->d_buf + doff, nh.n_descsz);
-			return nh.n_descsz;
-		}
+	elf = elf_begin(*fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		luw_fail(err, errlen, "%s: not an ELF file", path);
+		if (elf)
+			elf_end(elf);
+		close(*fd);
+		*fd = -1;
+		return NULL;
 	}
-	return 0;
+	return elf;
 }
 
-size_t luw_elf_read_build_id(Elf *elf, uint8_t *out, size_t cap)
+Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 {
 	Elf_Scn *scn = NULL;
-	size_t n, len;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *nm;
+
+		if (gelf_getshdr(scn, sh) &&
+		    (nm = elf_strptr(elf, shstrndx, sh->sh_name)) &&
+		    !strcmp(nm, name))
+			return scn;
+	}
+	return NULL;
+}
+
+int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
+		   int func_only, uint64_t *addr)
+{
+	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t cnt;
 
-		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE &&
-		    (len = note_build_id(elf_getdata(scn, NULL), out, cap)))
-			return len;
-	}
-	/* Section headers can be stripped; the notes are in PT_NOTE too. */
-	if (elf_getphdrnum(elf, &n))
-		return 0;
-	for (size_t i = 0; i < n; i++) {
-		GElf_Phdr ph;
-
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != sh_type ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
 			continue;
-		len = note_build_id(elf_getdata_rawchunk(elf, (int64_t)ph.p_offset,
-							 ph.p_filesz, ELF_T_NHDR),
-				    out, cap);
-		if (len)
-			return len;
+		cnt = sh.sh_size / sh.sh_entsize;
+		for (size_t i = 0; i < cnt; i++) {
+			GElf_Sym s;
+			const char *nm;
+
+			if (!gelf_getsym(d, (int)i, &s) ||
+			    (func_only && (!s.st_value ||
+					   GELF_ST_TYPE(s.st_info) != STT_FUNC)))
+				continue;
+			nm = elf_strptr(elf, sh.sh_link, s.st_name);
+			if (nm && !strcmp(nm, name)) {
+				*addr = s.st_value;
+				return 0;
+			}
+		}
 	}
-	return 0;
+	return -1;
 }
 
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
@@ -166,18 +166,8 @@ static int pool_add(struct collect *c, const char *s, size_t *off)
 	/* "name@@VERSION" in a .symtab is the versioned alias of name. */
 	size_t len = strcspn(s, "@") + 1;
 
-	if (c->plen + len > c->pcap) {
-		size_t ncap = c->pcap ? c->pcap : 4096;
-		char *np;
-
-		while (c->plen + len > ncap)
-			ncap *= 2;
-		np = realloc(c->pool, ncap);
-		if (!np)
-			return -1;
-		c->pool = np;
-		c->pcap = ncap;
-	}
+	if (luw_grow((void **)&c->pool, &c->pcap, c->plen + len, 1))
+		return -1;
 	memcpy(c->pool + c->plen, s, len - 1);
 	c->pool[c->plen + len - 1] = '\0';
 	*off = c->plen;
@@ -236,13 +226,9 @@ static int collect_symtab(Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh,
 		if (name[0] == '.' && name[1] == 'L')
 			continue;
 		if (c->n == c->cap) {
-			size_t ncap = c->cap ? c->cap * 2 : 1024;
-			struct cand *nv = realloc(c->v, ncap * sizeof(*nv));
-
-			if (!nv)
+			if (luw_grow((void **)&c->v, &c->cap, c->n + 1,
+				     sizeof(*c->v)))
 				return -1;
-			c->v = nv;
-			c->cap = ncap;
 		}
 		c->v[c->n].addr = s.st_value;
 		c->v[c->n].size = s.st_size;
@@ -284,108 +270,6 @@ static int cand_cmp(const void *a, const void *b)
 }
 
 /* ---- separate debug files ---- */
-
-static int same_build_id(Elf *elf, const struct luw_elf *e)
-{
-	uint8_t id[LUW_BUILD_ID_MAX];
-	size_t len = luw_elf_read_build_id(elf, id, sizeof(id));
-
-	if (!e->build_id_len || !len)
-		return 1;	/* nothing to compare: the CRC or name decides */
-	return len == e->build_id_len && !memcmp(id, e->build_id, len);
-}
-
-static int file_crc(int fd, uint32_t *crc)
-{
-	struct stat st;
-	void *p;
-
-	if (fstat(fd, &st) || st.st_size <= 0)
-		return -1;
-	p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED)
-		return -1;
-	*crc = (uint32_t)crc32(0, p, (uInt)st.st_size);
-	munmap(p, (size_t)st.st_size);
-	return 0;
-}
-
-/* Open path as a debug file for e; on success *elfp and the fd are open. */
-static int try_debug(const char *path, const struct luw_elf *e, int check_crc,
-		     uint32_t crc, Elf **elfp, int *fdp)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	uint32_t got;
-
-	if (fd < 0)
-		return -1;
-	if (check_crc && (file_crc(fd, &got) || got != crc)) {
-		close(fd);
-		return -1;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || !same_build_id(elf, e)) {
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return -1;
-	}
-	*elfp = elf;
-	*fdp = fd;
-	return 0;
-}
-
-static char *find_debug(Elf *elf, const struct luw_elf *e, Elf **delf, int *dfd)
-{
-	static const char *const fmts[] = { "%.*s/%s", "%.*s/.debug/%s",
-					    DEBUG_ROOT "%.*s/%s" };
-	char path[4096], hex[2 * LUW_BUILD_ID_MAX + 1];
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (e->build_id_len >= 2) {
-		luw_build_id_hex(e->build_id, e->build_id_len, hex);
-		snprintf(path, sizeof(path), DEBUG_ROOT "/.build-id/%.2s/%s.debug",
-			 hex, hex + 2);
-		if (!try_debug(path, e, 0, 0, delf, dfd))
-			return strdup(path);
-	}
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *sname, *link, *slash;
-		Elf_Data *d;
-		size_t nlen, dlen;
-		uint32_t crc;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    !(sname = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(sname, ".gnu_debuglink"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || d->d_size < 8)
-			return NULL;
-		link = d->d_buf;
-		nlen = strnlen(link, d->d_size);
-		if (nlen == 0 || ((nlen + 4) & ~(size_t)3) + 4 > d->d_size)
-			return NULL;
-		memcpy(&crc, (const char *)d->d_buf + ((nlen + 4) & ~(size_t)3), 4);
-		slash = strrchr(e->path, '/');
-		dlen = slash ? (size_t)(slash - e->path) : 0;
-		for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-			snprintf(path, sizeof(path), fmts[i], (int)dlen, e->path,
-				 link);
-			if (!strcmp(path, e->path))
-				continue;
-			if (!try_debug(path, e, 1, crc, delf, dfd))
-				return strdup(path);
-		}
-		return NULL;
-	}
-	return NULL;
-}
 
 /*
  * Stripped executables lose _start.  The CFI of the entry point still
@@ -431,14 +315,8 @@ static void name_entry(Elf *elf, struct luw_elf *e, struct collect *c)
 		if (gelf_getshdr(scn, &sh) && sh.sh_addr <= e->entry &&
 		    e->entry < sh.sh_addr + sh.sh_size)
 			break;
-	if (c->n == c->cap) {
-		struct cand *nv = realloc(c->v, (c->cap + 1) * sizeof(*nv));
-
-		if (!nv)
-			return;
-		c->v = nv;
-		c->cap++;
-	}
+	if (luw_grow((void **)&c->v, &c->cap, c->n + 1, sizeof(*c->v)))
+		return;
 	c->v[c->n].addr = e->entry;
 	c->v[c->n].size = end - e->entry;
 	c->v[c->n].secend = scn ? sh.sh_addr + sh.sh_size : end;
@@ -494,23 +372,26 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	int rc = -1;
 
 	if (!gelf_getehdr(elf, &eh)) {
-		seterr(err, errlen, "%s: bad ELF header: %s", e->path,
+		luw_fail(err, errlen, "%s: bad ELF header: %s", e->path,
 		       elf_errmsg(-1));
 		return -1;
 	}
 	e->e_type = eh.e_type;
 	e->entry = eh.e_entry;
-	e->build_id_len = luw_elf_read_build_id(elf, e->build_id,
-						sizeof(e->build_id));
+	e->build_id_len = luw_build_id(elf, e->build_id, sizeof(e->build_id));
 	if (luw_elf_read_segs(elf, &e->segs, &e->nsegs)) {
-		seterr(err, errlen, "%s: truncated, or bad program headers",
+		luw_fail(err, errlen, "%s: truncated, or bad program headers",
 		       e->path);
 		return -1;
 	}
 	if (collect_type(elf, SHT_SYMTAB, &c, &nsymtab))
 		goto nomem;
 	if (!nsymtab) {
-		e->debug_path = find_debug(elf, e, &delf, &dfd);
+		char dpath[4400];
+
+		if (!luw_debug_open(elf, e->path, NULL, dpath, sizeof(dpath),
+				    &dfd, &delf))
+			e->debug_path = strdup(dpath);
 		if (delf && collect_type(delf, SHT_SYMTAB, &c, &nsymtab))
 			goto nomem;
 	}
@@ -523,7 +404,7 @@ static int load_from(struct luw_elf *e, Elf *elf, char *err, size_t errlen)
 	rc = 0;
 	goto out;
 nomem:
-	seterr(err, errlen, "%s: out of memory reading symbols", e->path);
+	luw_fail(err, errlen, "%s: out of memory reading symbols", e->path);
 out:
 	if (delf)
 		elf_end(delf);
@@ -538,43 +419,22 @@ struct luw_elf *luw_elf_load(const char *path, char *err, size_t errlen)
 {
 	struct luw_elf *e;
 	const char *slash;
-	struct stat st;
 	Elf *elf;
 	int fd;
 
-	elf_version(EV_CURRENT);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
+	elf = luw_elf_open(path, &fd, err, errlen);
+	if (!elf)
 		return NULL;
-	}
-	if (fstat(fd, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		close(fd);
-		return NULL;
-	}
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF file", path);
-		if (elf)
-			elf_end(elf);
-		close(fd);
-		return NULL;
-	}
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->path = strdup(path))) {
 		free(e);
 		elf_end(elf);
 		close(fd);
-		seterr(err, errlen, "%s: out of memory", path);
+		luw_fail(err, errlen, "%s: out of memory", path);
 		return NULL;
 	}
 	slash = strrchr(e->path, '/');
 	e->name = slash ? slash + 1 : e->path;
-	e->st_dev = st.st_dev;
-	e->st_ino = st.st_ino;
-	e->st_size = (uint64_t)st.st_size;
-	e->st_mtime_ns = mtime_ns(&st);
 	if (load_from(e, elf, err, errlen)) {
 		luw_elf_free(e);
 		e = NULL;
@@ -590,13 +450,13 @@ struct luw_elf *luw_elf_load_elf(Elf *elf, const char *name, char *err,
 	struct luw_elf *e;
 
 	if (elf_kind(elf) != ELF_K_ELF) {
-		seterr(err, errlen, "%s: not an ELF image", name);
+		luw_fail(err, errlen, "%s: not an ELF image", name);
 		return NULL;
 	}
 	e = calloc(1, sizeof(*e));
 	if (!e || !(e->path = strdup(name))) {
 		free(e);
-		seterr(err, errlen, "%s: out of memory", name);
+		luw_fail(err, errlen, "%s: out of memory", name);
 		return NULL;
 	}
 	e->name = e->path;
@@ -631,7 +491,6 @@ static int fde_open(struct luw_elf *e)
 	GElf_Shdr sh;
 	Elf_Data *d = NULL;
 	const unsigned char *p;
-	size_t shstrndx;
 	uint32_t cnt;
 
 	e->fde_state = -1;
@@ -639,16 +498,9 @@ static int fde_open(struct luw_elf *e)
 	if (e->fde_fd < 0)
 		return -1;
 	e->fde_elf = elf_begin(e->fde_fd, ELF_C_READ_MMAP, NULL);
-	if (!e->fde_elf || elf_getshdrstrndx(e->fde_elf, &shstrndx))
+	if (!e->fde_elf)
 		goto fail;
-	while ((scn = elf_nextscn(e->fde_elf, scn))) {
-		const char *nm;
-
-		if (gelf_getshdr(scn, &sh) &&
-		    (nm = elf_strptr(e->fde_elf, shstrndx, sh.sh_name)) &&
-		    !strcmp(nm, ".eh_frame_hdr"))
-			break;
-	}
+	scn = luw_elf_section(e->fde_elf, ".eh_frame_hdr", &sh);
 	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) ||
 	    d->d_size < 12)
 		goto fail;
@@ -757,73 +609,5 @@ const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
 
 /* ---- cache ---- */
 
-static struct luw_elf *cache;
-
-/* Further paths (copies, bind mounts) of files already in the cache. */
-struct alias {
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-	struct luw_elf *e;
-	struct alias *next;
-};
-static struct alias *aliases;
-
-struct luw_elf *luw_elf_get(const char *path, char *err, size_t errlen)
-{
-	struct luw_elf *e;
-	struct stat st;
-
-	if (stat(path, &st)) {
-		seterr(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	for (e = cache; e; e = e->next)
-		if (e->st_dev == st.st_dev && e->st_ino == st.st_ino &&
-		    e->st_size == (uint64_t)st.st_size &&
-		    e->st_mtime_ns == mtime_ns(&st))
-			return e;
-	for (struct alias *a = aliases; a; a = a->next)
-		if (a->dev == st.st_dev && a->ino == st.st_ino &&
-		    a->size == (uint64_t)st.st_size && a->mtime_ns == mtime_ns(&st))
-			return a->e;
-	e = luw_elf_load(path, err, errlen);
-	if (!e)
-		return NULL;
-	/* Another path (a copy, a bind mount) of a file already loaded. */
-	for (struct luw_elf *o = cache; o && e->build_id_len; o = o->next)
-		if (o->build_id_len == e->build_id_len &&
-		    !memcmp(o->build_id, e->build_id, e->build_id_len)) {
-			struct alias *a = malloc(sizeof(*a));
-
-			if (a) {
-				a->dev = e->st_dev;
-				a->ino = e->st_ino;
-				a->size = e->st_size;
-				a->mtime_ns = e->st_mtime_ns;
-				a->e = o;
-				a->next = aliases;
-				aliases = a;
-			}
-			luw_elf_free(e);
-			return o;
-		}
-	e->next = cache;
-	cache = e;
-	return e;
-}
-
-void luw_elf_cache_clear(void)
-{
-	while (aliases) {
-		struct alias *n = aliases->next;
-
-		free(aliases);
-		aliases = n;
-	}
-	while (cache) {
-		struct luw_elf *n = cache->next;
-
-		luw_elf_free(cache);
-		cache = n;
-	}
-}
+LUW_FCACHE_DEFINE(struct luw_elf, luw_elf_get, luw_elf_cache_clear,
+		  luw_elf_load, luw_elf_free)

@@ -31,6 +31,8 @@
 
 #include <gelf.h>
 
+#include "debugfile.h"
+
 struct luw_sym {
 	uint64_t addr;		/* virtual address (link-time) */
 	uint64_t end;		/* exclusive */
@@ -44,7 +46,6 @@ struct luw_seg {
 	uint32_t flags;		/* PF_X, PF_W, PF_R */
 };
 
-#define LUW_BUILD_ID_MAX 64
 
 struct luw_elf {
 	char *path;
@@ -66,10 +67,6 @@ struct luw_elf {
 	int fde_fd;
 	Elf *fde_elf;
 	struct Dwarf_CFI_s *fde_cfi;
-	/* cache bookkeeping */
-	uint64_t st_dev, st_ino, st_size;
-	int64_t st_mtime_ns;
-	struct luw_elf *next;
 };
 
 /*
@@ -106,10 +103,17 @@ int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr);
 int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off);
 
 /* Shared with cfi.c: facts read from an open Elf. */
-size_t luw_elf_read_build_id(Elf *elf, uint8_t *out, size_t cap);
+/* The ELF file at path, read-only (*fd open until the caller closes it
+ * after elf_end); NULL with a message in err. */
+Elf *luw_elf_open(const char *path, int *fd, char *err, size_t errlen);
+/* The section called name (its header in *sh), or NULL. */
+Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
+/*
+ * The value of the first symbol called name in a section of type sh_type
+ * (SHT_SYMTAB, SHT_DYNSYM); func_only: defined functions only.  0, or -1.
+ */
+int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
+		   int func_only, uint64_t *addr);
 int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs);
-
-/* Hex string of a build-id into buf (at least 2*len+1 bytes). */
-void luw_build_id_hex(const uint8_t *id, size_t len, char *buf);
 
 #endif

@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
+
 /* Geometry shared with the script below (it reads them from <svg>). */
 #define FONT_SIZE 12
 #define FONT_WIDTH 0.59		/* average glyph width / font size */
@@ -80,15 +83,8 @@ static uint32_t child(struct tree *t, uint32_t parent, int32_t name)
 		errno = ENOMEM;
 		return NONE;
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap * 2;
-		void *p = realloc(t->nodes, cap * sizeof(*t->nodes));
-
-		if (!p)
-			return NONE;
-		t->nodes = p;
-		t->cap = cap;
-	}
+	if (luw_grow((void **)&t->nodes, &t->cap, t->n + 1, sizeof(*t->nodes)))
+		return NONE;
 	nd = &t->nodes[t->n];
 	nd->name = name;
 	nd->parent = parent;
@@ -347,7 +343,6 @@ static void put_xml_str(FILE *out, const char *str)
 /* Same name, same colour: hash the function part, before " @chunk". */
 static uint32_t name_hash(const char *p, size_t len)
 {
-	uint32_t h = 2166136261u;
 	size_t i;
 
 	for (i = 0; i + 1 < len; i++)
@@ -355,9 +350,7 @@ static uint32_t name_hash(const char *p, size_t len)
 			break;
 	if (i + 1 >= len)
 		i = len;
-	while (i--)
-		h = (h ^ (unsigned char)*p++) * 16777619u;
-	return h;
+	return luw_fnv1a32(p, i);
 }
 
 static void frame_color(enum luw_frame_kind kind, enum luw_flamegraph_colors c,

@@ -16,6 +16,7 @@
  * to have the type expected (gct), so a wrong guess names nothing.
  */
 #include "ljlayout.h"
+#include "procmem.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,21 +37,12 @@ struct scan {
 
 static int rd(const struct scan *s, uint64_t a, void *d, uint32_t n)
 {
-	pid_t pid = s->pid;
-
-	return ljl_read_mem(&pid, a, d, n);
+	return luw_pmem_read(s->pid, a, d, n);
 }
 
 static int rd_ref(const struct scan *s, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-
-	if (s->r == 8)
-		return rd(s, a, v, 8);
-	if (rd(s, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(s->pid, a, s->r, v);
 }
 
 static int gct_is(const struct scan *s, uint64_t o, unsigned int t)

@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "dwstruct.h"
 #include "ljlayout.h"
+#include "procmem.h"
 
 /* gct values (~LJ_T*) of LuaJIT 2.x; the descriptor carries all but tab. */
 #define GCT_STR 4
@@ -28,50 +30,6 @@
 static int fail(char *why, size_t n, const char *msg)
 {
 	snprintf(why, n, "%s", msg);
-	return -1;
-}
-
-/* Struct `name` (a definition, with members) in any CU of dw. */
-static int dw_struct(Dwarf *dw, const char *name, Dwarf_Die *out)
-{
-	Dwarf_Off off = 0, next;
-	size_t hsz;
-
-	while (dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
-		Dwarf_Die cu, c;
-
-		if (dwarf_offdie(dw, off + hsz, &cu) && dwarf_child(&cu, &c) == 0) {
-			do {
-				const char *nm = dwarf_diename(&c);
-
-				if (dwarf_tag(&c) == DW_TAG_structure_type && nm &&
-				    !strcmp(nm, name) && dwarf_haschildren(&c)) {
-					*out = c;
-					return 0;
-				}
-			} while (dwarf_siblingof(&c, &c) == 0);
-		}
-		off = next;
-	}
-	return -1;
-}
-
-static long dw_member(Dwarf_Die *s, const char *name)
-{
-	Dwarf_Die c;
-
-	if (dwarf_child(s, &c) != 0)
-		return -1;
-	do {
-		Dwarf_Attribute a;
-		Dwarf_Word w;
-		const char *nm = dwarf_diename(&c);
-
-		if (dwarf_tag(&c) == DW_TAG_member && nm && !strcmp(nm, name) &&
-		    dwarf_attr(&c, DW_AT_data_member_location, &a) &&
-		    dwarf_formudata(&a, &w) == 0)
-			return (long)w;
-	} while (dwarf_siblingof(&c, &c) == 0);
 	return -1;
 }
 
@@ -92,13 +50,17 @@ static int from_dwarf(const char *path, struct ljg_offs *o)
 	elf_version(EV_CURRENT);
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
-	if (dw && !dw_struct(dw, "lua_State", &l) && !dw_struct(dw, "GCtab", &t) &&
-	    !dw_struct(dw, "Node", &nd) &&
+	if (dw && !luw_dw_struct(dw, "lua_State", &l) && !luw_dw_struct(dw, "GCtab", &t) &&
+	    !luw_dw_struct(dw, "Node", &nd) &&
 	    dwarf_attr(&nd, DW_AT_byte_size, &a) && dwarf_formudata(&a, &sz) == 0) {
-		env = dw_member(&l, "env");
-		node = dw_member(&t, "node");
-		hmask = dw_member(&t, "hmask");
-		key = dw_member(&nd, "key");
+		if (luw_dw_member(&l, "env", &env, NULL))
+			env = -1;
+		if (luw_dw_member(&t, "node", &node, NULL))
+			node = -1;
+		if (luw_dw_member(&t, "hmask", &hmask, NULL))
+			hmask = -1;
+		if (luw_dw_member(&nd, "key", &key, NULL))
+			key = -1;
 		if (env > 0 && env < 0x1000 && node > 0 && node < 0x100 &&
 		    hmask > 0 && hmask < 0x100 && key >= 8 && sz >= 16 &&
 		    sz <= 64 && (long)sz >= key + 8) {
@@ -153,21 +115,12 @@ struct rd {
 
 static int rd(const struct rd *r, uint64_t a, void *d, uint32_t n)
 {
-	pid_t pid = r->pid;
-
-	return a ? ljl_read_mem(&pid, a, d, n) : -1;
+	return a ? luw_pmem_read(r->pid, a, d, n) : -1;
 }
 
 static int rd_ref(const struct rd *r, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-
-	if (r->ref == 8)
-		return rd(r, a, v, 8);
-	if (rd(r, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return a ? luw_pmem_ref(r->pid, a, r->ref, v) : -1;
 }
 
 static int gct_is(const struct rd *r, uint64_t obj, uint8_t want)

@@ -3,11 +3,16 @@
  * See ljlayout.h for the approach.
  */
 #include "ljlayout.h"
+#include "debugfile.h"
+#include "dwstruct.h"
+#include "elfsym.h"
+#include "errbuf.h"
 #include "luaunwind_ljwalk.h"
+#include "procmaps.h"
+#include "procmem.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -17,7 +22,6 @@
 #include <sys/user.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 /* ---- Known layouts ------------------------------------------------------
@@ -145,21 +149,6 @@ const struct ljl_known *ljl_known_layouts(size_t *n)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static int fail(char *err, size_t n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(char *err, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && n) {
-		va_start(ap, fmt);
-		vsnprintf(err, n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
 void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
 {
 	memset(r, 0, sizeof(*r));
@@ -182,68 +171,18 @@ void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
 	r->r[LUW_X86_R15] = u->r15;
 }
 
-int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len)
-{
-	pid_t pid = *(const pid_t *)ctx;
-	struct iovec l = { dst, len };
-	struct iovec r = { (void *)(uintptr_t)addr, len };
-
-	return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
 static int rd(pid_t pid, uint64_t a, void *d, uint32_t len)
 {
-	return ljl_read_mem(&pid, a, d, len);
+	return luw_pmem_read(pid, a, d, len);
 }
 
 static int rd_ref(pid_t pid, const struct luw_lj_layout *ly, uint64_t a,
 		  uint64_t *v)
 {
-	uint32_t v32;
-
-	if (ly->flags & LUW_LJ_F_GC64)
-		return rd(pid, a, v, 8);
-	if (rd(pid, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(pid, a, ly->flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
-/* ---- /proc/PID/maps ----------------------------------------------------- */
-
-struct map {
-	uint64_t start, end, off;
-	char perms[5];
-	char path[4096];
-};
-
-static int next_map(FILE *f, struct map *m)
-{
-	char line[4600];
-
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long long s, e, o;
-		int pos = 0;
-
-		m->path[0] = 0;
-		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &s, &e,
-			   m->perms, &o, &pos) < 4)
-			continue;
-		m->start = s;
-		m->end = e;
-		m->off = o;
-		if (pos > 0) {
-			size_t l;
-
-			snprintf(m->path, sizeof(m->path), "%s", line + pos);
-			l = strlen(m->path);
-			while (l && (m->path[l - 1] == '\n' || m->path[l - 1] == ' '))
-				m->path[--l] = 0;
-		}
-		return 1;
-	}
-	return 0;
-}
+/* ---- which objects may hold the VM ----------------------------------- */
 
 static const char *classify(const char *path)
 {
@@ -284,36 +223,23 @@ static int elf_from_fd(struct elfobj *o)
 	return 0;
 }
 
-/* A file as the process sees it (its root), else as we do. */
-static int elf_open_proc(pid_t pid, const char *path, struct elfobj *o)
+/*
+ * The object behind a mapping.  Its path may name another file by now (a
+ * package upgrade replaced it) or none (" (deleted)"): luw_map_file finds
+ * the file the process runs.
+ */
+static int elf_open_map(pid_t pid, const struct luw_map *m, struct elfobj *o)
 {
 	char p[4200];
 
-	snprintf(p, sizeof(p), "/proc/%d/root%s", (int)pid, path);
-	o->fd = pid ? open(p, O_RDONLY | O_CLOEXEC) : -1;
-	if (o->fd < 0)
-		o->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (luw_map_file(pid, m, p, sizeof(p))) {
+		errno = ENOENT;
+		return -1;
+	}
+	o->fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (o->fd < 0)
 		return -1;
 	return elf_from_fd(o);
-}
-
-/*
- * The object behind a mapping.  Its path may name another file by now (a
- * package upgrade replaced it) or none (" (deleted)"): the mapping itself,
- * /proc/PID/map_files/START-END, is the file the process runs.
- */
-static int elf_open_map(pid_t pid, const struct map *m, struct elfobj *o)
-{
-	char p[128];
-
-	snprintf(p, sizeof(p), "/proc/%d/map_files/%llx-%llx", (int)pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	o->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (o->fd >= 0)
-		return elf_from_fd(o);
-	/* map_files needs CAP_SYS_ADMIN; the path is the next best. */
-	return elf_open_proc(pid, m->path, o);
 }
 
 static void elf_close(struct elfobj *o)
@@ -326,18 +252,19 @@ static void elf_close(struct elfobj *o)
 	o->fd = -1;
 }
 
+/* The build-id in hex, "" when none fits. */
 static void build_id(Elf *elf, char *out, size_t n)
 {
-	const void *id;
-	ssize_t len = dwelf_elf_gnu_build_id(elf, &id), i;
+	uint8_t id[LUW_BUILD_ID_MAX];
+	size_t len = luw_build_id(elf, id, sizeof(id));
 
 	out[0] = 0;
-	for (i = 0; i < len && (size_t)(2 * i + 2) < n; i++)
-		snprintf(out + 2 * i, 3, "%02x", ((const unsigned char *)id)[i]);
+	if (2 * len < n)
+		luw_build_id_hex(id, len, out);
 }
 
 /* Load bias from the executable mapping: the PT_LOAD it maps. */
-static int elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
+static int elf_bias(Elf *elf, const struct luw_map *m, uint64_t *bias)
 {
 	size_t i, n;
 
@@ -348,31 +275,12 @@ static int elf_bias(Elf *elf, const struct map *m, uint64_t *bias)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		if ((ph.p_offset & ~0xfffull) == m->off && (ph.p_flags & PF_X)) {
+		if ((ph.p_offset & ~0xfffull) == m->offset && (ph.p_flags & PF_X)) {
 			*bias = m->start - (ph.p_vaddr & ~0xfffull);
 			return 0;
 		}
 	}
 	return -1;
-}
-
-static Elf_Scn *find_scn(Elf *elf, const char *name, GElf_Shdr *out)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *nm;
-
-		if (!gelf_getshdr(scn, out))
-			continue;
-		nm = elf_strptr(elf, shstrndx, out->sh_name);
-		if (nm && !strcmp(nm, name))
-			return scn;
-	}
-	return NULL;
 }
 
 /*
@@ -409,7 +317,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
 {
 	GElf_Shdr sh;
-	Elf_Scn *scn = find_scn(elf, ".eh_frame_hdr", &sh);
+	Elf_Scn *scn = luw_elf_section(elf, ".eh_frame_hdr", &sh);
 	Elf_Data *d;
 	const unsigned char *p;
 	Dwarf_CFI *cfi;
@@ -417,17 +325,17 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	uint64_t best = 0, best_s = 0, best_e = 0, best_cfa = 0;
 
 	if (!scn || !(d = elf_getdata(scn, NULL)) || d->d_size < 12)
-		return fail(err, n, "no .eh_frame_hdr");
+		return luw_fail(err, n, "no .eh_frame_hdr");
 	p = d->d_buf;
 	if (p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b)
-		return fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
+		return luw_fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
 			    p[2], p[3]);
 	memcpy(&cnt, p + 8, 4);
 	if (12 + (uint64_t)cnt * 8 > d->d_size)
-		return fail(err, n, ".eh_frame_hdr truncated");
+		return luw_fail(err, n, ".eh_frame_hdr truncated");
 	cfi = dwarf_getcfi_elf(elf);
 	if (!cfi)
-		return fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
+		return luw_fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
 	for (i = 0; i < cnt; i++) {
 		int32_t loc, nloc;
 		uint64_t s, e, rs, re;
@@ -454,7 +362,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	}
 	if (!best) {
 		dwarf_cfi_end(cfi);
-		return fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");
+		return luw_fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");
 	}
 	*start = best_s;
 	*iend = best_e;
@@ -472,38 +380,6 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 	}
 	dwarf_cfi_end(cfi);
 	return 0;
-}
-
-/* With a symbol table: check the FDE against lj_vm_asm_begin. */
-static int sym_addr(Elf *elf, const char *name, uint64_t *addr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, cnt;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !sh.sh_entsize)
-			continue;
-		cnt = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < cnt; i++) {
-			GElf_Sym s;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &s))
-				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (nm && !strcmp(nm, name)) {
-				*addr = s.st_value;
-				return 0;
-			}
-		}
-	}
-	return -1;
 }
 
 /* ---- DWARF layout -------------------------------------------------------- */
@@ -526,62 +402,6 @@ struct dw {
 	int have_ff;
 };
 
-static Dwarf_Die *peel(Dwarf_Die *d, Dwarf_Die *buf)
-{
-	int i;
-
-	for (i = 0; i < 16; i++) {
-		Dwarf_Attribute a;
-		int tag = dwarf_tag(d);
-
-		if (tag != DW_TAG_typedef && tag != DW_TAG_volatile_type &&
-		    tag != DW_TAG_const_type)
-			return d;
-		if (!dwarf_attr_integrate(d, DW_AT_type, &a) ||
-		    !dwarf_formref_die(&a, buf))
-			return NULL;
-		d = buf;
-	}
-	return NULL;
-}
-
-/* Member `name` of struct `s`: offset and (peeled) type. */
-static int member(Dwarf_Die *s, const char *name, long *off, Dwarf_Die *type)
-{
-	Dwarf_Die c;
-
-	if (dwarf_child(s, &c) != 0)
-		return -1;
-	do {
-		Dwarf_Attribute a;
-		Dwarf_Word w;
-		const char *nm;
-
-		if (dwarf_tag(&c) != DW_TAG_member)
-			continue;
-		nm = dwarf_diename(&c);
-		if (!nm || strcmp(nm, name))
-			continue;
-		if (!dwarf_attr(&c, DW_AT_data_member_location, &a) ||
-		    dwarf_formudata(&a, &w))
-			return -1;
-		*off = (long)w;
-		if (type) {
-			Dwarf_Die t, buf, *p;
-
-			if (!dwarf_attr_integrate(&c, DW_AT_type, &a) ||
-			    !dwarf_formref_die(&a, &t))
-				return -1;
-			p = peel(&t, &buf);
-			if (!p)
-				return -1;
-			*type = *p;
-		}
-		return 0;
-	} while (dwarf_siblingof(&c, &c) == 0);
-	return -1;
-}
-
 /* Dotted path of members; -1 if any part is missing. */
 static long path_off(Dwarf_Die *s, const char *path, Dwarf_Die *last)
 {
@@ -592,7 +412,7 @@ static long path_off(Dwarf_Die *s, const char *path, Dwarf_Die *last)
 	snprintf(buf, sizeof(buf), "%s", path);
 	for (part = strtok_r(buf, ".", &save); part;
 	     part = strtok_r(NULL, ".", &save)) {
-		if (member(&cur, part, &off, &t))
+		if (luw_dw_member(&cur, part, &off, &t))
 			return -1;
 		total += off;
 		cur = t;
@@ -715,7 +535,7 @@ static int map_vmst(const char *name)
 #define DWOFS(field, die, path) do {					\
 	long o_ = path_off(&w.t[die], path, NULL);			\
 	if (o_ < 0 || o_ >= 0xffff) {					\
-		fail(err, n, "DWARF: no %s.%s", tnames[die], path);	\
+		luw_fail(err, n, "DWARF: no %s.%s", tnames[die], path);	\
 		goto out;						\
 	}								\
 	ly->field = (__u16)o_;						\
@@ -734,7 +554,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	int ret = -1, gc64;
 
 	if (!dw)
-		return fail(err, n, "no DWARF");
+		return luw_fail(err, n, "no DWARF");
 	memset(&w, 0, sizeof(w));
 	while (!dw_all(&w) &&
 	       dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL) == 0) {
@@ -745,11 +565,11 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		off = next;
 	}
 	if (dw_missing(&w)) {
-		fail(err, n, "DWARF has no %s", dw_missing(&w));
+		luw_fail(err, n, "DWARF has no %s", dw_missing(&w));
 		goto out;
 	}
 	if ((w.have[T_J] != 0) != (w.have[T_TR] != 0)) {
-		fail(err, n, "DWARF has %s but no %s",
+		luw_fail(err, n, "DWARF has %s but no %s",
 		     tnames[w.have[T_J] ? T_J : T_TR],
 		     tnames[w.have[T_J] ? T_TR : T_J]);
 		goto out;
@@ -757,8 +577,8 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	memset(ly, 0, sizeof(*ly));
 	ly->size = sizeof(*ly);
 	ly->version = LUW_LJ_LAYOUT_VERSION;
-	if (member(&w.t[T_G], "mainthref", &x, &t) || (refsz = dw_size(&t)) < 0) {
-		fail(err, n, "DWARF: no global_State.mainthref");
+	if (luw_dw_member(&w.t[T_G], "mainthref", &x, &t) || (refsz = dw_size(&t)) < 0) {
+		luw_fail(err, n, "DWARF: no global_State.mainthref");
 		goto out;
 	}
 	gc64 = refsz == 8;
@@ -778,7 +598,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	g = path_off(&w.t[T_GG], "g", NULL);
 	x = path_off(&w.t[T_GG], "dispatch", &t);
 	if (g < 0 || x < 0) {
-		fail(err, n, "DWARF: no GG_State.g/dispatch");
+		luw_fail(err, n, "DWARF: no GG_State.g/dispatch");
 		goto out;
 	}
 	ly->gg_g2disp = (__s32)(x - g);
@@ -791,7 +611,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		    !(dwarf_attr(&sub, DW_AT_upper_bound, &a) ||
 		      dwarf_attr(&sub, DW_AT_count, &a)) ||
 		    dwarf_formudata(&a, &ub)) {
-			fail(err, n, "DWARF: GG_State.dispatch is no array");
+			luw_fail(err, n, "DWARF: GG_State.dispatch is no array");
 			goto out;
 		}
 		ly->gg_ndisp = (__u32)(dwarf_hasattr(&sub, DW_AT_upper_bound) ?
@@ -799,7 +619,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	}
 	x = path_off(&w.t[T_GG], "J", NULL);
 	if ((x < 0) != !w.have[T_J]) {
-		fail(err, n, "DWARF: GG_State.J and jit_State disagree");
+		luw_fail(err, n, "DWARF: GG_State.J and jit_State disagree");
 		goto out;
 	}
 	if (x < 0) {
@@ -811,7 +631,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	}
 	x = path_off(&w.t[T_GG], "L", NULL);
 	if (x < 0) {
-		fail(err, n, "DWARF: no GG_State.L");
+		luw_fail(err, n, "DWARF: no GG_State.L");
 		goto out;
 	}
 	ly->gg_g2l = (__s32)(x - g);
@@ -884,7 +704,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		ly->n_vmst = (__u8)k;
 	}
 	if (luw_lj_layout_check(ly)) {
-		fail(err, n, "DWARF gave an implausible layout");
+		luw_fail(err, n, "DWARF gave an implausible layout");
 		goto out;
 	}
 	if (w.have_ff && ff)
@@ -895,47 +715,16 @@ out:
 	return ret;
 }
 
-/*
- * A separate debug file: /usr/lib/debug/.build-id/xx/rest.debug, else the
- * .gnu_debuglink name next to the object, in its .debug/ directory or
- * under /usr/lib/debug.  A file whose build-id differs is not this build's.
- */
+/* The separate debug file, as the process sees the files (debugfile.h). */
 static int open_debug_file(const struct ljl_target *t, Elf *elf,
 			   const char *objpath, struct elfobj *dbg, char *where,
 			   size_t wn)
 {
-	char p[4400], dir[4096], bid[65];
-	const char *link;
-	GElf_Word crc;
-	int k;
+	char root[64];
 
-	if (strlen(t->build_id) >= 4) {
-		snprintf(p, sizeof(p), "/usr/lib/debug/.build-id/%.2s/%s.debug",
-			 t->build_id, t->build_id + 2);
-		if (!elf_open_proc(t->pid, p, dbg)) {
-			snprintf(where, wn, "%s", p);
-			return 0;
-		}
-	}
-	link = dwelf_elf_gnu_debuglink(elf, &crc);
-	if (!link || strchr(link, '/'))
-		return -1;
-	snprintf(dir, sizeof(dir), "%s", objpath);
-	if (strrchr(dir, '/'))
-		*strrchr(dir, '/') = 0;
-	for (k = 0; k < 3; k++) {
-		snprintf(p, sizeof(p), k == 0 ? "%s/%s" : k == 1 ? "%s/.debug/%s" :
-			 "/usr/lib/debug%s/%s", dir, link);
-		if (elf_open_proc(t->pid, p, dbg))
-			continue;
-		build_id(dbg->elf, bid, sizeof(bid));
-		if (!t->build_id[0] || !bid[0] || !strcmp(bid, t->build_id)) {
-			snprintf(where, wn, "%s", p);
-			return 0;
-		}
-		elf_close(dbg);
-	}
-	return -1;
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)t->pid);
+	return luw_debug_open(elf, objpath, t->pid ? root : NULL, where, wn,
+			      &dbg->fd, &dbg->elf);
 }
 
 /* DWARF in the object or in its separate debug file. */
@@ -948,12 +737,12 @@ static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
 	struct elfobj dbg = { -1, NULL };
 	int r;
 
-	if (find_scn(elf, ".debug_info", &sh)) {
+	if (luw_elf_section(elf, ".debug_info", &sh)) {
 		snprintf(src, sn, "%s", objpath);
 		return layout_from_dwarf(elf, t->fde_cfa, ly, ff, err, n);
 	}
 	if (open_debug_file(t, elf, objpath, &dbg, src, sn))
-		return fail(err, n, "no DWARF (none in the object, no debug "
+		return luw_fail(err, n, "no DWARF (none in the object, no debug "
 			    "file by build-id or .gnu_debuglink)");
 	r = layout_from_dwarf(dbg.elf, t->fde_cfa, ly, ff, err, n);
 	elf_close(&dbg);
@@ -962,37 +751,37 @@ static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
 
 /* ---- ljl_open ------------------------------------------------------------ */
 
-static int try_object(struct ljl_target *t, const struct map *m,
+static int try_object(struct ljl_target *t, const struct luw_map *m,
 		      const char *kind, char *err, size_t n)
 {
 	struct elfobj o = { -1, NULL };
 	struct luw_lj_layout dly;
 	struct luw_ffnames *dff;
-	char why[256], src[4400], path[4096];
+	char why[256], src[4400], mpath[4200];
 	uint64_t sym;
-	size_t i, l;
+	size_t i;
 
-	/* The path as the process mapped it, without " (deleted)". */
-	snprintf(path, sizeof(path), "%s", m->path);
-	l = strlen(path);
-	if (l > 10 && !strcmp(path + l - 10, " (deleted)"))
-		path[l - 10] = 0;
+	/* Messages and t->path: the object as /proc/PID/maps names it. */
+	snprintf(mpath, sizeof(mpath), "%s%s", m->path,
+		 m->deleted ? " (deleted)" : "");
 	if (elf_open_map(t->pid, m, &o))
-		return fail(err, n, "%s: cannot open: %s", m->path,
+		return luw_fail(err, n, "%s: cannot open: %s", mpath,
 			    strerror(errno));
 	if (elf_bias(o.elf, m, &t->bias)) {
 		elf_close(&o);
-		return fail(err, n, "%s: mapping matches no PT_LOAD", m->path);
+		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
 	}
 	if (find_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
 			&t->fde_cfa, why, sizeof(why))) {
 		elf_close(&o);
-		return fail(err, n, "%s: %s", m->path, why);
+		return luw_fail(err, n, "%s: %s", mpath, why);
 	}
-	if (!sym_addr(o.elf, "lj_vm_asm_begin", &sym) && sym != t->vm_start) {
+	/* With a symbol table: check the FDE against lj_vm_asm_begin. */
+	if (!luw_elf_symbol(o.elf, SHT_SYMTAB, "lj_vm_asm_begin", 0, &sym) &&
+	    sym != t->vm_start) {
 		elf_close(&o);
-		return fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
-			    m->path, (unsigned long long)t->vm_start,
+		return luw_fail(err, n, "%s: FDE at 0x%llx, lj_vm_asm_begin at 0x%llx",
+			    mpath, (unsigned long long)t->vm_start,
 			    (unsigned long long)sym);
 	}
 	/* For a stripped build: what its machine code says (ljrecover.h). */
@@ -1004,7 +793,7 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	t->vm_start += t->bias;
 	t->interp_end += t->bias;
 	t->vm_end += t->bias;
-	snprintf(t->path, sizeof(t->path), "%s", m->path);
+	snprintf(t->path, sizeof(t->path), "%.4095s", mpath);
 	build_id(o.elf, t->build_id, sizeof(t->build_id));
 	t->kind = kind ? kind : "embedded";
 	t->src = LJL_SRC_NONE;
@@ -1024,10 +813,10 @@ static int try_object(struct ljl_target *t, const struct map *m,
 	dff = malloc(sizeof(*dff));
 	if (!dff) {
 		elf_close(&o);
-		return fail(err, n, "out of memory");
+		return luw_fail(err, n, "out of memory");
 	}
 	luw_ffnames_init(dff, NULL);
-	if (!layout_dwarf_any(t, o.elf, path, &dly, dff, src, sizeof(src), why,
+	if (!layout_dwarf_any(t, o.elf, m->path, &dly, dff, src, sizeof(src), why,
 			      sizeof(why))) {
 		t->layout = dly;
 		t->src = LJL_SRC_DWARF;
@@ -1049,57 +838,55 @@ static int try_object(struct ljl_target *t, const struct map *m,
 
 int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 {
-	char p[64], first_err[512] = "";
-	FILE *f;
-	struct map m;
+	char first_err[512] = "";
+	struct luw_maps maps;
 	int pass;
 
 	memset(t, 0, sizeof(*t));
 	t->pid = pid;
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		return fail(err, n, "libelf too old");
-	snprintf(p, sizeof(p), "/proc/%d/maps", (int)pid);
+		return luw_fail(err, n, "libelf too old");
+	if (luw_maps_read(pid, &maps))
+		return luw_fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
 	/* Pass 0: objects named like LuaJIT hosts; pass 1: any executable. */
 	for (pass = 0; pass < 2; pass++) {
 		char seen[64][256];
 		int nseen = 0;
 
-		f = fopen(p, "re");
-		if (!f)
-			return fail(err, n, "pid %d: %s", (int)pid, strerror(errno));
-		while (next_map(f, &m)) {
+		for (size_t mi = 0; mi < maps.n; mi++) {
+			const struct luw_map *m = &maps.v[mi];
 			const char *kind;
 			int k, dup = 0;
 
-			if (m.perms[2] != 'x' || m.path[0] != '/')
+			if (!(m->prot & LUW_MAP_X) || m->path[0] != '/')
 				continue;
-			kind = classify(m.path);
+			kind = classify(m->path);
 			if ((pass == 0) != (kind != NULL))
 				continue;
 			for (k = 0; k < nseen; k++)
-				dup |= !strncmp(seen[k], m.path, 255);
+				dup |= !strncmp(seen[k], m->path, 255);
 			if (dup)
 				continue;
 			if (nseen < 64)
-				snprintf(seen[nseen++], 256, "%.255s", m.path);
-			if (pass == 1 && (strstr(m.path, "/libc.so") ||
-					  strstr(m.path, "/ld-linux") ||
-					  strstr(m.path, "/libm.so")))
+				snprintf(seen[nseen++], 256, "%.255s", m->path);
+			if (pass == 1 && (strstr(m->path, "/libc.so") ||
+					  strstr(m->path, "/ld-linux") ||
+					  strstr(m->path, "/libm.so")))
 				continue;
 			/* Only a named candidate's failure is worth reporting. */
-			if (!try_object(t, &m, kind,
+			if (!try_object(t, m, kind,
 					pass || first_err[0] ? NULL : first_err,
 					sizeof(first_err))) {
-				fclose(f);
+				luw_maps_free(&maps);
 				return 0;
 			}
 		}
-		fclose(f);
 	}
+	luw_maps_free(&maps);
 	if (first_err[0])
-		return fail(err, n, "pid %d: no LuaJIT VM found (%s)", (int)pid,
+		return luw_fail(err, n, "pid %d: no LuaJIT VM found (%s)", (int)pid,
 			    first_err);
-	return fail(err, n,
+	return luw_fail(err, n,
 		    "pid %d is not a LuaJIT process: no luajit*, libluajit-5.1.so*, "
 		    "tarantool, nginx or openresty mapping and no mapped object "
 		    "with LuaJIT's interpreter FDE", (int)pid);
@@ -1109,9 +896,7 @@ int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 
 int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 {
-	char p[64];
-	FILE *f;
-	struct map m;
+	struct luw_maps maps;
 	const struct luw_lj_layout *ly = &t->layout;
 	enum { CHUNK = 1 << 20 };
 	uint64_t *buf;
@@ -1120,26 +905,25 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 
 	t->nstates = 0;
 	if (ly->size != sizeof(*ly))
-		return fail(err, n, "no layout");
+		return luw_fail(err, n, "no layout");
 	buf = malloc(CHUNK);
 	if (!buf)
-		return fail(err, n, "out of memory");
-	snprintf(p, sizeof(p), "/proc/%d/maps", (int)t->pid);
-	f = fopen(p, "re");
-	if (!f) {
+		return luw_fail(err, n, "out of memory");
+	if (luw_maps_read(t->pid, &maps)) {
 		free(buf);
-		return fail(err, n, "pid %d: %s", (int)t->pid, strerror(errno));
+		return luw_fail(err, n, "pid %d: %s", (int)t->pid, strerror(errno));
 	}
-	while (next_map(f, &m) && scanned < limit) {
+	for (size_t mi = 0; mi < maps.n && scanned < limit; mi++) {
+		const struct luw_map *m = &maps.v[mi];
 		uint64_t a, run = 0, run_start = 0;
 
 		/* GG_State comes from the Lua allocator: anonymous or heap. */
-		if (m.perms[0] != 'r' || m.perms[1] != 'w')
+		if ((m->prot & (LUW_MAP_R | LUW_MAP_W)) != (LUW_MAP_R | LUW_MAP_W))
 			continue;
-		if (m.path[0] && strcmp(m.path, "[heap]"))
+		if (m->path[0] && strcmp(m->path, "[heap]"))
 			continue;
-		for (a = m.start; a < m.end && scanned < limit; a += CHUNK) {
-			uint64_t len = m.end - a < CHUNK ? m.end - a : CHUNK, i;
+		for (a = m->start; a < m->end && scanned < limit; a += CHUNK) {
+			uint64_t len = m->end - a < CHUNK ? m->end - a : CHUNK, i;
 
 			if (rd(t->pid, a, buf, (uint32_t)len)) {
 				run = 0;
@@ -1162,7 +946,7 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 			}
 		}
 	}
-	fclose(f);
+	luw_maps_free(&maps);
 	free(buf);
 	return 0;
 }
@@ -1171,15 +955,10 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 
 #define CHECK(cond, ...) do {						\
 	if (!(cond)) {							\
-		fail(why, whylen, __VA_ARGS__);				\
+		luw_fail(why, whylen, __VA_ARGS__);				\
 		return -1;						\
 	}								\
 } while (0)
-
-static int rd_read_cb(void *ctx, __u64 a, void *d, __u32 n)
-{
-	return ljl_read_mem(ctx, a, d, n);
-}
 
 /*
  * Protos and strings: walk the Lua stack the VM would report now (cur_L
@@ -1200,7 +979,7 @@ static int check_protos(const struct ljl_target *t,
 	memset(&in, 0, sizeof(in));
 	memset(&o, 0, sizeof(o));
 	in.ly = ly;
-	in.read = rd_read_cb;
+	in.read = luw_pmem_read_cb;
 	in.ctx = &pid;
 	in.vm_start = t->vm_start;
 	in.interp_end = t->interp_end;
@@ -1364,7 +1143,7 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 	int i;
 
 	if (!t->nstates)
-		return fail(why, n, "no global_State found in memory (dispatch table "
+		return luw_fail(why, n, "no global_State found in memory (dispatch table "
 			    "of %u entries into the VM)", ly->gg_ndisp);
 	for (i = 0; i < t->nstates; i++) {
 		int tries;
@@ -1433,7 +1212,7 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
 		measure(t, &t->layout);
 	if (!validate_all(t, &t->layout, why, sizeof(why)))
 		return 0;
-	return fail(err, n,
+	return luw_fail(err, n,
 		    "%s (build-id %s): layout \"%s\" does not match the live "
 		    "process: %s; refusing it", t->path,
 		    t->build_id[0] ? t->build_id : "none", name, why);
@@ -1475,7 +1254,7 @@ static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
 	}
 	t->nstates = 0;
 	if (!found)
-		return fail(why, n, "no main thread L before a dispatch table "
+		return luw_fail(why, n, "no main thread L before a dispatch table "
 			    "with L->glref->mainthref == L (l_glref %d, "
 			    "g_mainthref %d from lua_close)", r->l_glref,
 			    r->g_mainthref);
@@ -1497,10 +1276,10 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 	int i;
 
 	if (t->why_rec[0])
-		return fail(why, n, "machine code: %s", t->why_rec);
+		return luw_fail(why, n, "machine code: %s", t->why_rec);
 	if (r->ref_size != ((fam->flags & LUW_LJ_F_GC64) ? 8 : 4) ||
 	    r->l_glref == LJR_NONE || r->g_mainthref == LJR_NONE)
-		return fail(why, n, "machine code: lua_close gave no G(L)/"
+		return luw_fail(why, n, "machine code: lua_close gave no G(L)/"
 			    "mainthread(g) of this reference size");
 	*ly = *fam;
 	ly->stack_extra = 0;
@@ -1772,7 +1551,7 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;
-	return fail(err, n,
+	return luw_fail(err, n,
 		    "%s (build-id %s): LuaJIT layout not recognised: %s",
 		    t->path, t->build_id[0] ? t->build_id : "none", all);
 }

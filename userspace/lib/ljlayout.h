@@ -106,9 +106,6 @@ int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
 int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 		      char *why, size_t whylen);
 
-/* The read callback for luaunwind_ljwalk.h: ctx points at a pid_t. */
-int ljl_read_mem(void *ctx, __u64 addr, void *dst, __u32 len);
-
 /* A ptrace-stopped thread's registers as the Lua walk takes them. */
 struct user_regs_struct;
 struct luw_lj_regs;

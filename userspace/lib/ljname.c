@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ljlayout.h"
+#include "procmem.h"
 
 enum {
 	BC_ISGE = 1, BC_ISGT = 3, BC_ISNEP = 11,
@@ -41,21 +42,12 @@ struct pt {
 
 static int rd(const struct pt *p, uint64_t a, void *d, uint32_t n)
 {
-	pid_t pid = p->pid;
-
-	return ljl_read_mem(&pid, a, d, n);
+	return luw_pmem_read(p->pid, a, d, n);
 }
 
 static int rd_ref(const struct pt *p, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-
-	if (p->ref == 8)
-		return rd(p, a, v, 8);
-	if (rd(p, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(p->pid, a, p->ref, v);
 }
 
 static int is_dst(unsigned int op)

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "elfsym.h"
+
 /* x86 register (any width) -> DWARF number 0..15, or -1. */
 static int canon(x86_reg r)
 {
@@ -76,36 +78,6 @@ static const uint8_t *code_at(Elf *elf, uint64_t addr, size_t *len)
 		return (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
 	}
 	return NULL;
-}
-
-static int dynsym(Elf *elf, const char *name, uint64_t *addr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i, cnt;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM ||
-		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
-			continue;
-		cnt = sh.sh_size / sh.sh_entsize;
-		for (i = 0; i < cnt; i++) {
-			GElf_Sym s;
-			const char *nm;
-
-			if (!gelf_getsym(d, (int)i, &s) || !s.st_value ||
-			    GELF_ST_TYPE(s.st_info) != STT_FUNC)
-				continue;
-			nm = elf_strptr(elf, sh.sh_link, s.st_name);
-			if (nm && !strcmp(nm, name)) {
-				*addr = s.st_value;
-				return 0;
-			}
-		}
-	}
-	return -1;
 }
 
 /* A memory operand [reg + disp] without index: the register, else -1. */
@@ -405,13 +377,13 @@ int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		return -1;
 	}
 	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	if (dynsym(elf, "lua_close", &a) || !(code = code_at(elf, a, &len))) {
+	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_close", 1, &a) || !(code = code_at(elf, a, &len))) {
 		snprintf(why, n, "no lua_close in .dynsym");
 		cs_close(&h);
 		return -1;
 	}
 	analyse(h, code, len, a, r, 0);
-	if (dynsym(elf, "lua_gettop", &a) || !(code = code_at(elf, a, &len))) {
+	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_gettop", 1, &a) || !(code = code_at(elf, a, &len))) {
 		snprintf(why, n, "no lua_gettop in .dynsym");
 		cs_close(&h);
 		return -1;

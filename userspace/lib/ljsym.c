@@ -9,6 +9,7 @@
 
 #include "ffnames.h"
 #include "ljlayout.h"
+#include "procmem.h"
 
 #define CACHE_BITS 12
 
@@ -51,19 +52,12 @@ void ljs_free(struct ljs_ctx *c)
 
 static int rd(struct ljs_ctx *c, uint64_t a, void *d, uint32_t n)
 {
-	return ljl_read_mem(&c->pid, a, d, n);
+	return luw_pmem_read(c->pid, a, d, n);
 }
 
 static int rd_ref(struct ljs_ctx *c, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-
-	if (c->ly.flags & LUW_LJ_F_GC64)
-		return rd(c, a, v, 8);
-	if (rd(c, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(c->pid, a, c->ly.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
 static int load_proto(struct ljs_ctx *c, uint64_t pt, struct ljs_proto *p)

@@ -5,9 +5,12 @@
 #include "luwfile.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "grow.h"
 
 /* x86-64 only (like the record format): native order is little-endian. */
 
@@ -19,22 +22,15 @@ void luwf_buf_free(struct luwf_buf *b)
 
 void luwf_put(struct luwf_buf *b, const void *p, size_t n)
 {
+	void *np = b->p;
+
 	if (b->oom)
 		return;
-	if (b->n + n > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		uint8_t *np;
-
-		while (cap < b->n + n)
-			cap *= 2;
-		np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
+	if (n > SIZE_MAX - b->n || luw_grow(&np, &b->cap, b->n + n, 1)) {
+		b->oom = 1;
+		return;
 	}
+	b->p = np;
 	if (n)
 		memcpy(b->p + b->n, p, n);
 	b->n += n;
@@ -136,16 +132,9 @@ int luwf_read_fd(int fd, struct luwf_file *f)
 	for (;;) {
 		ssize_t got;
 
-		if (n == cap) {
-			uint8_t *np = cap > SIZE_MAX / 2 ? NULL : realloc(p, cap * 2);
-
-			if (!np) {
-				free(p);
-				errno = ENOMEM;
-				return -1;
-			}
-			p = np;
-			cap *= 2;
+		if (luw_grow((void **)&p, &cap, n + 1, 1)) {
+			free(p);
+			return -1;
 		}
 		got = read(fd, p + n, cap - n);
 		if (got < 0 && errno == EINTR)

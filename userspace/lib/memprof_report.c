@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "heapmap.h"
 #include "kvmap.h"
 #include "strbuf.h"
@@ -99,18 +100,9 @@ struct luw_mpr {
 
 static void *vec_push(struct vec *v, size_t size)
 {
-	if (v->n == v->cap) {
-		size_t nc = v->cap ? v->cap * 2 : 64;
-		void *q;
-
-		if (nc >= NONE || nc > SIZE_MAX / size)
-			return NULL;
-		q = realloc(v->p, nc * size);
-		if (!q)
-			return NULL;
-		v->p = q;
-		v->cap = nc;
-	}
+	/* Indexes are 32-bit, NONE reserved. */
+	if (v->n + 1 >= NONE || luw_grow(&v->p, &v->cap, v->n + 1, size))
+		return NULL;
 	return (char *)v->p + size * v->n++;
 }
 
@@ -552,17 +544,10 @@ static int render(struct luw_mpr *rep, int kind, struct sink *k)
 		luw_sb_puts(out, "B\n");
 		for (p = r->prim_head; p != NONE;
 		     p = AT(rep->prims, struct prim, p)->next) {
-			if (np == cap) {
-				const struct name **q;
-
-				cap = cap ? cap * 2 : 16;
-				q = realloc(pl, cap * sizeof(*pl));
-				if (!q) {
-					free(pl);
-					free(ord);
-					return -1;
-				}
-				pl = q;
+			if (luw_grow((void **)&pl, &cap, np + 1, sizeof(*pl))) {
+				free(pl);
+				free(ord);
+				return -1;
 			}
 			pl[np++] = loc_name(rep,
 					    AT(rep->prims, struct prim, p)->loc);

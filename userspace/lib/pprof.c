@@ -5,6 +5,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "strbuf.h"
+
 #include "flamegraph.h"
 
 /* Wire types of protobuf. */
@@ -39,35 +41,13 @@ enum {
 /* The first strings of the table, in this order. */
 enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS };
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void buf_raw(struct buf *b, const void *data, size_t len)
+/* Messages are encoded into strbuf.h byte strings (their NUL unused). */
+static void buf_raw(struct luw_sb *b, const void *data, size_t len)
 {
-	if (b->oom)
-		return;
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 256;
-		void *p;
-
-		while (cap < b->len + len)
-			cap *= 2;
-		p = realloc(b->p, cap);
-		if (!p) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, data, len);
-	b->len += len;
+	luw_sb_putn(b, data, len);
 }
 
-static void buf_varint(struct buf *b, uint64_t v)
+static void buf_varint(struct luw_sb *b, uint64_t v)
 {
 	uint8_t tmp[10];
 	size_t n = 0;
@@ -79,13 +59,13 @@ static void buf_varint(struct buf *b, uint64_t v)
 	buf_raw(b, tmp, n);
 }
 
-static void buf_uint(struct buf *b, unsigned field, uint64_t v)
+static void buf_uint(struct luw_sb *b, unsigned field, uint64_t v)
 {
 	buf_varint(b, (uint64_t)field << 3 | WT_VARINT);
 	buf_varint(b, v);
 }
 
-static void buf_bytes(struct buf *b, unsigned field, const void *data,
+static void buf_bytes(struct luw_sb *b, unsigned field, const void *data,
 		      size_t len)
 {
 	buf_varint(b, (uint64_t)field << 3 | WT_LEN);
@@ -129,7 +109,7 @@ static void gz_feed(struct gz *g, const void *data, size_t len, int flush)
 }
 
 /* Emit one top-level field (the profile message needs no length). */
-static void gz_buf(struct gz *g, struct buf *b)
+static void gz_buf(struct gz *g, struct luw_sb *b)
 {
 	if (b->oom) {
 		errno = ENOMEM;
@@ -146,7 +126,7 @@ struct ctx {
 	uint32_t *loc;			/* frame id -> location id, 0 unused */
 	uint32_t nlocs;
 	struct gz *gz;
-	struct buf top, msg, ids, vals;
+	struct luw_sb top, msg, ids, vals;
 	int failed;
 };
 
@@ -266,7 +246,7 @@ static void put_tables(struct ctx *c)
 		size_t len = luw_stacks_name_len(c->s, f), chunk_len;
 		uint64_t line = 0, sname = (uint64_t)str(c, name, len);
 		uint64_t file = STR_EMPTY;
-		struct buf *m = &c->msg, *l = &c->ids;
+		struct luw_sb *m = &c->msg, *l = &c->ids;
 
 		if (lua_source(name, len, &chunk, &chunk_len, &line))
 			file = (uint64_t)str(c, chunk, chunk_len);

@@ -6,6 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "grow.h"
 
 static int parse_line(char *line, struct luw_map *mp)
 {
@@ -56,15 +60,8 @@ int luw_maps_parse(const char *text, struct luw_maps *m)
 				break;
 			continue;
 		}
-		if (m->n == cap) {
-			size_t ncap = cap ? cap * 2 : 64;
-			struct luw_map *nv = realloc(m->v, ncap * sizeof(*nv));
-
-			if (!nv)
-				goto fail;
-			m->v = nv;
-			cap = ncap;
-		}
+		if (luw_grow((void **)&m->v, &cap, m->n + 1, sizeof(*m->v)))
+			goto fail;
 		line = strndup(p, len);
 		if (!line)
 			goto fail;
@@ -101,16 +98,10 @@ int luw_maps_read(pid_t pid, struct luw_maps *m)
 	for (;;) {
 		size_t got;
 
-		if (cap - len < 4096) {
-			char *nb = realloc(buf, cap ? cap * 2 : 16384);
-
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return -1;
-			}
-			buf = nb;
-			cap = cap ? cap * 2 : 16384;
+		if (luw_grow((void **)&buf, &cap, len + 4096, 1)) {
+			free(buf);
+			fclose(f);
+			return -1;
 		}
 		got = fread(buf + len, 1, cap - len - 1, f);
 		len += got;
@@ -159,4 +150,36 @@ const struct luw_map *luw_maps_find(const struct luw_maps *m, uint64_t addr)
 int luw_map_is_file(const struct luw_map *mp)
 {
 	return mp->path[0] == '/' && mp->inode != 0;
+}
+
+static int same_file(const char *path, const struct luw_map *mp)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == mp->inode;
+}
+
+int luw_map_file(pid_t pid, const struct luw_map *mp, char *buf, size_t len)
+{
+	char proc[32];
+
+	if (!luw_map_is_file(mp))
+		return -1;
+	if (pid)
+		snprintf(proc, sizeof(proc), "/proc/%d", (int)pid);
+	else
+		snprintf(proc, sizeof(proc), "/proc/self");
+	if (!mp->deleted && same_file(mp->path, mp) &&
+	    (size_t)snprintf(buf, len, "%s", mp->path) < len)
+		return 0;
+	snprintf(buf, len, "%s/map_files/%" PRIx64 "-%" PRIx64, proc,
+		 mp->start, mp->end);
+	if (!access(buf, R_OK))
+		return 0;
+	/* A path that names another file by now is no way to the mapped one. */
+	if (!mp->deleted && (size_t)snprintf(buf, len, "%s/root%s", proc,
+					     mp->path) < len &&
+	    same_file(buf, mp))
+		return 0;
+	return -1;
 }

@@ -54,4 +54,15 @@ static inline uint64_t luw_map_fileoff(const struct luw_map *mp, uint64_t addr)
 /* Whether the mapping is backed by a regular file (not [vdso], anon...). */
 int luw_map_is_file(const struct luw_map *mp);
 
+/*
+ * A path that opens the very file mapped at mp in pid (0 = self), into
+ * buf: the mapping's own path while it still names that file (same
+ * inode); else the kernel's link /proc/PID/map_files/START-END, which
+ * holds a deleted or replaced file and sees across mount namespaces (it
+ * needs CAP_SYS_ADMIN); else the path inside the process's root,
+ * /proc/PID/root/PATH, when that is the file.  0, or -1 when none is
+ * (anonymous mappings, [vdso] and the like included).
+ */
+int luw_map_file(pid_t pid, const struct luw_map *mp, char *buf, size_t len);
+
 #endif

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 /*
  * Names live in chunks that never move, so the pointers handed out by
  * luw_stacks_name() stay valid while more names are interned.  Stacks are
@@ -96,28 +98,6 @@ static uint32_t hash_frames(const int32_t *f, size_t n)
 	if (i < n)
 		h = (h ^ (uint32_t)f[i]) * 0x9ddfea08eb382d69ULL;
 	return (uint32_t)mix64(h);
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2 / elem) {
-			errno = ENOMEM;
-			return -1;
-		}
-		ncap *= 2;
-	}
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = ncap;
-	return 0;
 }
 
 static uint32_t *new_table(size_t size)
@@ -234,7 +214,7 @@ int32_t luw_stacks_intern(struct luw_stacks *s, const char *name, size_t len)
 		errno = ENOMEM;
 		return -1;
 	}
-	if (grow((void **)&s->names, &s->names_cap, s->nnames + 1,
+	if (luw_grow((void **)&s->names, &s->names_cap, s->nnames + 1,
 		 sizeof(*s->names)))
 		return -1;
 	nm = &s->names[s->nnames];
@@ -309,9 +289,9 @@ int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 		errno = ENOMEM;
 		return -1;
 	}
-	if (grow((void **)&s->frames, &s->frames_cap, s->nframes + n,
+	if (luw_grow((void **)&s->frames, &s->frames_cap, s->nframes + n,
 		 sizeof(*s->frames)) ||
-	    grow((void **)&s->stacks, &s->stacks_cap, s->nstacks + 1,
+	    luw_grow((void **)&s->stacks, &s->stacks_cap, s->nstacks + 1,
 		 sizeof(*s->stacks)))
 		return -1;
 	st = &s->stacks[s->nstacks];
@@ -643,7 +623,7 @@ int luw_stacks_read_folded(struct luw_stacks *s, FILE *in, char *err,
 			if (i < len && line[i] != ';')
 				continue;
 			id = luw_stacks_intern(s, line + start, i - start);
-			if (id < 0 || grow((void **)&frames, &frames_cap,
+			if (id < 0 || luw_grow((void **)&frames, &frames_cap,
 					   nf + 1, sizeof(*frames))) {
 				why = "out of memory";
 				goto bad;

@@ -1,6 +1,9 @@
 #include "strbuf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
+
+#include "grow.h"
 
 void luw_sb_free(struct luw_sb *b)
 {
@@ -10,25 +13,15 @@ void luw_sb_free(struct luw_sb *b)
 
 int luw_sb_grow(struct luw_sb *b, size_t need)
 {
-	size_t cap = b->cap ? b->cap : 64;
-	char *p;
+	void *p = b->p;
 
-	if (b->oom)
-		return -1;
-	while (cap - b->len <= need) {
-		if (cap > SIZE_MAX / 2) {
-			b->oom = 1;
-			return -1;
-		}
-		cap *= 2;
-	}
-	p = realloc(b->p, cap);
-	if (!p) {
+	/* need bytes past len, and strictly more: room for the NUL. */
+	if (b->oom || need >= SIZE_MAX - b->len ||
+	    luw_grow(&p, &b->cap, b->len + need + 1, 1)) {
 		b->oom = 1;
 		return -1;
 	}
 	b->p = p;
-	b->cap = cap;
 	return 0;
 }
 

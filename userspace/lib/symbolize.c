@@ -15,6 +15,7 @@
 
 #include "demangle.h"
 #include "elfsym.h"
+#include "grow.h"
 #include "kvmap.h"
 #include "ljglobal.h"
 #include "ljlayout.h"
@@ -22,6 +23,7 @@
 #include "ljsym.h"
 #include "luwdev.h"
 #include "procmaps.h"
+#include "procmem.h"
 
 /* Keys of struct proc.seen: (what << 32 | extra, address). */
 enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
@@ -246,18 +248,11 @@ static int is_vm_name(const char *s)
 
 static struct luw_elf *elf_of(const struct proc *p, const struct luw_map *m)
 {
-	char err[256], alt[128];
-	struct luw_elf *e;
+	char err[256], path[4200];
 
-	if (!luw_map_is_file(m))
+	if (luw_map_file(p->pid, m, path, sizeof(path)))
 		return NULL;
-	e = m->deleted ? NULL : luw_elf_get(m->path, err, sizeof(err));
-	if (e)
-		return e;
-	/* Another mount namespace, or a deleted file: the kernel's view. */
-	snprintf(alt, sizeof(alt), "/proc/%d/map_files/%llx-%llx", (int)p->pid,
-		 (unsigned long long)m->start, (unsigned long long)m->end);
-	return luw_elf_get(alt, err, sizeof(err));
+	return luw_elf_get(path, err, sizeof(err));
 }
 
 static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
@@ -409,15 +404,9 @@ static void name_def(struct luw_symz *z, struct proc *p,
 {
 	struct known *k;
 
-	if (p->nknown == p->capknown) {
-		size_t cap = p->capknown ? 2 * p->capknown : 64;
-		struct known *nk = realloc(p->known, cap * sizeof(*nk));
-
-		if (!nk)
-			return;
-		p->known = nk;
-		p->capknown = cap;
-	}
+	if (luw_grow((void **)&p->known, &p->capknown, p->nknown + 1,
+		     sizeof(*p->known)))
+		return;
 	k = &p->known[p->nknown];
 	k->pt = lp->addr;
 	k->first = lp->firstline;
@@ -491,15 +480,8 @@ static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
 
 static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
 {
-	uint32_t v32;
-	pid_t pid = p->pid;
-
-	if (p->t->layout.flags & LUW_LJ_F_GC64)
-		return ljl_read_mem(&pid, a, v, 8);
-	if (ljl_read_mem(&pid, a, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
+	return luw_pmem_ref(p->pid, a,
+			    p->t->layout.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
 static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
@@ -509,7 +491,7 @@ static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
 
 	if (!first(z, p, K_CFUNC, 0, fn))
 		return;
-	if (ljl_read_mem(&pid, fn + p->t->layout.fn_f, &f, 8))
+	if (luw_pmem_read(pid, fn + p->t->layout.fn_f, &f, 8))
 		f = 0;
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, 0);
@@ -528,11 +510,11 @@ static int trace_in(const struct proc *p, uint64_t g, uint32_t n, uint64_t pt)
 	uint8_t gct = 0;
 	pid_t pid = p->pid;
 
-	if (!ly->gg_g2j || ljl_read_mem(&pid, j + ly->j_trace, &arr, 8) ||
-	    ljl_read_mem(&pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
+	if (!ly->gg_g2j || luw_pmem_read(pid, j + ly->j_trace, &arr, 8) ||
+	    luw_pmem_read(pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
 	    rd_ref(p, arr + (uint64_t)n * (ly->flags & LUW_LJ_F_GC64 ? 8 : 4),
 		   &t) || !t ||
-	    ljl_read_mem(&pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
+	    luw_pmem_read(pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
 	    rd_ref(p, t + ly->tr_startpt, &spt))
 		return 0;
 	return spt == pt;
@@ -586,7 +568,7 @@ static void name_trace(struct luw_symz *z, struct proc *p,
 
 	if (!first(z, p, K_TRACE, f->trace, f->addr))
 		return;
-	if (f->addr && !ljl_read_mem(&pid, f->addr + ly->gc_gct, &gct, 1)) {
+	if (f->addr && !luw_pmem_read(pid, f->addr + ly->gc_gct, &gct, 1)) {
 		if (gct == ly->gct_trace &&
 		    !rd_ref(p, f->addr + ly->tr_startpt, &pt) &&
 		    !rd_ref(p, f->addr + ly->tr_startpc, &startpc)) {

@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "hash.h"
 #include "kvmap.h"
 
 #define NONE UINT32_MAX
@@ -151,24 +153,6 @@ int luw_symtab_decode(struct luw_rd *r,
 
 /* --- The table ---------------------------------------------------------- */
 
-static int grow(void **p, size_t *cap, size_t n, size_t size)
-{
-	size_t nc;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 64;
-	if (nc > SIZE_MAX / size)
-		return -1;
-	q = realloc(*p, nc * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
-
 struct luw_symtab *luw_symtab_new(void)
 {
 	struct luw_symtab *st = calloc(1, sizeof(*st));
@@ -199,21 +183,9 @@ void luw_symtab_free(struct luw_symtab *st)
 static int pool_add(struct luw_symtab *st, const char *s, size_t n,
 		    size_t *off)
 {
-	if (st->pool_cap - st->pool_len <= n) {
-		size_t nc = st->pool_cap ? st->pool_cap : 4096;
-		char *q;
-
-		while (nc - st->pool_len <= n) {
-			if (nc > SIZE_MAX / 2)
-				return -1;
-			nc *= 2;
-		}
-		q = realloc(st->pool, nc);
-		if (!q)
-			return -1;
-		st->pool = q;
-		st->pool_cap = nc;
-	}
+	if (n >= SIZE_MAX - st->pool_len ||
+	    luw_grow((void **)&st->pool, &st->pool_cap, st->pool_len + n + 1, 1))
+		return -1;
 	memcpy(st->pool + st->pool_len, s, n);
 	st->pool[st->pool_len + n] = '\0';
 	*off = st->pool_len;
@@ -221,20 +193,11 @@ static int pool_add(struct luw_symtab *st, const char *s, size_t n,
 	return 0;
 }
 
-static uint64_t fnv(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--)
-		h = (h ^ (uint8_t)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Alias number of a chunk name that holds a newline, creating it. */
 static int alias_of(struct luw_symtab *st, size_t chunk, size_t len,
 		    uint32_t *alias)
 {
-	uint64_t h = fnv(st->pool + chunk, len), probe;
+	uint64_t h = luw_fnv1a64(st->pool + chunk, len), probe;
 
 	for (probe = 0;; probe++) {
 		int isnew;
@@ -253,7 +216,7 @@ static int alias_of(struct luw_symtab *st, size_t chunk, size_t len,
 			}
 			continue;
 		}
-		if (grow((void **)&st->alias, &st->capalias, st->nalias,
+		if (luw_grow((void **)&st->alias, &st->capalias, st->nalias + 1,
 			 sizeof(*st->alias))) {
 			luw_kvmap_del(&st->aliasmap, h, probe, NULL);
 			return -1;
@@ -274,7 +237,7 @@ static int add_lfunc(struct luw_symtab *st, const struct luw_sym *s)
 	int isnew;
 
 	if (st->nlf >= NONE ||
-	    grow((void **)&st->lf, &st->caplf, st->nlf, sizeof(*st->lf)) ||
+	    luw_grow((void **)&st->lf, &st->caplf, st->nlf + 1, sizeof(*st->lf)) ||
 	    pool_add(st, s->name, s->name_len, &off))
 		return -1;
 	g = &st->lf[st->nlf];
@@ -301,7 +264,7 @@ static int add_trace(struct luw_symtab *st, const struct luw_sym *s)
 	int isnew;
 
 	if (st->ntr >= NONE ||
-	    grow((void **)&st->tr, &st->captr, st->ntr, sizeof(*st->tr)))
+	    luw_grow((void **)&st->tr, &st->captr, st->ntr + 1, sizeof(*st->tr)))
 		return -1;
 	t = &st->tr[st->ntr];
 	t->start.addr = s->addr;
@@ -321,7 +284,7 @@ static int add_cfunc(struct luw_symtab *st, const struct luw_sym *s)
 {
 	struct cf_ent *c;
 
-	if (grow((void **)&st->cf, &st->capcf, st->ncf, sizeof(*st->cf)))
+	if (luw_grow((void **)&st->cf, &st->capcf, st->ncf + 1, sizeof(*st->cf)))
 		return -1;
 	c = &st->cf[st->ncf];
 	if (pool_add(st, s->name, s->name_len, &c->name))

@@ -2,6 +2,8 @@
 
 #include <stdlib.h>
 
+#include "grow.h"
+
 static const char *const vmstate_names[LUW_VMST__MAX] = {
 	"INTERP", "LFUNC", "FFUNC", "CFUNC", "GC",
 	"EXIT", "RECORD", "OPT", "ASM", "TRACE",
@@ -18,22 +20,6 @@ struct sp_state {
 	uint64_t *host;
 	size_t caphost;
 };
-
-static int reserve(void **p, size_t *cap, size_t n, size_t size)
-{
-	size_t nc;
-	void *q;
-
-	if (n < *cap)
-		return 0;
-	nc = *cap ? *cap * 2 : 256;
-	q = realloc(*p, nc * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
 
 static int read_lua_stack(struct luw_rd *r, struct sp_state *st,
 			  struct luw_sp_sample *s)
@@ -60,7 +46,7 @@ static int read_lua_stack(struct luw_rd *r, struct sp_state *st,
 				     LUW_SP_MAX_FRAMES);
 			return -1;
 		}
-		if (reserve((void **)&st->lua, &st->caplua, n, sizeof(*f)))
+		if (luw_grow((void **)&st->lua, &st->caplua, n + 1, sizeof(*f)))
 			return -2;
 		f = &st->lua[n++];
 		f->type = h;
@@ -101,7 +87,7 @@ static int read_host_stack(struct luw_rd *r, struct sp_state *st,
 				     LUW_SP_MAX_FRAMES);
 			return -1;
 		}
-		if (reserve((void **)&st->host, &st->caphost, n, sizeof(pc)))
+		if (luw_grow((void **)&st->host, &st->caphost, n + 1, sizeof(pc)))
 			return -2;
 		st->host[n++] = pc;
 	}

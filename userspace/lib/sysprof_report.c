@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "ffnames.h"
+#include "grow.h"
+#include "hash.h"
 #include "kvmap.h"
 #include "strbuf.h"
 
@@ -126,33 +128,6 @@ int luw_spr_oom(const struct luw_spr *rep)
 	return rep->oom;
 }
 
-static int reserve(void **p, size_t *cap, size_t n, size_t size)
-{
-	size_t nc;
-	void *q;
-
-	if (n <= *cap)
-		return 0;
-	nc = *cap ? *cap : 64;
-	while (nc < n)
-		nc *= 2;
-	q = realloc(*p, nc * size);
-	if (!q)
-		return -1;
-	*p = q;
-	*cap = nc;
-	return 0;
-}
-
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--)
-		h = (h ^ (uint8_t)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
 /* --- Compat ------------------------------------------------------------- */
 
 /*
@@ -233,7 +208,7 @@ static int has_prefix(const struct luw_spr *rep, const struct span *sp,
 
 static int compat_count(struct luw_spr *rep)
 {
-	uint64_t h = hash_bytes(rep->chain.p, rep->chain.len), probe;
+	uint64_t h = luw_fnv1a64(rep->chain.p, rep->chain.len), probe;
 
 	for (probe = 0;; probe++) {
 		int isnew;
@@ -252,7 +227,7 @@ static int compat_count(struct luw_spr *rep)
 			}
 			continue;
 		}
-		if (reserve((void **)&rep->ent, &rep->capent, rep->nent + 1,
+		if (luw_grow((void **)&rep->ent, &rep->capent, rep->nent + 1,
 			    sizeof(*rep->ent))) {
 			luw_kvmap_del(&rep->agg, h, probe, NULL);
 			return -1;
@@ -275,9 +250,9 @@ static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 
 	ncache_check(rep);
 	luw_sb_reset(&rep->chain);
-	if (reserve((void **)&rep->host, &rep->caphost, s->nhost,
+	if (luw_grow((void **)&rep->host, &rep->caphost, s->nhost,
 		    sizeof(*rep->host)) ||
-	    reserve((void **)&rep->lua, &rep->caplua, s->nlua,
+	    luw_grow((void **)&rep->lua, &rep->caplua, s->nlua,
 		    sizeof(*rep->lua)))
 		return -1;
 	/* Both stacks root first, as the reference inserts at position 1. */
@@ -446,7 +421,7 @@ out:
 
 static int push(struct luw_spr *rep, size_t *n, int32_t id)
 {
-	if (id < 0 || reserve((void **)&rep->frames, &rep->capframes, *n + 1,
+	if (id < 0 || luw_grow((void **)&rep->frames, &rep->capframes, *n + 1,
 			      sizeof(*rep->frames)))
 		return -1;
 	rep->frames[(*n)++] = id;

@@ -44,6 +44,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -54,12 +56,12 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "cli.h"
 #include "record.h"
 #include "luwdev.h"
 
-static void usage(void)
-{
-	fputs("usage: luaunwind-ctl version\n"
+static const char usage_text[] =
+	      "usage: luaunwind-ctl version\n"
 	      "       luaunwind-ctl attach PID [--freq HZ | --period N]"
 	      " [--event cpu-clock|cycles] [--mode default|leaf|callchain]"
 	      " [--stopped] [--max-host N] [--max-lua N] [--no-lua]"
@@ -69,23 +71,60 @@ static void usage(void)
 	      "       luaunwind-ctl status [PID]\n"
 	      "       luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
-	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n",
-	      stderr);
+	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n"
+	      "       luaunwind-ctl [COMMAND] --help\n";
+
+static void usage(void)
+{
+	fputs(usage_text, stderr);
 	exit(1);
 }
 
-static long long num(const char *s, const char *what)
+/* A whole decimal number in [0, max], else a usage error. */
+static long long num(const char *s, const char *what, long long max)
 {
-	char *end;
 	long long v;
 
-	errno = 0;
-	v = strtoll(s, &end, 10);
-	if (errno || end == s || *end || v < 0) {
+	if (luw_cli_int(s, 0, max, &v)) {
 		fprintf(stderr, "luaunwind-ctl: bad %s '%s'\n", what, s);
 		exit(1);
 	}
 	return v;
+}
+
+static pid_t pid_arg(const char *s)
+{
+	return (pid_t)num(s, "pid", INT_MAX);
+}
+
+/*
+ * getopt_long over a command's arguments (argv[0] is the command):
+ * --help prints the usage and exits 0, an unknown option or a missing
+ * argument is a usage error.  The options come back one by one.
+ */
+static int next_opt(int argc, char **argv, const struct option *lo,
+		    const char *so)
+{
+	int c = getopt_long(argc, argv, so, lo, NULL);
+
+	if (c == 'h') {
+		fputs(usage_text, stdout);
+		exit(0);
+	}
+	if (c == '?' || c == ':')
+		usage();
+	return c;
+}
+
+/* A command without options: its positional arguments start at optind. */
+static void no_opts(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+
+	while (next_opt(argc, argv, lo, "h") != -1)
+		usage();
 }
 
 /* --mode NAME, sysprof's names; see the top of this file. */
@@ -164,50 +203,68 @@ static int cmd_version(int fd)
 
 static int cmd_attach(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "stopped", no_argument, NULL, 's' },
+		{ "no-lua", no_argument, NULL, 'L' },
+		{ "no-tables", no_argument, NULL, 'T' },
+		{ "freq", required_argument, NULL, 'f' },
+		{ "period", required_argument, NULL, 'p' },
+		{ "max-host", required_argument, NULL, 'H' },
+		{ "max-lua", required_argument, NULL, 'l' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct luw_att_opts o = { .sample_rate = 999 };
 	struct luw_att *att;
 	char err[1024], desc[1024];
-	int errnum, fd, rc;
+	int c, errnum, fd, rc;
 	pid_t pid;
 
-	if (argc < 1)
-		usage();
-	pid = (pid_t)num(argv[0], "pid");
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--stopped")) {
+	while ((c = next_opt(argc, argv, lo, "h")) != -1) {
+		switch (c) {
+		case 's':
 			o.flags |= LUW_ATTACH_STOPPED;
-		} else if (!strcmp(a, "--no-lua")) {
+			break;
+		case 'L':
 			o.no_lua = 1;
-		} else if (!strcmp(a, "--no-tables")) {
+			break;
+		case 'T':
 			o.no_tables = 1;
-		} else if (i + 1 >= argc) {
-			usage();
-		} else if (!strcmp(a, "--freq")) {
-			o.sample_rate = num(argv[++i], "frequency");
+			break;
+		case 'f':
+			o.sample_rate = num(optarg, "frequency", UINT32_MAX);
 			o.flags &= ~LUW_ATTACH_PERIOD;
-		} else if (!strcmp(a, "--period")) {
-			o.sample_rate = num(argv[++i], "period");
+			break;
+		case 'p':
+			o.sample_rate = num(optarg, "period", UINT64_MAX >> 1);
 			o.flags |= LUW_ATTACH_PERIOD;
-		} else if (!strcmp(a, "--max-host")) {
-			o.max_host_frames = (uint16_t)num(argv[++i], "frame count");
-		} else if (!strcmp(a, "--max-lua")) {
-			o.max_lua_frames = (uint16_t)num(argv[++i], "frame count");
-		} else if (!strcmp(a, "--mode")) {
-			set_mode(&o, argv[++i]);
-		} else if (!strcmp(a, "--event")) {
-			a = argv[++i];
-			if (!strcmp(a, "cpu-clock"))
+			break;
+		case 'H':
+			o.max_host_frames = (uint16_t)num(optarg, "frame count",
+							  UINT16_MAX);
+			break;
+		case 'l':
+			o.max_lua_frames = (uint16_t)num(optarg, "frame count",
+							 UINT16_MAX);
+			break;
+		case 'm':
+			set_mode(&o, optarg);
+			break;
+		case 'e':
+			if (!strcmp(optarg, "cpu-clock"))
 				o.event = LUW_EVENT_CPU_CLOCK;
-			else if (!strcmp(a, "cycles"))
+			else if (!strcmp(optarg, "cycles"))
 				o.event = LUW_EVENT_CYCLES;
 			else
 				usage();
-		} else {
-			usage();
+			break;
 		}
 	}
+	if (optind != argc - 1)
+		usage();
+	pid = pid_arg(argv[optind]);
 	/* Options first: a usage error says so, loaded module or not. */
 	fd = open_kept(0, 1);
 	rc = luw_att_attach(fd, pid, &o, &att, &errnum, err, sizeof(err));
@@ -261,11 +318,10 @@ static void print_stats(const struct luw_stats *s)
 	printf("\n");
 }
 
-static int cmd_status(int fd, int argc, char **argv)
+static int cmd_status(int fd, pid_t pid)
 {
 	struct luw_stats s;
 	pid_t pids[LUW_MAX_TARGETS];
-	pid_t pid = argc > 0 ? (pid_t)num(argv[0], "pid") : 0;
 	int n, err;
 
 	if (!pid) {
@@ -339,25 +395,31 @@ static double now_s(void)
 
 static int cmd_dump(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "nonblock", no_argument, NULL, 'n' },
+		{ "raw", no_argument, NULL, 'r' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	long long count = -1;
 	double duration = -1, deadline = 0;
-	int nonblock = 0, raw = 0, fd, rc = 0;
+	int c, nonblock = 0, raw = 0, fd, rc = 0;
 	static uint64_t buf[(256 << 10) / 8];
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--nonblock"))
+	while ((c = next_opt(argc, argv, lo, "h")) != -1) {
+		if (c == 'n')
 			nonblock = 1;
-		else if (!strcmp(argv[i], "--raw"))
+		else if (c == 'r')
 			raw = 1;
-		else if (i + 1 >= argc)
-			usage();
-		else if (!strcmp(argv[i], "--count"))
-			count = num(argv[++i], "count");
-		else if (!strcmp(argv[i], "--duration"))
-			duration = (double)num(argv[++i], "duration");
-		else
-			usage();
+		else if (c == 'c')
+			count = num(optarg, "count", LLONG_MAX);
+		else if (c == 'd')
+			duration = (double)num(optarg, "duration", INT_MAX);
 	}
+	if (optind != argc)
+		usage();
 	fd = open_dev(O_NONBLOCK);
 	if (luwdev_join(fd, -1, 0)) {
 		fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
@@ -473,6 +535,13 @@ static int kept_has(int fd, pid_t pid)
  */
 static int cmd_record(int argc, char **argv)
 {
+	static const struct option lo[] = {
+		{ "duration", required_argument, NULL, 'd' },
+		{ "freq", required_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct luw_rec_opts o = { .stop = &stop_record };
 	struct luw_att_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
@@ -481,13 +550,11 @@ static int cmd_record(int argc, char **argv)
 	char err[1024];
 	pid_t pids[LUW_MAX_TARGETS];
 	unsigned int npid = 0, natt = 0, kept = 0;
-	int fd, rc, errnum = 0, owned;
+	int c, fd, rc, errnum = 0, owned;
 
-	for (int i = 0; i < argc; i++) {
-		if (i + 1 >= argc) {
-			usage();
-		} else if (!strcmp(argv[i], "-p")) {
-			pid_t pid = (pid_t)num(argv[++i], "pid");
+	while ((c = next_opt(argc, argv, lo, "hp:o:d:")) != -1) {
+		if (c == 'p') {
+			pid_t pid = pid_arg(optarg);
 
 			if (!pid)
 				usage();
@@ -503,19 +570,17 @@ static int cmd_record(int argc, char **argv)
 				return 1;
 			}
 			pids[npid++] = pid;
-		} else if (!strcmp(argv[i], "-o")) {
-			o.path = argv[++i];
-		} else if (!strcmp(argv[i], "--duration") || !strcmp(argv[i], "-d")) {
-			o.duration = (double)num(argv[++i], "duration");
-		} else if (!strcmp(argv[i], "--freq")) {
-			ao.sample_rate = num(argv[++i], "frequency");
-		} else if (!strcmp(argv[i], "--mode")) {
-			set_mode(&ao, argv[++i]);
-		} else {
-			usage();
+		} else if (c == 'o') {
+			o.path = optarg;
+		} else if (c == 'd') {
+			o.duration = (double)num(optarg, "duration", INT_MAX);
+		} else if (c == 'f') {
+			ao.sample_rate = num(optarg, "frequency", UINT32_MAX);
+		} else if (c == 'm') {
+			set_mode(&ao, optarg);
 		}
 	}
-	if (!o.path)
+	if (!o.path || optind != argc)
 		usage();
 	for (unsigned int i = 0; i < npid; i++)
 		if (kill(pids[i], 0) && errno == ESRCH) {
@@ -589,12 +654,18 @@ int main(int argc, char **argv)
 {
 	const char *cmd;
 	int fd, rc;
+	pid_t pid;
 
 	if (argc < 2)
 		usage();
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		fputs(usage_text, stdout);
+		return 0;
+	}
 	cmd = argv[1];
-	argc -= 2;
-	argv += 2;
+	/* Each command parses its own options: argv[0] is its name. */
+	argc--;
+	argv++;
 	if (!strcmp(cmd, "dump"))
 		return cmd_dump(argc, argv);
 	if (!strcmp(cmd, "record"))
@@ -602,26 +673,31 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "attach"))
 		return cmd_attach(argc, argv);
 	/* A usage error is one whether or not the module is loaded. */
-	if (strcmp(cmd, "version") && strcmp(cmd, "status") &&
-	    strcmp(cmd, "start") && strcmp(cmd, "stop") &&
-	    (strcmp(cmd, "detach") || argc != 1))
+	no_opts(argc, argv);
+	argc -= optind;
+	argv += optind;
+	if (!(!strcmp(cmd, "version") && argc == 0) &&
+	    !(!strcmp(cmd, "detach") && argc == 1) &&
+	    !((!strcmp(cmd, "status") || !strcmp(cmd, "start") ||
+	       !strcmp(cmd, "stop")) && argc <= 1))
 		usage();
+
+	pid = argc > 0 ? pid_arg(argv[0]) : 0;
 
 	fd = strcmp(cmd, "version") ? open_kept(0, 0) : open_dev(0);
 	if (!strcmp(cmd, "version")) {
 		rc = cmd_version(fd);
-	} else if (!strcmp(cmd, "detach") && argc == 1) {
-		int err = luwdev_detach(fd, (pid_t)num(argv[0], "pid"));
+	} else if (!strcmp(cmd, "detach")) {
+		int err = luwdev_detach(fd, pid);
 
 		rc = err ? fail("detach", err) : 0;
 	} else if (!strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
-		pid_t pid = argc > 0 ? (pid_t)num(argv[0], "pid") : 0;
 		int err = cmd[2] == 'a' ? luwdev_start(fd, pid) :
 					  luwdev_stop(fd, pid);
 
 		rc = err ? fail(cmd, err) : 0;
 	} else {
-		rc = cmd_status(fd, argc, argv);
+		rc = cmd_status(fd, pid);
 	}
 	close(fd);
 	return rc;

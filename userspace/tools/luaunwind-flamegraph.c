@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "flamegraph.h"
 #include "pprof.h"
 #include "stacks.h"
@@ -36,17 +37,11 @@ static const char usage[] =
 
 static int number(const char *arg, const char *what, double max, double *out)
 {
-	char *end;
-	double v;
-
-	errno = 0;
-	v = strtod(arg, &end);
-	if (errno || end == arg || *end || v < 0 || v > max) {
+	if (luw_cli_double(arg, 0, max, out)) {
 		fprintf(stderr, "luaunwind-flamegraph: bad %s '%s'\n", what,
 			arg);
 		return -1;
 	}
-	*out = v;
 	return 0;
 }
 

@@ -18,19 +18,22 @@
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/user.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cfi.h"
+#include "cli.h"
 #include "elfsym.h"
 #include "procmaps.h"
+#include "procmem.h"
 
 #define MAX_THREADS 4096
 #define PAGE 4096u
 #define NPAGES 32
+
+#define PROG "luaunwind-hostunwind"
 
 static const char usage[] =
 "usage: luaunwind-hostunwind [options] PID\n"
@@ -76,14 +79,9 @@ static int mem_read(void *ctx, __u64 addr, __u64 *val)
 		if (m->valid[i] && m->page[i] == pg)
 			goto hit;
 	i = m->next++ % NPAGES;
-	{
-		struct iovec l = { m->data[i], PAGE };
-		struct iovec r = { (void *)(uintptr_t)pg, PAGE };
-
-		m->valid[i] = 0;
-		if (process_vm_readv(m->tid, &l, 1, &r, 1, 0) != (ssize_t)PAGE)
-			return -1;
-	}
+	m->valid[i] = 0;
+	if (luw_pmem_read(m->tid, pg, m->data[i], PAGE))
+		return -1;
 	m->page[i] = pg;
 	m->valid[i] = 1;
 hit:
@@ -105,23 +103,6 @@ struct view {
 	struct mapx *x;			/* parallel to maps.v */
 };
 
-/* The file behind a mapping, reachable from here. */
-static int map_file(pid_t pid, const struct luw_map *mp, char *buf, size_t len)
-{
-	struct stat st;
-
-	if (!luw_map_is_file(mp))
-		return -1;
-	if (!mp->deleted && !stat(mp->path, &st) && st.st_ino == mp->inode) {
-		snprintf(buf, len, "%s", mp->path);
-		return 0;
-	}
-	/* Another mount namespace, or replaced on disk: the kernel's link. */
-	snprintf(buf, len, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
-		 mp->start, mp->end);
-	return access(buf, R_OK);
-}
-
 /*
  * The [vdso] has no file but is a whole ELF image with its own .eh_frame
  * and .dynsym: read it out of the target once, build from memory.
@@ -136,17 +117,9 @@ static void load_vdso(pid_t pid, const struct luw_map *mp)
 	void *img;
 	Elf *elf;
 
-	if (vdso_cfi || len > (64u << 20) || !(img = malloc(len)))
+	if (vdso_cfi || len > (64u << 20) ||
+	    !(img = luw_pmem_dup(pid, mp->start, len)))
 		return;
-	{
-		struct iovec l = { img, len };
-		struct iovec r = { (void *)(uintptr_t)mp->start, len };
-
-		if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)len) {
-			free(img);
-			return;
-		}
-	}
 	elf_version(EV_CURRENT);
 	elf = elf_memory(img, len);
 	if (elf) {
@@ -190,7 +163,7 @@ static int view_load(struct view *v, pid_t pid, const struct opts *o)
 			v->x[i].elf = vdso_elf;
 			continue;
 		}
-		if (!(mp->prot & LUW_MAP_X) || map_file(pid, mp, path, sizeof(path)))
+		if (!(mp->prot & LUW_MAP_X) || luw_map_file(pid, mp, path, sizeof(path)))
 			continue;
 		base = strrchr(mp->path, '/');
 		base = base ? base + 1 : mp->path;
@@ -351,7 +324,7 @@ static int list_threads(pid_t pid, pid_t *tids, int max)
 		return -1;
 	while ((d = readdir(dir)) && n < max)
 		if (d->d_name[0] != '.')
-			tids[n++] = (pid_t)atoi(d->d_name);
+			tids[n++] = (pid_t)strtol(d->d_name, NULL, 10);
 	closedir(dir);
 	return n;
 }
@@ -443,21 +416,30 @@ int main(int argc, char **argv)
 	struct opts o = { .probes = 1, .interval_ms = 20, .max_frames = 128 };
 	int c, table = 0, probes_ok = 0, samples = 0, complete = 0;
 	static pid_t tids[MAX_THREADS];
-	char *endp;
+	int v;
 
 	while ((c = getopt_long(argc, argv, "n:i:t:m:h", lopts, NULL)) != -1) {
 		switch (c) {
 		case 'n':
-			o.probes = atoi(optarg);
+			if (luw_cli_int_arg(PROG, "probe count", optarg,
+					    1, INT_MAX, &o.probes))
+				return 1;
 			break;
 		case 'i':
-			o.interval_ms = atoi(optarg);
+			if (luw_cli_int_arg(PROG, "interval", optarg,
+					    0, INT_MAX, &o.interval_ms))
+				return 1;
 			break;
 		case 't':
-			o.tid = (pid_t)atoi(optarg);
+			if (luw_cli_int_arg(PROG, "TID", optarg,
+					    1, INT_MAX, &v))
+				return 1;
+			o.tid = (pid_t)v;
 			break;
 		case 'm':
-			o.max_frames = atoi(optarg);
+			if (luw_cli_int_arg(PROG, "frame count", optarg,
+					    1, 100000, &o.max_frames))
+				return 1;
 			break;
 		case 'F':
 			o.no_fp = 1;
@@ -483,16 +465,13 @@ int main(int argc, char **argv)
 		}
 		return table_mode(argv + optind, argc - optind);
 	}
-	if (optind != argc - 1 || o.probes < 1 || o.interval_ms < 0 ||
-	    o.max_frames < 1 || o.max_frames > 100000) {
+	if (optind != argc - 1) {
 		fputs(usage, stderr);
 		return 1;
 	}
-	o.pid = (pid_t)strtol(argv[optind], &endp, 10);
-	if (*endp || o.pid <= 0) {
-		fprintf(stderr, "luaunwind-hostunwind: bad PID '%s'\n", argv[optind]);
+	if (luw_cli_int_arg(PROG, "PID", argv[optind], 1, INT_MAX, &v))
 		return 1;
-	}
+	o.pid = (pid_t)v;
 	if (kill(o.pid, 0) && errno == ESRCH) {
 		fprintf(stderr, "luaunwind-hostunwind: no process %d\n", (int)o.pid);
 		return 1;

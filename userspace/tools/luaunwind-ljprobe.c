@@ -18,6 +18,8 @@
  * gave (ljrecover.h) and exits.
  */
 #include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +30,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "ljlayout.h"
 #include "ljsym.h"
+#include "procmem.h"
 #include "luaunwind_ljwalk.h"
+
+#define PROG "luaunwind-ljprobe"
 
 static const char *const vmst_names[LUW_VMST__MAX] = {
 	"INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT", "RECORD", "OPT",
@@ -57,8 +63,8 @@ static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
 
 	if (f->kind != LUW_LJF_TRACE || !f->func)
 		return 0;
-	if (ljl_read_mem(&pid, f->func + ly->tr_mcode, &mcode, 8) ||
-	    ljl_read_mem(&pid, f->func + ly->tr_szmcode, &sz, 4))
+	if (luw_pmem_read(pid, f->func + ly->tr_mcode, &mcode, 8) ||
+	    luw_pmem_read(pid, f->func + ly->tr_szmcode, &sz, 4))
 		return 0;
 	return ip >= mcode && ip < mcode + sz;
 }
@@ -92,7 +98,7 @@ static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
 
 		/* Who entered the activation: its C frame's return address. */
 		if (g->cframe)
-			ljl_read_mem(&pid, g->cframe + ly->cframe_size - 8,
+			luw_pmem_read(pid, g->cframe + ly->cframe_size - 8,
 				     &ret, 8);
 		printf("  seg %u L=0x%llx cframe=0x%llx ret=0x%llx%s%s\n", s,
 		       (unsigned long long)g->L, (unsigned long long)g->cframe,
@@ -214,7 +220,19 @@ static int want_state(const char *w, int st)
 
 int main(int argc, char **argv)
 {
+	static const struct option lopts[] = {
+		{ "tries", required_argument, NULL, 'T' },
+		{ "want", required_argument, NULL, 'W' },
+		{ "any", no_argument, NULL, 'a' },
+		{ "layout", no_argument, NULL, 'L' },
+		{ "recovered", no_argument, NULL, 'R' },
+		{ "ffnames", no_argument, NULL, 'F' },
+		{ "ff-from-tables", no_argument, NULL, 'X' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
 	int nsamples = 1, verbose = 0, tries = 2000, i, got = 0, rc = 0, any = 0;
+	int c, v;
 	int ffdump = 0, fftables = 0, lydump = 0, recdump = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
@@ -225,41 +243,46 @@ int main(int argc, char **argv)
 	struct luw_lj_seg segs[32];
 	uint64_t g_hint = 0;
 
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-n") && i + 1 < argc)
-			nsamples = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-t") && i + 1 < argc)
-			tid = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--tries") && i + 1 < argc)
-			tries = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--want") && i + 1 < argc)
-			want = argv[++i];
-		else if (!strcmp(argv[i], "--any"))
-			any = 1;
-		else if (!strcmp(argv[i], "--layout"))
-			lydump = 1;
-		else if (!strcmp(argv[i], "--recovered"))
-			recdump = 1;
-		else if (!strcmp(argv[i], "--ffnames"))
-			ffdump = 1;
-		else if (!strcmp(argv[i], "--ff-from-tables"))
-			fftables = 1;
-		else if (!strcmp(argv[i], "-v"))
-			verbose = 1;
-		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+	while ((c = getopt_long(argc, argv, "n:t:vh", lopts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			if (luw_cli_int_arg(PROG, "sample count", optarg,
+					    0, INT_MAX, &nsamples))
+				return 1;
+			break;
+		case 't':
+			if (luw_cli_int_arg(PROG, "TID", optarg,
+					    1, INT_MAX, &v))
+				return 1;
+			tid = (pid_t)v;
+			break;
+		case 'T':
+			if (luw_cli_int_arg(PROG, "try count", optarg,
+					    0, INT_MAX, &tries))
+				return 1;
+			break;
+		case 'W': want = optarg; break;
+		case 'a': any = 1; break;
+		case 'L': lydump = 1; break;
+		case 'R': recdump = 1; break;
+		case 'F': ffdump = 1; break;
+		case 'X': fftables = 1; break;
+		case 'v': verbose = 1; break;
+		case 'h':
 			usage(stdout);
 			return 0;
-		} else if (argv[i][0] != '-' && !pid)
-			pid = atoi(argv[i]);
-		else {
+		default:
 			usage(stderr);
 			return 1;
 		}
 	}
-	if (pid <= 0 || nsamples < 0) {
+	if (optind != argc - 1) {
 		usage(stderr);
 		return 1;
 	}
+	if (luw_cli_int_arg(PROG, "PID", argv[optind], 1, INT_MAX, &v))
+		return 1;
+	pid = (pid_t)v;
 	if (!tid)
 		tid = pid;
 	t = calloc(1, sizeof(*t));
@@ -349,7 +372,7 @@ int main(int argc, char **argv)
 		}
 		memset(&in, 0, sizeof(in));
 		in.ly = &t->layout;
-		in.read = ljl_read_mem;
+		in.read = luw_pmem_read_cb;
 		in.ctx = &pid;
 		ljl_regs_from(&u, &in.regs);
 		in.vm_start = t->vm_start;

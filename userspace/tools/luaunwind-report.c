@@ -5,11 +5,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "flamegraph.h"
 #include "luwfile.h"
 #include "luwreport.h"
@@ -296,76 +299,82 @@ static int report_raw(const char *file, int fd, enum mode mode)
 	return status;
 }
 
+enum { OPT_FOLDED = 256, OPT_COMPAT, OPT_VMSTATES, OPT_LEAK, OPT_VMFRAMES,
+       OPT_BYPID, OPT_BYTID, OPT_PID, OPT_TOP, OPT_PPROF, OPT_SVG };
+
 int main(int argc, char **argv)
 {
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "compat", no_argument, NULL, OPT_COMPAT },
+		{ "vmstates", no_argument, NULL, OPT_VMSTATES },
+		{ "leak-only", no_argument, NULL, OPT_LEAK },
+		{ "vm-frames", no_argument, NULL, OPT_VMFRAMES },
+		{ "by-pid", no_argument, NULL, OPT_BYPID },
+		{ "by-tid", no_argument, NULL, OPT_BYTID },
+		{ "pid", required_argument, NULL, OPT_PID },
+		{ "top", required_argument, NULL, OPT_TOP },
+		{ "pprof", required_argument, NULL, OPT_PPROF },
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ NULL, 0, NULL, 0 },
+	};
 	enum mode mode = M_DEFAULT;
 	const char *file = NULL;
 	struct luw_symtab *st;
 	struct luw_rd r;
-	int i, fd, status, kind;
+	int c, li = 0, fd, status, kind;
 
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	opterr = 0;	/* our messages, which name the option as given */
+	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
+		const char *a = argv[optind - 1];
 		enum mode m = M_DEFAULT;
+		long long v;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+		switch (c) {
+		case 'h':
 			fputs(usage, stdout);
 			return 0;
-		} else if (!strcmp(a, "--folded")) {
-			m = M_FOLDED;
-		} else if (!strcmp(a, "--compat")) {
-			m = M_COMPAT;
-		} else if (!strcmp(a, "--vmstates")) {
-			m = M_VMSTATES;
-		} else if (!strcmp(a, "--leak-only")) {
-			m = M_LEAK;
-		} else if (!strcmp(a, "--vm-frames")) {
-			vm_frames = 1;
+		case OPT_FOLDED: m = M_FOLDED; break;
+		case OPT_COMPAT: m = M_COMPAT; break;
+		case OPT_VMSTATES: m = M_VMSTATES; break;
+		case OPT_LEAK: m = M_LEAK; break;
+		case OPT_VMFRAMES: vm_frames = 1; continue;
+		case OPT_BYPID: by_pid = 1; continue;
+		case OPT_BYTID: by_pid = 2; continue;
+		case OPT_PID:
+			if (luw_cli_int(optarg, 1, INT_MAX, &v))
+				return usage_error("bad number '%s'", optarg);
+			raw_pid = (long)v;
 			continue;
-		} else if (!strcmp(a, "--by-pid")) {
-			by_pid = 1;
-			continue;
-		} else if (!strcmp(a, "--by-tid")) {
-			by_pid = 2;
-			continue;
-		} else if (!strcmp(a, "--top") || !strcmp(a, "--pid")) {
-			char *end;
-			long v;
-
-			if (++i == argc)
-				return usage_error("%s needs a number", a);
-			v = strtol(argv[i], &end, 10);
-			if (*end || end == argv[i] || v <= 0)
-				return usage_error("bad number '%s'", argv[i]);
-			if (a[2] == 'p') {
-				raw_pid = v;
-				continue;
-			}
+		case OPT_TOP:
+			if (luw_cli_int(optarg, 1, LLONG_MAX, &v))
+				return usage_error("bad number '%s'", optarg);
 			top_n = (size_t)v;
 			m = M_TOP;
-		} else if (!strcmp(a, "--pprof")) {
-			if (++i == argc)
-				return usage_error("%s", "--pprof needs a file");
-			pprof_path = argv[i];
+			break;
+		case OPT_PPROF:
+			pprof_path = optarg;
 			m = M_PPROF;
-		} else if (!strcmp(a, "--svg")) {
-			if (++i == argc)
-				return usage_error("%s", "--svg needs a file");
-			svg_path = argv[i];
+			break;
+		case OPT_SVG:
+			svg_path = optarg;
 			m = M_SVG;
-		} else if (a[0] == '-' && a[1]) {
+			break;
+		case ':':
+			return usage_error("%s needs an argument", a);
+		default:
 			return usage_error("unknown option '%s'", a);
-		} else if (file) {
-			return usage_error("more than one input ('%s')", a);
-		} else {
-			file = a;
-			continue;
 		}
 		if (mode != M_DEFAULT && mode != m)
-			return usage_error("'%s' conflicts with an earlier option",
-					   a);
+			return usage_error("'--%s' conflicts with an earlier option",
+					   longopts[li].name);
 		mode = m;
 	}
+	if (optind < argc)
+		file = argv[optind++];
+	if (optind < argc)
+		return usage_error("more than one input ('%s')", argv[optind]);
 	if (!file)
 		return usage_error("%s", "no input file");
 

@@ -1,0 +1,69 @@
+/*
+ * testlib: what the userspace tests share, one copy each.
+ *
+ * CHECK(cond, fmt, ...) counts a failure and prints "FAIL FILE:LINE: msg"
+ * on stderr when cond is false, then goes on; luw_test_status() turns
+ * the count into the exit status.  luw_test_load() reads a fixture.
+ *
+ * Live targets: luw_test_spawn() starts a program with its stdout on a
+ * pipe and waits for the line "ready" it prints once set up; before it,
+ * lines "KEY 0xADDR" hand over addresses (the workloads print their Lua
+ * functions' GCfunc that way).  luw_test_lua() is the whole preamble of
+ * the naming tests: start a Lua script, attach (ljl_attach) and find the
+ * GCproto of every function it printed.
+ */
+#ifndef LUW_TESTLIB_H
+#define LUW_TESTLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct ljl_target;
+struct luw_lj_layout;
+
+extern int luw_test_failures;
+
+void luw_test_fail(const char *file, int line, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond))							\
+		luw_test_fail(__FILE__, __LINE__, __VA_ARGS__);		\
+} while (0)
+
+/* 0 when no CHECK failed; else 1, after "NAME: N failure(s)" on stderr. */
+int luw_test_status(const char *name);
+
+/* The file at path, whole (one spare byte after len); exits 1 if not. */
+uint8_t *luw_test_load(const char *path, size_t *len);
+
+/*
+ * Starts argv (argv[0] searched in PATH) with stdout on a pipe, with
+ * LD_LIBRARY_PATH=libpath when libpath is not NULL, under an alarm so it
+ * never outlives the test.  Reads its lines up to one starting "ready";
+ * a line "KEY 0xADDR" before it whose KEY is keys[i] (i < nkeys) stores
+ * ADDR in addrs[i].  The pid; -1 (the child killed and reaped) when its
+ * output ends first or a key did not come.
+ */
+pid_t luw_test_spawn(char *const argv[], const char *libpath,
+		     const char *const *keys, int nkeys, uint64_t *addrs);
+
+/* Kills and reaps a spawned target. */
+void luw_test_stop(pid_t pid);
+
+/* The GCproto of the Lua function (GCfunc) at fn, 0 if unreadable. */
+uint64_t luw_test_proto_of(pid_t pid, const struct luw_lj_layout *ly,
+			   uint64_t fn);
+
+/*
+ * PROG SCRIPT, attached: t is filled by ljl_attach and pt[i] holds the
+ * GCproto of the function the script printed as keys[i].  The pid (stop
+ * it with luw_test_stop), or -1 after a CHECK failure saying what went
+ * wrong (the child stopped).
+ */
+pid_t luw_test_lua(const char *prog, const char *script,
+		   const char *const *keys, int nkeys, struct ljl_target *t,
+		   uint64_t *pt);
+
+#endif
