@@ -1,0 +1,183 @@
+#!/bin/sh
+# Cells of the LuaJIT build matrix (tests/kernel/rec_matrix.cells, built on
+# the host by scripts/ljmatrix.sh) recorded through the module: for each,
+# luaunwind-ctl record of two processes running
+# tests/fixtures/workloads/matrix.lua (phase mix: Lua recursion,
+# math.floor, string.rep, an FFI call, a coroutine; phase trace: a loop
+# the JIT compiles, when the build has a JIT), then luaunwind-report
+# --by-pid.  A cell is profiled right when
+#  - its DWARF flavour was attached with the layout from DWARF (not a
+#    fallback), its stripped flavour with one from the machine code or a
+#    validated family;
+#  - in EVERY sample, every Lua frame is one of the workload's functions
+#    named as defined, with its first line (main chunk :0, driver, rec,
+#    floorloop, ...; the coroutine's anonymous body unnamed), every
+#    caller -> callee pair of Lua frames is one the workload makes, and
+#    the fast function a Lua frame calls is the one its code calls
+#    (floorloop -> math.floor, never math.ceil: LUA52COMPAT shifts the
+#    ffids) -- one exception fails the cell: silently wrong;
+#  - >= 90% of the samples are the workload's whole stacks, host frames
+#    _start, __libc_start_main, main, lua_cpcall, pmain, docall (or their
+#    addresses when stripped), lua_pcall below the main chunk, and
+#    each phase has its leaf: rec^n, math.floor, string.rep's C code,
+#    c_payload under ffi.meta.__call, work() in the coroutine, a trace.
+# A cell may instead be refused only if rec_matrix.cells says so (none
+# is, today: tests/unit/ljmatrix.expect lists no build that is refused).
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+REP=$K/luaunwind-report
+wl=$WL/matrix.lua
+M=$K/ljmatrix
+load
+
+# The workload's lines, from its "-- @NAME" markers.
+mark() { grep -n -- "-- @$1\$" "$wl" | cut -d: -f1; }
+P='@[^;]*/matrix\.lua'
+L_driver=$(mark driver) L_rec=$(mark rec) L_floor=$(mark floorloop)
+L_rep=$(mark reploop) L_ffi=$(mark ffiloop) L_res=$(mark resumer)
+L_body=$(mark body) L_work=$(mark work) L_tloop=$(mark tloop)
+
+# launch BIN PHASE TAG: runs the workload in the background, sets $pid.
+launch() {
+	"$1" "$wl" "$2" "$K" </dev/null >"$W/$3-$2.out" 2>&1 &
+	pid=$!
+	kids="$kids $pid"
+}
+
+# ready PID PHASE TAG: waits for the workload's "ready" line; returns 1
+# when it printed "nojit" instead (the trace phase on a build without a
+# JIT) and exited.
+ready() {
+	for _ in $(seq 300); do grep -q 'ready\|nojit' "$W/$3-$2.out" && break; sleep 0.1; done
+	if grep -q nojit "$W/$3-$2.out"; then wait "$1"; return 1; fi
+	grep -q ready "$W/$3-$2.out" || { cat "$W/$3-$2.out" >&2; fail "$3 $2: the workload did not start"; }
+}
+
+# check TAG PID COMM PHASE: the samples of PID in $f (folded --by-pid).
+check() {
+	tag=$1 p=$2 comm=$3 ph=$4
+	grep "^$comm-$p;" "$f" | sed "s#$P#@M#g" >"$W/$tag-$ph.folded"
+	total=$(awk '{ n += $NF } END { print n + 0 }' "$W/$tag-$ph.folded")
+	[ "$total" -ge 300 ] || fail "$tag $ph: only $total samples"
+	# Each Lua frame against the workload's functions, each Lua
+	# caller -> callee pair, each fast function against its caller.
+	# Prints "bad WHY" for the first wrong sample, then one count per
+	# class of whole stacks.
+	awk -v d="driver @M:$L_driver" -v rec="rec @M:$L_rec" \
+	    -v fl="floorloop @M:$L_floor" -v rp="reploop @M:$L_rep" \
+	    -v ff="ffiloop @M:$L_ffi" -v rs="resumer @M:$L_res" \
+	    -v body="@M:$L_body" -v wk="work @M:$L_work" \
+	    -v tl="tloop @M:$L_tloop" '
+	function islua(x) { return x ~ /@M:[0-9]+$/ }
+	BEGIN {
+		known["main chunk @M:0"]; known[d]; known[rec]; known[fl]
+		known[rp]; known[ff]; known[rs]; known[body]; known[wk]; known[tl]
+		edge["main chunk @M:0>" d]; edge[d ">" rec]; edge[rec ">" rec]
+		edge[d ">" fl]; edge[d ">" rp]; edge[d ">" ff]; edge[d ">" rs]
+		edge[rs ">" body]; edge[body ">" wk]; edge[d ">" tl]
+		ffok[fl ">math.floor"]; ffok[rp ">string.rep"]
+		ffok[ff ">ffi.meta.__call"]; ffok[ff ">ffi.clib.__index"]
+		ffok[rs ">coroutine.resume"]; ffok[body ">coroutine.yield"]
+	}
+	{
+		n = $NF
+		sub(/ [0-9]+$/, "")
+		k = split($0, fr, ";")
+		last = ""; whole = 0
+		for (i = 2; i <= k; i++) {
+			x = fr[i]
+			if (x ~ /^TRACE_[0-9]+ @M:[0-9]+$/) {
+				if (last != tl) { print "bad trace under " last ": " $0; exit }
+				last = "TRACE"; continue
+			}
+			if (islua(x)) {
+				if (!(x in known)) { print "bad Lua frame " x ": " $0; exit }
+				if (last == "" && x != "main chunk @M:0") { print "bad outermost Lua frame: " $0; exit }
+				if (last != "" && !((last ">" x) in edge)) { print "bad call " last " -> " x ": " $0; exit }
+				if (last == "") {
+					# luajit.c: main -> lua_cpcall -> pmain -> docall -> lua_pcall
+					hp = fr[2]
+					for (j = 3; j < i; j++) hp = hp ";" fr[j]
+					whole = hp ~ /^_start;__libc_start_main;(__libc_start_call_main;)?main;lua_cpcall;[^;]+;[^;]+;lua_pcall$/
+				}
+				last = x; continue
+			}
+			if (x ~ /^\[ffid / || x ~ /^\[lua kind /) { print "bad frame " x ": " $0; exit }
+			# A fast function: lib.name right after a Lua frame.
+			if (i > 2 && islua(fr[i - 1]) && x ~ /^[a-z]+\.[A-Za-z_.]+$/ && x !~ /\+0x/ &&
+			    !((fr[i - 1] ">" x) in ffok)) { print "bad fast function " x " called by " fr[i - 1] ": " $0; exit }
+		}
+		all += n
+		if (!whole) next
+		good += n
+		if ($0 ~ /;rec @M:[0-9]+$/) cls["rec"] += n
+		else if ($0 ~ /;floorloop @M:[0-9]+;math\.floor$/) cls["floor"] += n
+		else if ($0 ~ /;reploop @M:[0-9]+;string\.rep;.*memset/) cls["rep"] += n
+		else if ($0 ~ /;ffiloop @M:[0-9]+;ffi\.meta\.__call;.*;c_payload$/) cls["ffi"] += n
+		else if ($0 ~ /;@M:[0-9]+;work @M:[0-9]+$/) cls["coro"] += n
+		else if ($0 ~ /;tloop @M:[0-9]+;TRACE_[0-9]+ @M:[0-9]+(;[^;@]+)*$/) cls["trace"] += n
+	}
+	END {
+		printf "all %d\ngood %d\n", all, good
+		for (c in cls) printf "%s %d\n", c, cls[c]
+	}' "$W/$tag-$ph.folded" >"$W/$tag-$ph.check"
+	bad=$(grep -m1 '^bad ' "$W/$tag-$ph.check")
+	[ -z "$bad" ] || fail "$tag $ph: WRONG: $(echo "$bad" | cut -c1-400)"
+	good=$(sed -n 's/^good //p' "$W/$tag-$ph.check")
+	[ $((100 * good)) -ge $((90 * total)) ] ||
+		{ sort -k2 -n "$W/$tag-$ph.folded" | tail -3 | cut -c1-300 >&2
+		  fail "$tag $ph: $good of $total samples are whole stacks from _start to the workload's leaf"; }
+	case $ph in
+	mix) want="rec floor rep ffi coro" ;;
+	trace) want=trace ;;
+	esac
+	for c in $want; do
+		nc=$(sed -n "s/^$c //p" "$W/$tag-$ph.check")
+		[ "${nc:-0}" -ge 10 ] || fail "$tag $ph: ${nc:-0} samples of $c's whole stack"
+	done
+	echo "$tag $ph: $good of $total whole; $(grep -v '^all\|^good' "$W/$tag-$ph.check" | sort | tr '\n' ' ')"
+}
+
+n=0
+while read -r cell fl; do
+	case $cell in '#'* | '') continue ;; esac
+	b=$M/$cell/luajit
+	[ "$fl" = stripped ] && b=$b.stripped
+	[ -x "$b" ] || fail "$cell: no $b (make -C tests/kernel prep-t_rec_matrix on the host)"
+	tag=$cell-$fl
+	t0=$(date +%s)
+	launch "$b" mix "$tag"
+	pmix=$pid
+	launch "$b" trace "$tag"
+	ptr=$pid
+	ready "$pmix" mix "$tag"
+	ready "$ptr" trace "$tag" || ptr=
+	comm=$(cat "/proc/$pmix/comm")
+	ts=$(date +%s)
+	$CTL record -p "$pmix" ${ptr:+-p "$ptr"} -o "$W/$tag.luw" --duration 3 \
+		2>"$W/$tag.err" || { cat "$W/$tag.err" >&2; fail "$tag: record"; }
+	# The file is self-contained: the report needs no live target, and
+	# the guest's two CPUs are the report's again.
+	kill -9 "$pmix" $ptr
+	wait 2>/dev/null
+	t1=$(date +%s)
+	f=$W/$tag.folded
+	$REP --by-pid "$W/$tag.luw" >"$f" || fail "$tag: report"
+	case $fl in
+	dwarf) grep -q "attached pid $pmix: .*, layout DWARF of [^ ]*/$cell/luajit " "$W/$tag.err" ||
+		{ cat "$W/$tag.err" >&2; fail "$tag: not attached with its DWARF layout"; } ;;
+	stripped) ! grep -q "layout DWARF" "$W/$tag.err" || fail "$tag: a stripped binary with a DWARF layout" ;;
+	esac
+	echo "$tag: $(sed -n "s/.*attached pid $pmix: .*), \(layout .*\), vm .*/\1/p" "$W/$tag.err")"
+	check "$tag" "$pmix" "$comm" mix
+	if [ -n "$ptr" ]; then
+		check "$tag" "$ptr" "$comm" trace
+	else
+		# No JIT: the build must say so (jit.status() false).
+		case $cell in *-nojit) ;; *) fail "$tag: no JIT in a build with one" ;; esac
+	fi
+	n=$((n + 1))
+	echo "TIMING start $((ts - t0)) rec $((t1 - ts)) total $(($(date +%s) - t0))"
+done <tests/kernel/rec_matrix.cells
+[ "$n" -ge 5 ] || fail "only $n cells in rec_matrix.cells"
+pass "$n binaries profiled right"
