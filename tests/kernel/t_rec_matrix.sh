@@ -134,7 +134,7 @@ check() {
 	read -r verdict <"$W/$1-$4.check"
 	case $verdict in
 	ok*) echo "$1 $4: ${verdict#ok }" ;;
-	*) [ -s "$W/$1-$4.folded" ] && sort -t' ' -k2 -n "$W/$1-$4.folded" | tail -3 | cut -c1-300 >&2
+	*) [ -s "$W/$1-$4.folded" ] && awk '{ print $NF, $0 }' "$W/$1-$4.folded" | sort -rn | head -3 | cut -c1-300 >&2
 	   fail "$1 $4: ${verdict#FAIL }" ;;
 	esac
 }
