@@ -5,7 +5,9 @@
 # tests/fixtures/workloads/matrix.lua (phase mix: Lua recursion,
 # math.floor, string.rep, an FFI call, a coroutine; phase trace: a loop
 # the JIT compiles, when the build has a JIT), then luaunwind-report
-# --by-pid.  A cell is profiled right when
+# --by-pid; and lwstacks (tests/kernel/lwstacks.c) for a second of the
+# mix process's samples with their current lines.  A cell is profiled
+# right when
 #  - its DWARF flavour was attached with the layout from DWARF (not a
 #    fallback), its stripped flavour with one from the machine code or a
 #    validated family;
@@ -20,9 +22,11 @@
 #    _start, __libc_start_main, main, lua_cpcall, pmain, docall (or their
 #    addresses when stripped), lua_pcall below the main chunk, and
 #    each phase has its leaf: rec^n, math.floor, string.rep's C code,
-#    c_payload under ffi.meta.__call, work() in the coroutine, a trace.
-# A cell may instead be refused only if rec_matrix.cells says so (none
-# is, today: tests/unit/ljmatrix.expect lists no build that is refused).
+#    c_payload under ffi.meta.__call, work() in the coroutine, a trace;
+#  - in every lwstacks sample, each caller stands on its call's line and
+#    the innermost Lua frame on a line of its function (or "?" at entry).
+# No buildable cell of the matrix is refused today (tests/unit/
+# ljmatrix.expect lists none), so a refusal here fails the test as well.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
@@ -35,6 +39,10 @@ mark() { grep -n -- "-- @$1\$" "$wl" | cut -d: -f1; }
 L_driver=$(mark driver) L_rec=$(mark rec) L_floor=$(mark floorloop)
 L_rep=$(mark reploop) L_ffi=$(mark ffiloop) L_res=$(mark resumer)
 L_body=$(mark body) L_work=$(mark work) L_tloop=$(mark tloop)
+# The lines a caller stands on while its callee runs.
+calls="0=$(mark maincall) $L_driver=$(mark drivercall) $L_rec=$(mark reccall)"
+calls="$calls $L_floor=$(mark floorcall) $L_rep=$(mark repcall) $L_ffi=$(mark fficall)"
+calls="$calls $L_res=$(mark resumecall) $L_body=$(mark workcall),$(mark yieldcall)"
 
 # launch BIN PHASE TAG: runs the workload in the background, sets $pid.
 launch() {
@@ -139,6 +147,52 @@ check() {
 	esac
 }
 
+# lines TAG PID: the current lines in $W/TAG.stacks (lwstacks read of PID,
+# innermost frame first, Lua frames as lua:CHUNK:FIRSTLINE:LINE): a Lua
+# frame with a Lua frame, fast function or trace above it stands on its
+# call's line ($calls; tloop, whose loop a trace runs, anywhere in it);
+# the innermost one anywhere in its function (the workload's are at most
+# 8 lines long) or not yet known ("?": caught at the function's entry).
+# One line off fails: the pc the module read for the frame is wrong.
+lines() {
+	awk -v calls="$calls" -v maincall="${calls#0=}" '
+	BEGIN {
+		n = split(calls, c, " ")
+		for (i = 1; i <= n; i++) { split(c[i], kv, "="); call[kv[1]] = "," kv[2] "," }
+		sub(/ .*/, "", maincall)
+	}
+	{
+		st = $0
+		sub(/.* stack=/, "", st)
+		k = split(st, fr, ";")
+		inner = 0
+		for (i = 1; i <= k; i++) {
+			if (fr[i] ~ /^(ff|trace):/) { inner = 1; continue }
+			if (fr[i] !~ /^lua:.*\/matrix\.lua:[0-9]+:/) continue
+			m = split(fr[i], f, ":")
+			first = f[m - 1]; ln = f[m]
+			if (inner && first in call) {
+				if (index(call[first], "," ln ",") == 0) {
+					print "FAIL caller " fr[i] " is not on its call line (" call[first] "): " substr(st, 1, 300); exit
+				}
+			} else if (ln == "?" && !inner) {
+				unknown++
+			} else if (first == 0 ? ln != maincall : (ln < first || ln > first + 8)) {
+				print "FAIL " fr[i] " is not in its function: " substr(st, 1, 300); exit
+			}
+			inner = 1
+			seen++
+		}
+		all++
+	}
+	END { if (all < 100) print "FAIL only " all + 0 " samples"; else print "ok " all " samples, " seen + 0 " Lua frames, " unknown + 0 " at entry" }' "$W/$1.stacks" >"$W/$1.lines"
+	read -r verdict <"$W/$1.lines"
+	case $verdict in
+	ok*) echo "$1 lines: ${verdict#ok }" ;;
+	*) fail "$1 lines: ${verdict#FAIL }" ;;
+	esac
+}
+
 n=0
 while read -r cell fl; do
 	case $cell in '#'* | '') continue ;; esac
@@ -153,8 +207,17 @@ while read -r cell fl; do
 	ready "$pmix" mix "$tag"
 	ready "$ptr" trace "$tag" || ptr=
 	comm=$(cat "/proc/$pmix/comm")
-	$CTL record -p "$pmix" ${ptr:+-p "$ptr"} -o "$W/$tag.luw" --duration 3 \
-		2>"$W/$tag.err" || { cat "$W/$tag.err" >&2; fail "$tag: record"; }
+	# Both attached once, in the kept session: lwstacks reads the mix's
+	# samples with their lines (the report has functions, not lines),
+	# then record takes the session as it is.
+	for p in $pmix $ptr; do
+		$CTL attach "$p" --freq 999 >>"$W/$tag.err" 2>&1 ||
+			{ cat "$W/$tag.err" >&2; fail "$tag: attach"; }
+	done
+	$STACKS read "$pmix" 1 >"$W/$tag.stacks" || fail "$tag: lwstacks"
+	$CTL record -p "$pmix" ${ptr:+-p "$ptr"} -o "$W/$tag.luw" --duration 2 \
+		2>>"$W/$tag.err" || { cat "$W/$tag.err" >&2; fail "$tag: record"; }
+	for p in $pmix $ptr; do $CTL detach "$p" || fail "$tag: detach"; done
 	# The file is self-contained: the report needs no live target, and
 	# the guest's two CPUs are the report's again.
 	kill -9 "$pmix" $ptr
@@ -162,12 +225,13 @@ while read -r cell fl; do
 	f=$W/$tag.folded
 	$REP --by-pid "$W/$tag.luw" >"$f" || fail "$tag: report"
 	case $fl in
-	dwarf) grep -q "attached pid $pmix: .*, layout DWARF of [^ ]*/$cell/luajit " "$W/$tag.err" ||
+	dwarf) grep -q "^attached pid $pmix: .*, layout DWARF of [^ ]*/$cell/luajit " "$W/$tag.err" ||
 		{ cat "$W/$tag.err" >&2; fail "$tag: not attached with its DWARF layout"; } ;;
 	stripped) ! grep -q "layout DWARF" "$W/$tag.err" || fail "$tag: a stripped binary with a DWARF layout" ;;
 	esac
-	echo "$tag: $(sed -n "s/.*attached pid $pmix: .*), \(layout .*\), vm .*/\1/p" "$W/$tag.err")"
+	echo "$tag: $(sed -n "s/^attached pid $pmix: .*), \(layout .*\), vm .*/\1/p" "$W/$tag.err")"
 	check "$tag" "$pmix" "$comm" mix "rec floor rep ffi coro"
+	lines "$tag"
 	if [ -n "$ptr" ]; then
 		check "$tag" "$ptr" "$comm" trace trace
 	else
