@@ -154,7 +154,7 @@ static int cmd_read(pid_t pid, double secs)
 	static uint64_t buf[(256 << 10) / 8];
 	struct ljl_target *t = calloc(1, sizeof(*t));
 	struct ljs_ctx *sym = NULL;
-	double end = now_s() + secs;
+	double end;
 	char err[1024];
 	int fd, rc = 0;
 
@@ -175,6 +175,9 @@ static int cmd_read(pid_t pid, double secs)
 		fprintf(stderr, "lwstacks: no kept session (attach first)\n");
 		return 1;
 	}
+	/* SECONDS of reading: the setup above (the layout, the symbols) can
+	 * take longer than that in a loaded TCG guest. */
+	end = now_s() + secs;
 	while (now_s() < end) {
 		struct luwdev_rec r;
 		size_t off = 0;

@@ -41,6 +41,13 @@ if [ ${#tests[@]} -eq 0 ]; then
 fi
 
 make -s -C tests/kernel >/dev/null || { echo "check-kernel: building test programs failed" >&2; exit 1; }
+# What a test needs built on the host beyond the programs (the guest has
+# no network and is slow): tests/kernel/Makefile's prep-TEST, when it has one.
+for t in "${tests[@]}"; do
+	grep -q "^prep-$t:" tests/kernel/Makefile || continue
+	make -s -C tests/kernel "prep-$t" >/dev/null ||
+		{ echo "check-kernel: preparing $t on the host failed" >&2; exit 1; }
+done
 bad_log='BUG|Oops|WARNING|general protection|KASAN|UBSAN|lockdep|circular locking|stack-protector|refcount_t'
 # Boot banners of the debug kernel that name a checker without a report.
 benign='RCU lockdep checking is enabled'
