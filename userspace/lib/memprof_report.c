@@ -58,7 +58,8 @@ struct qev {
  */
 #define QLEN 16
 /* Entries of the location and primary caches (see struct luw_mpr). */
-#define LCACHE 4096
+#define LCACHE_BITS 14
+#define LCACHE (1 << LCACHE_BITS)
 #define PCACHE 4096	/* indexed by the top 12 bits of a hash */
 
 struct luw_mpr {
@@ -85,8 +86,12 @@ struct luw_mpr {
 	/*
 	 * Locations of recent events, direct-mapped by (addr, line,
 	 * traceno): a few sites make most events, and this skips the
-	 * symbol lookup and the location map for them.  An entry holds
-	 * for the symtab epoch it was made in.
+	 * location map for them.  An entry made in the current symtab
+	 * epoch is used as it is; an older one still holds when the
+	 * symbol generation of its key has not changed since (the
+	 * location is keyed by that generation), which saves the location
+	 * map on streams that declare symbols as they go (every
+	 * declaration is a new epoch).
 	 */
 	struct {
 		uint64_t addr, line, traceno, epoch;
@@ -218,7 +223,7 @@ static unsigned int lcache_slot(uint64_t addr, uint64_t line,
 	uint64_t h = (addr ^ line * 0x9e3779b97f4a7c15ULL ^ traceno << 32) *
 		     0xff51afd7ed558ccdULL;
 
-	return (unsigned int)(h >> 54) & (LCACHE - 1);
+	return (unsigned int)(h >> (64 - LCACHE_BITS));
 }
 
 static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
@@ -231,17 +236,23 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	uint32_t i;
 	int isnew;
 
-	if (rep->lcache[c].loc != NONE && rep->lcache[c].addr == ev->addr &&
-	    rep->lcache[c].line == ev->line &&
-	    rep->lcache[c].traceno == ev->traceno &&
-	    rep->lcache[c].epoch == epoch)
-		return rep->lcache[c].loc;
+	int hit = rep->lcache[c].loc != NONE &&
+		  rep->lcache[c].addr == ev->addr &&
+		  rep->lcache[c].line == ev->line &&
+		  rep->lcache[c].traceno == ev->traceno;
 
+	if (hit && rep->lcache[c].epoch == epoch)
+		return rep->lcache[c].loc;
 	key.addr = ev->addr;
 	key.line = ev->line;
 	key.traceno = ev->traceno;
 	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
+	if (hit) {
+		i = rep->lcache[c].loc;
+		if (AT(rep->locs, struct loc, i)->gen == key.gen)
+			goto found;
+	}
 	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
 	if (!e)
 		return NONE;
