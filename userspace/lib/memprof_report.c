@@ -94,8 +94,8 @@ struct luw_mpr {
 	 * declaration is a new epoch).
 	 */
 	struct {
-		uint64_t addr, line, traceno, epoch;
-		uint32_t loc;	/* NONE: empty */
+		uint64_t epoch;
+		uint32_t loc;	/* NONE: empty; its key is in locs */
 	} lcache[LCACHE];
 
 	struct qev q[QLEN];
@@ -236,10 +236,10 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	uint32_t i;
 	int isnew;
 
-	int hit = rep->lcache[c].loc != NONE &&
-		  rep->lcache[c].addr == ev->addr &&
-		  rep->lcache[c].line == ev->line &&
-		  rep->lcache[c].traceno == ev->traceno;
+	const struct loc *cl = rep->lcache[c].loc == NONE ? NULL
+			       : AT(rep->locs, struct loc, rep->lcache[c].loc);
+	int hit = cl && cl->addr == ev->addr && cl->line == ev->line &&
+		  cl->traceno == ev->traceno;
 
 	if (hit && rep->lcache[c].epoch == epoch)
 		return rep->lcache[c].loc;
@@ -248,10 +248,9 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	key.traceno = ev->traceno;
 	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
-	if (hit) {
+	if (hit && cl->gen == key.gen) {
 		i = rep->lcache[c].loc;
-		if (AT(rep->locs, struct loc, i)->gen == key.gen)
-			goto found;
+		goto found;
 	}
 	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
 	if (!e)
@@ -280,9 +279,6 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	if (l->name == NONE)
 		return NONE;
 found:
-	rep->lcache[c].addr = ev->addr;
-	rep->lcache[c].line = ev->line;
-	rep->lcache[c].traceno = ev->traceno;
 	rep->lcache[c].epoch = epoch;
 	rep->lcache[c].loc = i;
 	return i;
