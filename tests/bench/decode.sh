@@ -13,6 +13,8 @@
 # 10 MB streams of the same workloads show that memory does not grow with
 # the stream.  The figures and the machine go to the decode section of
 # tests/bench/RESULTS.md (between its marker comments; other sections stay).
+# The 5.5 MB heap stream is also run once under callgrind (valgrind): its
+# instruction count is the figure that the machine's load does not move.
 #
 # usage: tests/bench/decode.sh [BUILD_DIR]
 #   LUW_BENCH_ROUNDS (default 3), LUW_BENCH_KEEP=1 keeps build/bench/*.bin
@@ -74,6 +76,22 @@ measure() {
 	echo "$best"
 }
 
+# Instructions executed (callgrind's Ir, whole process: start, decoding
+# and output): unlike time, the count hardly moves when other programs
+# load the machine.  Only on the small heap stream (callgrind runs ~50x
+# slower); "-" without valgrind.
+instructions() {
+	local file=$1 mode=$2
+	if ! command -v valgrind >/dev/null || [ "$(stat -c %s "$file")" -gt 20000000 ]; then
+		echo -
+		return
+	fi
+	# shellcheck disable=SC2086
+	valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+		"$report" $mode "$file" 2>&1 >/dev/null |
+		awk '/Collected :/ { print $NF }'
+}
+
 # The constant part of the peak RSS: the program on a small stream.
 read -r _ _ _ base_rss <<<"$(measure "$top/tests/fixtures/memprof_basic.bin" "")"
 
@@ -90,24 +108,27 @@ for s in "${streams[@]}"; do
 	for mode in "${modes[@]}"; do
 		read -r wall user sys rss <<<"$(measure "$work/$name.bin" "$mode")"
 		if [ -n "${live[$name]:-}" ]; then
+			ir=$(instructions "$work/$name.bin" "$mode")
 			# Rate targets include process start (wall time); memory:
 			# at most 48 bytes per live chunk over the constant part.
 			row=$(awk -v n="$name" -v m="${mode:-(default)}" -v b="$size" \
 				-v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
-				-v l="${live[$name]}" -v r0="$base_rss" 'BEGIN {
+				-v l="${live[$name]}" -v r0="$base_rss" -v ir="$ir" 'BEGIN {
 				mb = b / 1e6; cpu = u + s
 				rate = w > 0 ? mb / w : 0
 				want = mb < 100 ? 150 : 300
 				per = (r - r0) * 1024 / l
 				# the live-heap table alone: 16-byte slots, load <= 3/4
 				for (cap = 256; cap / 4 * 3 < l; cap *= 2) ;
-				printf "%s|%s|%.1f|%.2f|%.0f|%.0f|%d|%.1f MiB|%.0f|%.0f|%s, %s",
-					n, m, mb, w, rate, (cpu > 0 ? mb / cpu : 0), l,
+				if (ir != "-")
+					ir = sprintf("%.1fM", ir / 1e6)
+				printf "%s|%s|%.1f|%.2f|%.0f|%.0f|%s|%d|%.1f MiB|%.0f|%.0f|%s, %s",
+					n, m, mb, w, rate, (cpu > 0 ? mb / cpu : 0), ir, l,
 					r / 1024, per, cap * 16 / l,
 					(rate >= want ? "rate met" : "rate missed (>= " want ")"),
 					(per <= 48 ? "memory met" : "memory missed") }')
 			heaprows+=("$row")
-			IFS='|' read -r a b c d e f _ g _ _ h <<<"$row"
+			IFS='|' read -r a b c d e f _ _ g _ _ h <<<"$row"
 		else
 			row=$(awk -v n="$name" -v m="${mode:-(default)}" -v b="$size" \
 				-v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" 'BEGIN {
@@ -168,8 +189,12 @@ section=$(
 	echo "has no memory profiler (no \`misc\` module; the binary holds no memprof"
 	echo "code; misc.memprof arrived in later Tarantool releases)."
 	echo
-	echo "| stream | mode | MB | wall s | MB/s | CPU MB/s | live chunks | peak RSS | B/live | table B/live | targets |"
-	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
+	echo "Instructions: callgrind's count for the whole process (start, decoding,"
+	echo "output), one run; it barely changes with the machine's load, unlike the"
+	echo "times (only the 5.5 MB stream: callgrind runs ~50x slower)."
+	echo
+	echo "| stream | mode | MB | wall s | MB/s | CPU MB/s | instructions | live chunks | peak RSS | B/live | table B/live | targets |"
+	echo "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"
 	for r in "${heaprows[@]}"; do echo "| ${r//|/ | } |"; done
 	echo "$end"
 )

@@ -59,7 +59,8 @@ struct qev {
  */
 #define QLEN 16
 /* Entries of the location and primary caches (see struct luw_mpr). */
-#define LCACHE 4096
+#define LCACHE_BITS 14
+#define LCACHE (1 << LCACHE_BITS)
 #define PCACHE 4096	/* indexed by the top 12 bits of a hash */
 
 struct luw_mpr {
@@ -86,12 +87,16 @@ struct luw_mpr {
 	/*
 	 * Locations of recent events, direct-mapped by (addr, line,
 	 * traceno): a few sites make most events, and this skips the
-	 * symbol lookup and the location map for them.  An entry holds
-	 * for the symtab epoch it was made in.
+	 * location map for them.  An entry made in the current symtab
+	 * epoch is used as it is; an older one still holds when the
+	 * symbol generation of its key has not changed since (the
+	 * location is keyed by that generation), which saves the location
+	 * map on streams that declare symbols as they go (every
+	 * declaration is a new epoch).
 	 */
 	struct {
-		uint64_t addr, line, traceno, epoch;
-		uint32_t loc;	/* NONE: empty */
+		uint64_t epoch;
+		uint32_t loc;	/* NONE: empty; its key is in locs */
 	} lcache[LCACHE];
 
 	struct qev q[QLEN];
@@ -210,7 +215,7 @@ static unsigned int lcache_slot(uint64_t addr, uint64_t line,
 	uint64_t h = (addr ^ line * 0x9e3779b97f4a7c15ULL ^ traceno << 32) *
 		     0xff51afd7ed558ccdULL;
 
-	return (unsigned int)(h >> 54) & (LCACHE - 1);
+	return (unsigned int)(h >> (64 - LCACHE_BITS));
 }
 
 static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
@@ -223,17 +228,22 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	uint32_t i;
 	int isnew;
 
-	if (rep->lcache[c].loc != NONE && rep->lcache[c].addr == ev->addr &&
-	    rep->lcache[c].line == ev->line &&
-	    rep->lcache[c].traceno == ev->traceno &&
-	    rep->lcache[c].epoch == epoch)
-		return rep->lcache[c].loc;
+	const struct loc *cl = rep->lcache[c].loc == NONE ? NULL
+			       : AT(rep->locs, struct loc, rep->lcache[c].loc);
+	int hit = cl && cl->addr == ev->addr && cl->line == ev->line &&
+		  cl->traceno == ev->traceno;
 
+	if (hit && rep->lcache[c].epoch == epoch)
+		return rep->lcache[c].loc;
 	key.addr = ev->addr;
 	key.line = ev->line;
 	key.traceno = ev->traceno;
 	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
+	if (hit && cl->gen == key.gen) {
+		i = rep->lcache[c].loc;
+		goto found;
+	}
 	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
 	if (!e)
 		return NONE;
@@ -261,9 +271,6 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	if (l->name == NONE)
 		return NONE;
 found:
-	rep->lcache[c].addr = ev->addr;
-	rep->lcache[c].line = ev->line;
-	rep->lcache[c].traceno = ev->traceno;
 	rep->lcache[c].epoch = epoch;
 	rep->lcache[c].loc = i;
 	return i;
@@ -470,22 +477,69 @@ struct order {
 	int64_t skey;
 };
 
-static int by_key_desc(const void *a, const void *b)
+/*
+ * x before y: the bigger key first (skey when sgn, else key), then the
+ * smaller idx.  idx is unique, so the order is total and any sort gives
+ * the same result.
+ */
+static inline int ord_before(const struct order *x, const struct order *y,
+			     int sgn)
 {
-	const struct order *x = a, *y = b;
-
-	if (x->key != y->key)
-		return x->key > y->key ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	if (sgn ? x->skey != y->skey : x->key != y->key)
+		return sgn ? x->skey > y->skey : x->key > y->key;
+	return x->idx < y->idx;
 }
 
-static int by_skey_desc(const void *a, const void *b)
+/*
+ * Sort a[0..n) by ord_before: runs of 16 by insertion, then bottom-up
+ * merges through a scratch array.  qsort() spent more in its callback
+ * calls than in the sorting itself (a service's report has tens of
+ * thousands of entries).  0, or -1 on ENOMEM.
+ */
+static int ord_sort(struct order *a, size_t n, int sgn)
 {
-	const struct order *x = a, *y = b;
+	struct order *tmp, *src = a, *dst;
+	size_t i, j, w;
 
-	if (x->skey != y->skey)
-		return x->skey > y->skey ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
+	for (i = 0; i < n; i += 16) {
+		size_t e = n - i < 16 ? n : i + 16;
+
+		for (j = i + 1; j < e; j++) {
+			struct order t = a[j];
+			size_t k = j;
+
+			for (; k > i && ord_before(&t, &a[k - 1], sgn); k--)
+				a[k] = a[k - 1];
+			a[k] = t;
+		}
+	}
+	if (n <= 16)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	dst = tmp;
+	for (w = 16; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			size_t m = n - i < w ? n : i + w;
+			size_t e = n - i < 2 * w ? n : i + 2 * w;
+			size_t l = i, r = m, o = i;
+
+			while (l < m && r < e)
+				dst[o++] = ord_before(&src[r], &src[l], sgn)
+						   ? src[r++] : src[l++];
+			while (l < m)
+				dst[o++] = src[l++];
+			while (r < e)
+				dst[o++] = src[r++];
+		}
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	return 0;
 }
 
 static const struct name *loc_name(const struct luw_mpr *rep, uint32_t li)
@@ -527,7 +581,10 @@ static int render(struct luw_mpr *rep, int kind, struct sink *k)
 		ord[i].idx = (uint32_t)i;
 		ord[i].key = AT(*v, struct rec, i)->num;
 	}
-	qsort(ord, v->n, sizeof(*ord), by_key_desc);
+	if (ord_sort(ord, v->n, 0)) {
+		free(ord);
+		return -1;
+	}
 	for (i = 0; i < v->n; i++) {
 		const struct rec *r = AT(*v, struct rec, ord[i].idx);
 		size_t np = 0, j;
@@ -653,7 +710,10 @@ static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 		ord[n].key = i;
 		ord[n++].skey = nm->dbytes;
 	}
-	qsort(ord, n, sizeof(*ord), by_skey_desc);
+	if (ord_sort(ord, n, 1)) {
+		free(ord);
+		return -1;
+	}
 	luw_sb_puts(out, "HEAP SUMMARY:\n");
 	for (i = 0; i < n; i++) {
 		const struct name *nm = AT(rep->names, struct name, ord[i].key);

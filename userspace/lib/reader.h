@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 struct luw_rd {
 	const uint8_t *p;	/* next byte */
@@ -89,6 +90,35 @@ static inline uint64_t luw_rd_uleb(struct luw_rd *r, const char *what)
 		uint64_t v = 0;
 		unsigned int i;
 
+		if (!(p[0] & 0x80)) {
+			r->p = p + 1;
+			return p[0];
+		}
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+		/*
+		 * Up to 8 bytes at once (addresses take 6-7): find the last
+		 * byte by its clear top bit, keep the bytes up to it and
+		 * squeeze the 7-bit groups together in three steps, with no
+		 * branch per byte.
+		 */
+		memcpy(&v, p, 8);
+		{
+			uint64_t stop = ~v & 0x8080808080808080ULL;
+
+			if (stop) {
+				v &= stop ^ (stop - 1);
+				v = (v & 0x007f007f007f007fULL) |
+				    (v & 0x7f007f007f007f00ULL) >> 1;
+				v = (v & 0x00003fff00003fffULL) |
+				    (v & 0x3fff00003fff0000ULL) >> 2;
+				v = (v & 0x000000000fffffffULL) |
+				    (v & 0x0fffffff00000000ULL) >> 4;
+				r->p = p + (__builtin_ctzll(stop) >> 3) + 1;
+				return v;
+			}
+			v = 0;
+		}
+#endif
 		for (i = 0; i < 10; i++) {
 			v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 			if (!(p[i] & 0x80)) {
