@@ -9,8 +9,9 @@
 #                 TESTs are named (then those run on every kernel)
 #     -c KERNELS  the same with the checked subset below
 #     -1          one boot per test (default: one boot runs a lane's tests
-#                 one after the other, tests/kernel/group.sh; a test the
-#                 boot did not finish gets a boot of its own)
+#                 one after the other, tests/kernel/group.sh; a boot that
+#                 dies or hangs fails the test it was running, and the
+#                 tests after it get a new boot)
 # Logs: out/ktest/<release>/<test>.{out,dmesg}.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -69,37 +70,51 @@ for k in $kernels $subset_kernels $checked_kernels; do
 		{ cat "build/kmod/$rel.log" >&2; echo "check-kernel: module build for $rel failed" >&2; exit 1; }
 	logs=out/ktest/$rel
 	mkdir -p "$logs"
-	rm -f "$logs/results"
-	if [ "$grouped" = 1 ] && [ ${#these[@]} -gt 1 ]; then
-		# One boot for the lane; its limit covers the tests' own (600 s
-		# each, enforced inside) only for a guest that hangs outright.
-		g=$top/$logs/group
+	# Boots run group.sh over the tests left; a boot that dies or hangs
+	# fails the test it was running (its kernel log is the boot's from
+	# that test's marker) and the next boot starts after it.  With -1,
+	# one boot per test.
+	left=("${these[@]}")
+	n=0
+	declare -A res=()
+	while [ ${#left[@]} -gt 0 ]; do
+		batch=("${left[@]}")
+		[ "$grouped" = 1 ] || batch=("${left[0]}")
+		n=$((n + 1))
+		g=$top/$logs/boot$n
 		rm -rf "$g"
 		mkdir -p "$g"
-		LUW_VM_OUT=$g scripts/vm-run --kernel "$rel" --no-build \
-			--timeout $((300 + 200 * ${#these[@]})) --dmesg "$logs/group.dmesg" \
-			-- sh tests/kernel/group.sh "${these[@]}" >"$logs/group.out" 2>&1 </dev/null
-		[ -f "$g/results" ] && cp "$g/results" "$logs/results"
-	fi
-	for t in "${these[@]}"; do
 		start=$SECONDS
-		res=$(grep -s "^$t " "$logs/results" | tail -1)
-		if [ -n "$res" ]; then
-			set -- $res
-			rc=$2
-			secs=$3
-			cp "$g/$t.out" "$logs/$t.out"
-			cp "$g/$t.dmesg" "$logs/$t.dmesg"
+		LUW_VM_OUT=$g scripts/vm-run --kernel "$rel" --no-build \
+			--timeout $((300 + 620 * ${#batch[@]})) --dmesg "$g.dmesg" \
+			-- sh tests/kernel/group.sh "${batch[@]}" >"$g.out" 2>&1 </dev/null
+		done_=0
+		for t in "${batch[@]}"; do
+			r=$(grep -s "^$t " "$g/results" | tail -1)
 			rm -rf "$logs/$t.files"
 			mkdir -p "$logs/$t.files"
 			[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
-		else
-			LUW_VM_OUT=$top/out/ktest/$rel/$t.files scripts/vm-run --kernel "$rel" \
-				--no-build --timeout 600 --dmesg "$logs/$t.dmesg" \
-				-- sh "tests/kernel/$t.sh" >"$logs/$t.out" 2>&1 </dev/null
-			rc=$?
-			secs=$((SECONDS - start))
-		fi
+			if [ -n "$r" ]; then
+				res[$t]=${r#* }
+				cp "$g/$t.out" "$logs/$t.out"
+				cp "$g/$t.dmesg" "$logs/$t.dmesg"
+				done_=$((done_ + 1))
+				continue
+			fi
+			# The test the boot did not get through.
+			res[$t]="125 $((SECONDS - start))"
+			{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t:"; tail -5 "$g.out"; } >"$logs/$t.out"
+			sed -n "/luw-test: $t\$/,\$p" "$g.dmesg" >"$logs/$t.dmesg"
+			[ -s "$logs/$t.dmesg" ] || cp "$g.dmesg" "$logs/$t.dmesg"
+			done_=$((done_ + 1))
+			break
+		done
+		left=("${left[@]:$done_}")
+	done
+	for t in "${these[@]}"; do
+		set -- ${res[$t]}
+		rc=$1
+		secs=$2
 		verdict=ok
 		if [ $rc -ne 0 ]; then
 			verdict="FAIL (exit $rc)"
