@@ -22,12 +22,13 @@ KDIR      ?= $(shell scripts/kver.sh --kdir $(KVER) 2>/dev/null)
 
 # Kernel lanes (scripts/kver.sh names): the whole suite on KTEST_FULL, the
 # representative subset of tests/kernel/run.sh on KTEST_SUBSET, its checked
-# subset on KTEST_CHECKED (the debug kernel: the whole suite there takes
-# longer than make check may; make check-kernels runs it).
-KTEST_FULL    ?= 6.1 6.12
+# subset on KTEST_CHECKED; KTEST_JOBS lanes at once, each in its own guest,
+# started longest first (README: Kernels).
+KTEST_FULL    ?= 6.12 debug 6.1
 KTEST_SUBSET  ?= 5.10 sid
-KTEST_CHECKED ?= debug
-KTEST_ALL    ?= 5.10 6.1 6.12 sid debug
+KTEST_CHECKED ?=
+KTEST_JOBS    ?= 2
+KTEST_ALL    ?= 6.12 debug 6.1 5.10 sid
 
 # make install PREFIX=... DESTDIR=...: the programs and their man pages.
 # make deb: build/deb/luaunwind_*.deb (programs) and luaunwind-dkms_*.deb
@@ -117,15 +118,15 @@ check-fuzz: deps
 
 # Lint the module (W=1, sparse, checkpatch) against every lane's kernel,
 # then tests/kernel/t_*.sh in QEMU guests (tests/kernel/run.sh): all on
-# KTEST_FULL, the subset on KTEST_SUBSET.  5.10 and sid are fetched and the
+# KTEST_FULL, the subset on KTEST_SUBSET, KTEST_JOBS guests at once.  5.10 and sid are fetched and the
 # debug kernel built on first use, cached outside the checkout (README).
 check-kernel: deps
 	@set -e; for k in $(KTEST_FULL) $(KTEST_SUBSET) $(KTEST_CHECKED); do \
 		rel=$$(scripts/kver.sh $$k); \
 		$(MAKE) -C kmod lint KVER=$$rel; \
 	done
-	tests/kernel/run.sh -k "$(KTEST_FULL)" -s "$(KTEST_SUBSET)" \
-		-c "$(KTEST_CHECKED)"
+	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_FULL)" \
+		-s "$(KTEST_SUBSET)" -c "$(KTEST_CHECKED)"
 
 # The whole kernel suite on every kernel.
 check-kernels: deps
@@ -133,7 +134,7 @@ check-kernels: deps
 		rel=$$(scripts/kver.sh $$k); \
 		$(MAKE) -C kmod lint KVER=$$rel; \
 	done
-	tests/kernel/run.sh -k "$(KTEST_ALL)"
+	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_ALL)"
 
 bench: deps userspace
 	@set -e; for b in tests/bench/*.sh; do [ -e "$$b" ] && bash "$$b"; done; true

@@ -2,12 +2,14 @@
 # Run every tests/kernel/t_*.sh in a QEMU guest (one boot per kernel, see -1), on each kernel, and
 # fail a test whose guest kernel log has a BUG, Oops, WARNING, general
 # protection fault or KASAN report.
-#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [TEST...]
+#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [-j N] [TEST...]
 #     -k KERNELS  run TESTs (default: all t_*.sh) on each (6.1, 6.12, 5.10,
 #                 sid, debug or a release: scripts/kver.sh)
 #     -s KERNELS  run only the representative subset below on these, unless
 #                 TESTs are named (then those run on every kernel)
 #     -c KERNELS  the same with the checked subset below
+#     -j N        up to N lanes (kernels) at once, each in its guest; a
+#                 lane's results print when it ends (default 1)
 #     -1          one boot per test (default: one boot runs a lane's tests
 #                 one after the other, tests/kernel/group.sh; a boot that
 #                 dies or hangs fails the test it was running, and the
@@ -16,7 +18,7 @@
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1
+kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1
 # One of each kind: the ABI, permissions, raw Lua walks with and without
 # traces' frames, record + report, threads, a target exiting while attached.
 subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
@@ -31,6 +33,7 @@ while [ $# -gt 0 ]; do
 	-k) kernels=$2; shift 2 ;;
 	-s) subset_kernels=$2; shift 2 ;;
 	-c) checked_kernels=$2; shift 2 ;;
+	-j) jobs=$2; shift 2 ;;
 	-1) grouped=0; shift ;;
 	*) break ;;
 	esac
@@ -52,10 +55,24 @@ done
 bad_log='BUG|Oops|WARNING|general protection|KASAN|UBSAN|lockdep|circular locking|stack-protector|refcount_t'
 # Boot banners of the debug kernel that name a checker without a report.
 benign='RCU lockdep checking is enabled'
-failed=()
 full=" $kernels " sub=" $subset_kernels "
-for k in $kernels $subset_kernels $checked_kernels; do
-	these=("${tests[@]}")
+lanes=($kernels $subset_kernels $checked_kernels)
+# Every lane's module first: lanes may then run side by side.
+declare -A rels=()
+for k in "${lanes[@]}"; do
+	rel=$(scripts/kver.sh "$k") ||
+		{ echo "check-kernel: no $k kernel (installed, fetched or built)" >&2; exit 1; }
+	mkdir -p build/kmod
+	make -s -C kmod KVER="$rel" >"build/kmod/$rel.log" 2>&1 ||
+		{ cat "build/kmod/$rel.log" >&2; echo "check-kernel: module build for $rel failed" >&2; exit 1; }
+	rels[$k]=$rel
+done
+
+# lane K: K's tests in its guest boots; prints its results, and one line
+# "FAILED K/TEST" per failure on fd 3.
+lane() {
+	local k=$1 rel=${rels[$1]} t r g n done_ start rc secs verdict
+	local these=("${tests[@]}")
 	if [ "$named" = 0 ] && [ "${full/ $k /}" = "$full" ]; then
 		if [ "${sub/ $k /}" != "$sub" ]; then
 			these=("${subset[@]}")
@@ -63,20 +80,15 @@ for k in $kernels $subset_kernels $checked_kernels; do
 			these=("${checked[@]}")
 		fi
 	fi
-	rel=$(scripts/kver.sh "$k") ||
-		{ echo "check-kernel: no $k kernel (installed, fetched or built)" >&2; exit 1; }
-	mkdir -p build/kmod
-	make -s -C kmod KVER="$rel" >"build/kmod/$rel.log" 2>&1 ||
-		{ cat "build/kmod/$rel.log" >&2; echo "check-kernel: module build for $rel failed" >&2; exit 1; }
-	logs=out/ktest/$rel
+	local logs=out/ktest/$rel
 	mkdir -p "$logs"
 	# Boots run group.sh over the tests left; a boot that dies or hangs
 	# fails the test it was running (its kernel log is the boot's from
 	# that test's marker) and the next boot starts after it.  With -1,
 	# one boot per test.
-	left=("${these[@]}")
+	local left=("${these[@]}") batch
 	n=0
-	declare -A res=()
+	local -A res=()
 	while [ ${#left[@]} -gt 0 ]; do
 		batch=("${left[@]}")
 		[ "$grouped" = 1 ] || batch=("${left[0]}")
@@ -126,11 +138,31 @@ for k in $kernels $subset_kernels $checked_kernels; do
 		fi
 		printf '%-8s %-12s %-18s %4ds\n' "$k" "$t" "$verdict" "$secs"
 		if [ "$verdict" != ok ]; then
-			failed+=("$k/$t")
+			echo "FAILED $k/$t" >&3
 			sed 's/^/    | /' "$logs/$t.out" | tail -20
 		fi
 	done
+}
+
+# Up to $jobs lanes at once, in the order given (longest first is the
+# caller's choice); each lane's block prints whole when it ends.
+mkdir -p out/ktest
+ld=$(mktemp -d out/ktest/.lanes.XXXXXX)
+running=0
+for k in "${lanes[@]}"; do
+	if [ "$running" -ge "$jobs" ]; then
+		wait -n
+		running=$((running - 1))
+	fi
+	{ lane "$k" >"$ld/$k.res" 3>"$ld/$k.failed" 2>&1; cat "$ld/$k.res"; } &
+	running=$((running + 1))
 done
+wait
+failed=()
+for k in "${lanes[@]}"; do
+	while read -r _ f; do failed+=("$f"); done <"$ld/$k.failed"
+done
+rm -rf "$ld"
 if [ ${#failed[@]} -gt 0 ]; then
 	echo "check-kernel: ${#failed[@]} failed: ${failed[*]} (logs in out/ktest/)" >&2
 	exit 1
