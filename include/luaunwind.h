@@ -2,7 +2,7 @@
 /*
  * luaunwind: the /dev/luaunwind ioctl ABI and the sample record format.
  *
- * Shared by the kernel module (kmod/) and userspace (userspace/lib/luwdev.c).
+ * Shared by the kernel module (kmod/) and userspace (userspace/lib/record/luwdev.c).
  *
  * Device and sessions
  * --------------------

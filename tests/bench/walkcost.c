@@ -56,9 +56,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "ljlayout.h"
-#include "procmaps.h"
+#include "process/cfi.h"
+#include "process/ljlayout.h"
+#include "process/procmaps.h"
 #include "luaunwind.h"
 #include "luaunwind_ljwalk.h"
 #include "luaunwind_ucache.h"

@@ -21,9 +21,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "memprof.h"
-#include "symtab.h"
-#include "sysprof.h"
+#include "streams/memprof.h"
+#include "streams/symtab.h"
+#include "streams/sysprof.h"
 
 struct luw_enc {
 	uint8_t *buf;

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader.h"
+#include "streams/reader.h"
 
 /* A symbol with its name in the pool (pointers would move on growth). */
 struct gsym {

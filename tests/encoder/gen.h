@@ -29,8 +29,8 @@
 #include <stdint.h>
 
 #include "encoder.h"
-#include "memprof.h"
-#include "sysprof.h"
+#include "streams/memprof.h"
+#include "streams/sysprof.h"
 
 enum luw_gen_kind {
 	LUW_GEN_SYSPROF,

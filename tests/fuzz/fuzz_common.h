@@ -21,10 +21,10 @@
 #include <string.h>
 
 #include "encoder.h"
-#include "memprof.h"
-#include "reader.h"
-#include "symtab.h"
-#include "sysprof.h"
+#include "streams/memprof.h"
+#include "streams/reader.h"
+#include "streams/symtab.h"
+#include "streams/sysprof.h"
 
 #define FUZZ_ASSERT(cond, ...)                                               \
 	do {                                                                 \

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "fuzz_common.h"
-#include "memprof_report.h"
+#include "streams/memprof_report.h"
 
 static int count_event(void *ctx, const struct luw_mp_event *ev)
 {

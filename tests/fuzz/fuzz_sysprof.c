@@ -10,10 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "flamegraph.h"
+#include "output/flamegraph.h"
 #include "fuzz_common.h"
-#include "stacks.h"
-#include "sysprof_report.h"
+#include "output/stacks.h"
+#include "streams/sysprof_report.h"
 
 static int count_sample(void *ctx, const struct luw_sp_sample *s)
 {

@@ -18,8 +18,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ljlayout.h"
-#include "luwdev.h"
+#include "process/ljlayout.h"
+#include "record/luwdev.h"
 #include "onetab.h"
 
 static int failures;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "luwdev.h"
+#include "record/luwdev.h"
 
 static volatile int done;
 static long records_bytes;

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "luwdev.h"
+#include "record/attach.h"
+#include "record/luwdev.h"
 
 static uint64_t rng_state;
 

@@ -8,7 +8,7 @@
  *       stack=F;F;...
  *       host frames as SYMBOL or FILE+0xOFF, Lua frames (merged in where
  *       the splices say) as lua:CHUNK:FIRSTLINE:LINE, ff:NAME, c:0xGCFUNC,
- *       trace:N:CHUNK:LINE (ljsym's names), the spliced-out VM frames not
+ *       trace:N:CHUNK:LINE (ljproto's names), the spliced-out VM frames not
  *       shown; rawvm counts the interpreter frames left as host frames (no
  *       Lua segment replaced them).  A process without LuaJIT gets host
  *       frames only.  A record that breaks the grammar fails the run.
@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "elfsym.h"
-#include "ljlayout.h"
-#include "ljsym.h"
-#include "luwdev.h"
-#include "procmaps.h"
+#include "record/attach.h"
+#include "process/elf_symbols.h"
+#include "process/ljlayout.h"
+#include "process/ljproto.h"
+#include "record/luwdev.h"
+#include "process/procmaps.h"
 
 static double now_s(void)
 {

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "luwdev.h"
+#include "record/luwdev.h"
 #include "onetab.h"
 
 static int fd;

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "luwdev.h"
+#include "record/luwdev.h"
 #include "onetab.h"
 
 int main(int argc, char **argv)

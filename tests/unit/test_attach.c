@@ -14,7 +14,7 @@
 #include <unistd.h>
 #include <fcntl.h>
 
-#include "attach.h"
+#include "record/attach.h"
 #include "luaunwind_layout.h"
 #include "testlib.h"
 

@@ -18,9 +18,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "elfsym.h"
-#include "procmaps.h"
+#include "process/cfi.h"
+#include "process/elf_symbols.h"
+#include "process/procmaps.h"
 #include "testlib.h"
 
 struct ref_row {

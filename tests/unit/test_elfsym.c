@@ -15,9 +15,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "elfsym.h"
-#include "procmaps.h"
+#include "process/cfi.h"
+#include "process/elf_symbols.h"
+#include "process/procmaps.h"
 #include "testlib.h"
 
 __attribute__((noinline)) int luw_test_marker(int x)

@@ -3,9 +3,9 @@
  * escaping, determinism, and (for pprof) a protobuf decoder of our own
  * that reads the profile back into folded stacks.
  */
-#include "flamegraph.h"
-#include "pprof.h"
-#include "stacks.h"
+#include "output/flamegraph.h"
+#include "output/pprof.h"
+#include "output/stacks.h"
 #include "testlib.h"
 
 #include <inttypes.h>

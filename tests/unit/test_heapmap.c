@@ -5,7 +5,7 @@
  * table's probing invariant (each live chunk reachable from its home slot
  * without crossing an empty slot, which backward-shift deletion must keep).
  */
-#include "heapmap.h"
+#include "streams/memprof_heap.h"
 #include "testlib.h"
 
 #include <inttypes.h>

@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ljglobal.h"
-#include "ljlayout.h"
+#include "process/ljglobal.h"
+#include "process/ljlayout.h"
 #include "testlib.h"
 
 #define NF 5

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ljlayout.h"
+#include "process/ljlayout.h"
 #include "luaunwind_ljwalk.h"
 #include "testlib.h"
 

@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ljlayout.h"
-#include "ljname.h"
+#include "process/ljlayout.h"
+#include "process/ljfuncname.h"
 #include "testlib.h"
 
 #define NF 12

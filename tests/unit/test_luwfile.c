@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "luaunwind.h"
-#include "luwfile.h"
-#include "luwreport.h"
-#include "stacks.h"
+#include "record/luwfile.h"
+#include "record/luwreport.h"
+#include "output/stacks.h"
 #include "testlib.h"
 
 static void host(struct luwf_writer *w, uint64_t pc, uint32_t mapno,

@@ -5,9 +5,9 @@
  */
 #include <string.h>
 
-#include "memprof_report.h"
-#include "reader.h"
-#include "symtab.h"
+#include "streams/memprof_report.h"
+#include "streams/reader.h"
+#include "streams/symtab.h"
 #include "trunc_common.h"
 
 static int run(const uint8_t *data, size_t len, uint64_t *events,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "merge.h"
+#include "record/merge.h"
 #include "testlib.h"
 
 static int is_vm(void *ctx, uint64_t pc)

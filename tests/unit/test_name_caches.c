@@ -8,10 +8,10 @@
  * names and symbol starts are stale.  Both reports must equal a model that
  * names every frame from scratch.
  */
-#include "symtab.h"
-#include "sysprof.h"
-#include "stacks.h"
-#include "sysprof_report.h"
+#include "streams/symtab.h"
+#include "streams/sysprof.h"
+#include "output/stacks.h"
+#include "streams/sysprof_report.h"
 
 #include <inttypes.h>
 #include <stdio.h>

@@ -31,9 +31,9 @@
 
 #include "encoder.h"
 #include "gen.h"
-#include "memprof.h"
-#include "reader.h"
-#include "sysprof.h"
+#include "streams/memprof.h"
+#include "streams/reader.h"
+#include "streams/sysprof.h"
 #include "testlib.h"
 
 /* --- Item logs ---------------------------------------------------------- */

@@ -2,7 +2,7 @@
  * The stack aggregator against hand-made cases and against a naive
  * reference (folded strings, sorted with memcmp, equal lines merged).
  */
-#include "stacks.h"
+#include "output/stacks.h"
 #include "testlib.h"
 
 #include <errno.h>

@@ -14,15 +14,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "elfsym.h"
-#include "ljlayout.h"
-#include "ljsym.h"
+#include "process/elf_symbols.h"
+#include "process/ljlayout.h"
+#include "process/ljproto.h"
 #include "luaunwind.h"
-#include "luwfile.h"
-#include "luwreport.h"
-#include "procmaps.h"
-#include "stacks.h"
-#include "symbolize.h"
+#include "record/luwfile.h"
+#include "record/luwreport.h"
+#include "process/procmaps.h"
+#include "output/stacks.h"
+#include "record/symbolize.h"
 #include "testlib.h"
 
 static pid_t start_luajit(void)

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ljlayout.h"
-#include "procmem.h"
+#include "process/ljlayout.h"
+#include "process/procmem.h"
 
 #define CHILD_SECONDS 120	/* a target never outlives its test */
 

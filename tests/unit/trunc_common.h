@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "reader.h"
+#include "streams/reader.h"
 
 #include "testlib.h"
 

@@ -27,7 +27,7 @@
  * sample's VM state, which status shows.
  *
  * record writes a .luw file (include/luaunwind_file.h; the loop is
- * lib/record.c): with -p it attaches first (and detaches at the end)
+ * lib/record/record.c): with -p it attaches first (and detaches at the end)
  * unless PID is attached already; without, it records what is attached.
  * It stops after --duration, on SIGINT/SIGTERM, or when every target has
  * exited.
@@ -55,10 +55,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "attach.h"
-#include "cli.h"
-#include "record.h"
-#include "luwdev.h"
+#include "record/attach.h"
+#include "util/cli.h"
+#include "record/record.h"
+#include "record/luwdev.h"
 
 static const char usage_text[] =
 	      "usage: luaunwind-ctl version\n"

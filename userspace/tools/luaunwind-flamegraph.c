@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-#include "flamegraph.h"
-#include "pprof.h"
-#include "stacks.h"
+#include "util/cli.h"
+#include "output/flamegraph.h"
+#include "output/pprof.h"
+#include "output/stacks.h"
 
 static const char usage[] =
 	"usage: luaunwind-flamegraph [OPTIONS] [FILE|-]\n"

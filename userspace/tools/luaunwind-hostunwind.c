@@ -23,11 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cfi.h"
-#include "cli.h"
-#include "elfsym.h"
-#include "procmaps.h"
-#include "procmem.h"
+#include "process/cfi.h"
+#include "util/cli.h"
+#include "process/elf_symbols.h"
+#include "process/procmaps.h"
+#include "process/procmem.h"
 
 #define MAX_THREADS 4096
 #define PAGE 4096u

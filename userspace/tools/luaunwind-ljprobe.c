@@ -30,10 +30,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "ljlayout.h"
-#include "ljsym.h"
-#include "procmem.h"
+#include "util/cli.h"
+#include "process/ljlayout.h"
+#include "process/ljproto.h"
+#include "process/procmem.h"
 #include "luaunwind_ljwalk.h"
 
 #define PROG "luaunwind-ljprobe"

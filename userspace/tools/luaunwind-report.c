@@ -12,17 +12,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "flamegraph.h"
-#include "luwfile.h"
-#include "luwreport.h"
-#include "memprof_report.h"
-#include "pprof.h"
-#include "reader.h"
-#include "stacks.h"
-#include "symbolize.h"
-#include "symtab.h"
-#include "sysprof_report.h"
+#include "util/cli.h"
+#include "output/flamegraph.h"
+#include "record/luwfile.h"
+#include "record/luwreport.h"
+#include "streams/memprof_report.h"
+#include "output/pprof.h"
+#include "streams/reader.h"
+#include "output/stacks.h"
+#include "record/symbolize.h"
+#include "streams/symtab.h"
+#include "streams/sysprof_report.h"
 
 #define PROG "luaunwind-report"
 

@@ -1,0 +1,675 @@
+/* Compact unwind tables from .eh_frame with libdw; see cfi.h. */
+#include "process/cfi.h"
+#include "process/elf_symbols.h"
+#include "util/errbuf.h"
+#include "process/filecache.h"
+#include "util/grow.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define REG_RBP 6
+#define REG_RSP 7
+#define REG_RA 16
+
+/* ---- .eh_frame pointer encodings (only to list the FDEs) ---- */
+
+static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	unsigned int shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		uint8_t b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/*
+ * Decode one encoded pointer at *p; vaddr is the virtual address of *p,
+ * for pc-relative encodings.  Moves *p past it.
+ */
+static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end,
+			uint64_t vaddr, uint64_t *val)
+{
+	const uint8_t *q = *p;
+	uint64_t v = 0;
+	size_t sz;
+
+	if (enc == DW_EH_PE_omit)
+		return -1;
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		sz = 8;
+		break;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		sz = 4;
+		break;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		sz = 2;
+		break;
+	case DW_EH_PE_uleb128:
+		if (read_uleb(&q, end, &v))
+			return -1;
+		sz = 0;
+		break;
+	default:
+		return -1;
+	}
+	if (sz) {
+		if ((size_t)(end - q) < sz)
+			return -1;
+		for (size_t i = 0; i < sz; i++)
+			v |= (uint64_t)q[i] << (8 * i);
+		if ((enc & DW_EH_PE_signed) && sz < 8 &&
+		    (v & ((uint64_t)1 << (8 * sz - 1))))
+			v |= ~(((uint64_t)1 << (8 * sz)) - 1);
+		q += sz;
+	}
+	switch (enc & 0x70) {
+	case DW_EH_PE_absptr:
+		break;
+	case DW_EH_PE_pcrel:
+		v += vaddr;
+		break;
+	default:		/* textrel, datarel, funcrel: not in .eh_frame */
+		return -1;
+	}
+	*p = q;
+	*val = v;
+	return 0;
+}
+
+/* The FDE pointer encoding a CIE's 'R' augmentation announces. */
+static int cie_fde_encoding(const Dwarf_CIE *cie)
+{
+	const char *a = cie->augmentation;
+	const uint8_t *p = cie->augmentation_data;
+	const uint8_t *end = p + cie->augmentation_data_size;
+	int enc = DW_EH_PE_absptr;
+
+	if (a[0] != 'z')
+		return a[0] ? -1 : enc;
+	for (a++; *a; a++) {
+		uint64_t dummy;
+
+		switch (*a) {
+		case 'L':
+			if (p >= end)
+				return -1;
+			p++;
+			break;
+		case 'P':
+			if (p >= end)
+				return -1;
+			{
+				uint8_t penc = *p++;
+
+				/* The personality pointer's value is not needed. */
+				if (read_encoded(penc & 0x7f, &p, end, 0, &dummy) &&
+				    read_encoded(penc & 0x0f, &p, end, 0, &dummy))
+					return -1;
+			}
+			break;
+		case 'R':
+			if (p >= end)
+				return -1;
+			enc = *p++;
+			break;
+		case 'S':
+		case 'B':
+			break;
+		default:
+			return -1;
+		}
+	}
+	return enc;
+}
+
+/* ---- rows ---- */
+
+struct row {
+	uint64_t start, end;	/* file offsets */
+	struct luw_uw_entry r;	/* rule; r.start unused */
+};
+
+struct rows {
+	struct row *v;
+	size_t n, cap;
+};
+
+static int rows_push(struct rows *rs, const struct row *r)
+{
+	if (luw_grow((void **)&rs->v, &rs->cap, rs->n + 1, sizeof(*rs->v)))
+		return -1;
+	rs->v[rs->n++] = *r;
+	return 0;
+}
+
+static int64_t sword(Dwarf_Word w)
+{
+	return (int64_t)w;
+}
+
+/* A "CFA + N" location: [DW_OP_call_frame_cfa (DW_OP_plus_uconst N)]. */
+static int cfa_plus(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	if (nops < 1 || ops[0].atom != DW_OP_call_frame_cfa)
+		return -1;
+	if (nops == 1) {
+		*off = 0;
+		return 0;
+	}
+	if (nops == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*off = sword(ops[1].number);
+		return 0;
+	}
+	return -1;
+}
+
+static int breg(const Dwarf_Op *op, int *reg, int64_t *off)
+{
+	if (op->atom == DW_OP_bregx) {
+		*reg = (int)op->number;
+		*off = sword(op->number2);
+		return 0;
+	}
+	if (op->atom >= DW_OP_breg0 && op->atom <= DW_OP_breg31) {
+		*reg = op->atom - DW_OP_breg0;
+		*off = sword(op->number);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * The .plt CFA: rsp + N + ((rip & 15) >= T ? 8 : 0), written as
+ * breg7 N; breg16 0; lit15; and; litT; ge; lit3; shl; plus.
+ */
+static int plt_expr(const Dwarf_Op *o, size_t n, int64_t *off, int *thr)
+{
+	int reg;
+	int64_t zero;
+
+	if (n != 9 || breg(&o[0], &reg, off) || reg != REG_RSP ||
+	    breg(&o[1], &reg, &zero) || reg != REG_RA || zero != 0 ||
+	    o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
+	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit15 ||
+	    o[5].atom != DW_OP_ge || o[6].atom != DW_OP_lit3 ||
+	    o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+		return -1;
+	*thr = o[4].atom - DW_OP_lit0;
+	return 0;
+}
+
+static void set_unsup(struct luw_uw_entry *r)
+{
+	r->cfa_off = 0;
+	r->aux = 0;
+	r->ra_off = 0;
+	r->rule = LUW_UW_RULE(LUW_UW_CFA_UNSUP, LUW_UW_RBP_UNDEF);
+}
+
+/* Reduce one CFI row to a table rule. */
+static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
+		     struct luw_cfi_stats *st)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off, ra_off, rbp_off = 0;
+	int cfa_kind, rbp_kind, reg, thr = 0;
+	bool signal = false;
+
+	memset(r, 0, sizeof(*r));
+	if (dwarf_frame_info(fr, NULL, NULL, &signal) < 0 || signal)
+		goto unsup;
+	/* The return address first: undefined means the outermost frame. */
+	if (dwarf_frame_register(fr, REG_RA, mem, &ops, &nops))
+		goto unsup;
+	if (nops == 0 && ops == mem) {
+		r->rule = LUW_UW_RULE(LUW_UW_CFA_END, LUW_UW_RBP_SAME);
+		st->end++;
+		return;
+	}
+	if (cfa_plus(ops, nops, &ra_off) || ra_off < -128 || ra_off > 127)
+		goto unsup;
+
+	if (dwarf_frame_cfa(fr, &ops, &nops) || nops == 0)
+		goto unsup;
+	if (nops == 1 && !breg(&ops[0], &reg, &off) &&
+	    (reg == REG_RSP || reg == REG_RBP)) {
+		cfa_kind = reg == REG_RSP ? LUW_UW_CFA_RSP : LUW_UW_CFA_RBP;
+	} else if (!plt_expr(ops, nops, &off, &thr)) {
+		cfa_kind = LUW_UW_CFA_PLT;
+	} else {
+		goto unsup;
+	}
+	if (off < INT32_MIN || off > INT32_MAX)
+		goto unsup;
+
+	if (dwarf_frame_register(fr, REG_RBP, mem, &ops, &nops))
+		goto unsup;
+	if (nops == 0)
+		rbp_kind = ops == mem ? LUW_UW_RBP_UNDEF : LUW_UW_RBP_SAME;
+	else if (!cfa_plus(ops, nops, &rbp_off) && rbp_off >= INT16_MIN &&
+		 rbp_off <= INT16_MAX)
+		rbp_kind = LUW_UW_RBP_CFA;
+	else
+		rbp_kind = LUW_UW_RBP_UNDEF;
+	/* PLT reuses aux for its threshold; a PLT stub never saves rbp. */
+	if (cfa_kind == LUW_UW_CFA_PLT) {
+		if (rbp_kind != LUW_UW_RBP_SAME)
+			goto unsup;
+		rbp_off = thr;
+		st->plt++;
+	}
+	r->cfa_off = (int32_t)off;
+	r->aux = (int16_t)rbp_off;
+	r->ra_off = (int8_t)ra_off;
+	r->rule = LUW_UW_RULE(cfa_kind, rbp_kind);
+	return;
+unsup:
+	set_unsup(r);
+	st->unsup++;
+}
+
+/* The executable segment holding vaddr, or NULL. */
+static const struct luw_seg *xseg(const struct luw_seg *s, size_t n,
+				  uint64_t vaddr)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((s[i].flags & PF_X) && vaddr >= s[i].vaddr &&
+		    vaddr - s[i].vaddr < s[i].filesz)
+			return &s[i];
+	return NULL;
+}
+
+static int add_row(struct rows *rs, const struct luw_seg *segs, size_t nsegs,
+		   uint64_t lo, uint64_t hi, const struct luw_uw_entry *rule)
+{
+	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	struct row r;
+
+	if (!s || hi <= lo)
+		return 0;	/* CFI for non-code bytes: nothing to unwind */
+	if (hi - s->vaddr > s->filesz)
+		hi = s->vaddr + s->filesz;
+	r.start = s->offset + (lo - s->vaddr);
+	r.end = s->offset + (hi - s->vaddr);
+	r.r = *rule;
+	return rows_push(rs, &r);
+}
+
+/* The file's bytes: the code an FDE covers is checked against them. */
+struct image {
+	const uint8_t *p;
+	size_t size;
+};
+
+/*
+ * An FDE whose first row already puts the CFA at rbp + 16 describes its
+ * body, not its entry: at a function's first instruction the call has
+ * just pushed the return address and the CFA is rsp + 8, whatever rbp
+ * holds.  LuaJIT's buildvm writes such an FDE for lj_vm_ffi_call (and
+ * the same in its forks), so a sample at its entry read a return address
+ * through the caller's rbp.  When the code starts with the standard
+ * prologue that makes the FDE true (push %rbp; mov %rsp,%rbp), the two
+ * instructions before it get their real rules; returns the bytes covered.
+ */
+static uint64_t fix_fp_prologue(const struct image *img,
+				const struct luw_seg *segs, size_t nsegs,
+				uint64_t lo, uint64_t hi,
+				const struct luw_uw_entry *first,
+				struct rows *rs)
+{
+	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
+	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	struct luw_uw_entry r = { 0 };
+	uint64_t off;
+
+	if (!s || !img->p || hi - lo < sizeof(prologue) ||
+	    first->rule != LUW_UW_RULE(LUW_UW_CFA_RBP, LUW_UW_RBP_CFA) ||
+	    first->cfa_off != 16 || first->aux != -16 || first->ra_off != -8)
+		return 0;
+	off = s->offset + (lo - s->vaddr);
+	if (off > img->size || img->size - off < sizeof(prologue) ||
+	    lo - s->vaddr + sizeof(prologue) > s->filesz ||
+	    memcmp(img->p + off, prologue, sizeof(prologue)))
+		return 0;
+	r.ra_off = -8;
+	r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_SAME);
+	r.cfa_off = 8;
+	if (add_row(rs, segs, nsegs, lo, lo + 1, &r))
+		return (uint64_t)-1;
+	r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_CFA);
+	r.cfa_off = 16;
+	r.aux = -16;
+	if (add_row(rs, segs, nsegs, lo + 1, lo + sizeof(prologue), &r))
+		return (uint64_t)-1;
+	return sizeof(prologue);
+}
+
+/* Walk one FDE [lo, hi) row by row. */
+static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
+		    const struct luw_seg *segs, size_t nsegs,
+		    const struct image *img, struct rows *rs,
+		    struct luw_cfi_stats *st)
+{
+	uint64_t addr = lo;
+
+	while (addr < hi) {
+		Dwarf_Frame *fr;
+		Dwarf_Addr s, e;
+		struct luw_uw_entry rule;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &fr)) {
+			/* libdw refused the FDE's program: keep the gap honest. */
+			set_unsup(&rule);
+			st->unsup++;
+			return add_row(rs, segs, nsegs, addr, hi, &rule);
+		}
+		if (dwarf_frame_info(fr, &s, &e, NULL) < 0 || e <= addr) {
+			free(fr);
+			set_unsup(&rule);
+			st->unsup++;
+			return add_row(rs, segs, nsegs, addr, hi, &rule);
+		}
+		eval_row(fr, &rule, st);
+		free(fr);
+		st->rows++;
+		if (e > hi)
+			e = hi;
+		if (addr == lo) {
+			uint64_t done = fix_fp_prologue(img, segs, nsegs, lo,
+							e, &rule, rs);
+
+			if (done == (uint64_t)-1)
+				return -1;
+			addr += done;
+		}
+		if (add_row(rs, segs, nsegs, addr, e, &rule))
+			return -1;
+		addr = e;
+	}
+	return 0;
+}
+
+struct cie_enc {
+	Dwarf_Off off;
+	int enc;
+};
+
+/* List the FDEs of .eh_frame and walk each. */
+static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
+			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
+{
+	struct image img;
+	struct cie_enc *cies = NULL;
+	size_t ncies = 0, cap = 0;
+	const unsigned char *ident;
+	Dwarf_Off off = 0, next;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	Elf_Scn *scn;
+	int rc = 0;
+
+	scn = luw_elf_section(elf, ".eh_frame", &sh);
+	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)))
+		return 0;
+	ident = (const unsigned char *)elf_getident(elf, NULL);
+	img.p = (const uint8_t *)elf_rawfile(elf, &img.size);
+	for (;;) {
+		Dwarf_CFI_Entry ent;
+		int r = dwarf_next_cfi(ident, d, true, off, &next, &ent);
+
+		if (r != 0)
+			break;	/* 1: end of section; -1: malformed tail */
+		if (ent.CIE_id == DW_CIE_ID_64) {
+			if (luw_grow((void **)&cies, &cap, ncies + 1,
+				     sizeof(*cies))) {
+				rc = -1;
+				break;
+			}
+			cies[ncies].off = off;
+			cies[ncies].enc = cie_fde_encoding(&ent.cie);
+			ncies++;
+		} else {
+			const uint8_t *p = ent.fde.start;
+			uint64_t lo, len;
+			int enc = -1;
+
+			st->fdes++;
+			for (size_t i = ncies; i-- > 0;)
+				if (cies[i].off == ent.fde.CIE_pointer) {
+					enc = cies[i].enc;
+					break;
+				}
+			if (enc < 0 ||
+			    read_encoded((uint8_t)enc, &p, ent.fde.end,
+					 sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf),
+					 &lo) ||
+			    read_encoded((uint8_t)(enc & 0x0f), &p, ent.fde.end, 0,
+					 &len)) {
+				st->fdes_bad++;
+			} else if (len && walk_fde(cfi, lo, lo + len, segs, nsegs,
+						   &img, rs, st)) {
+				rc = -1;
+				break;
+			}
+		}
+		off = next;
+		if (next == (Dwarf_Off)-1)
+			break;
+	}
+	free(cies);
+	return rc;
+}
+
+static int row_cmp(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
+}
+
+static int same_rule(const struct luw_uw_entry *a, const struct luw_uw_entry *b)
+{
+	return a->rule == b->rule && a->cfa_off == b->cfa_off &&
+	       a->aux == b->aux && a->ra_off == b->ra_off;
+}
+
+/* Sorted rows -> entries: gaps become NONE, equal neighbours merge. */
+static struct luw_uw_hdr *compact(struct rows *rs, size_t *nout)
+{
+	struct luw_uw_hdr *h;
+	struct luw_uw_entry *e;
+	uint64_t prev_end = 0;
+	size_t k = 0;
+
+	if (rs->n)
+		qsort(rs->v, rs->n, sizeof(*rs->v), row_cmp);
+	/* Worst case every row plus a gap before each, plus the end. */
+	h = calloc(1, sizeof(*h) + (2 * rs->n + 1) * sizeof(*e));
+	if (!h)
+		return NULL;
+	e = (struct luw_uw_entry *)(h + 1);
+	for (size_t i = 0; i < rs->n; i++) {
+		struct row *r = &rs->v[i];
+
+		if (k && r->start < prev_end) {
+			/* Overlapping FDEs: the earlier one keeps its bytes. */
+			if (r->end <= prev_end)
+				continue;
+			r->start = prev_end;
+		}
+		if (k && r->start > prev_end)
+			e[k++] = (struct luw_uw_entry){ .start = (uint32_t)prev_end };
+		if (!(k && same_rule(&e[k - 1], &r->r) &&
+		      r->start == prev_end)) {
+			e[k] = r->r;
+			e[k].start = (uint32_t)r->start;
+			k++;
+		}
+		prev_end = r->end;
+	}
+	e[k++] = (struct luw_uw_entry){ .start = (uint32_t)prev_end };
+	*nout = k;
+	return h;
+}
+
+struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
+				  size_t errlen)
+{
+	struct luw_cfi_stats st = { 0 };
+	struct rows rs = { 0 };
+	struct luw_seg *segs = NULL;
+	size_t nsegs = 0, n;
+	struct luw_uw_hdr *h;
+	struct luw_cfi *t;
+	Dwarf_CFI *cfi;
+	uint8_t id[LUW_BUILD_ID_MAX];
+	size_t idlen;
+
+	if (elf_kind(elf) != ELF_K_ELF || gelf_getclass(elf) != ELFCLASS64) {
+		luw_fail(err, errlen, "%s: not a 64-bit ELF file", name);
+		return NULL;
+	}
+	if (luw_elf_read_segs(elf, &segs, &nsegs)) {
+		luw_fail(err, errlen, "%s: truncated, or bad program headers", name);
+		return NULL;
+	}
+	for (size_t i = 0; i < nsegs; i++)
+		if (segs[i].offset + segs[i].filesz > UINT32_MAX) {
+			luw_fail(err, errlen, "%s: code beyond 4 GiB of file offset",
+			       name);
+			free(segs);
+			return NULL;
+		}
+	cfi = dwarf_getcfi_elf(elf);
+	if (cfi && walk_eh_frame(elf, cfi, segs, nsegs, &rs, &st)) {
+		luw_fail(err, errlen, "%s: out of memory", name);
+		goto fail;
+	}
+	h = compact(&rs, &n);
+	if (!h) {
+		luw_fail(err, errlen, "%s: out of memory", name);
+		goto fail;
+	}
+	h->magic = LUW_UW_MAGIC;
+	h->version = LUW_UW_VERSION;
+	h->hdr_size = sizeof(*h);
+	h->entry_size = sizeof(struct luw_uw_entry);
+	h->nentries = (uint32_t)n;
+	h->text_lo = luw_uw_entries(h)[0].start;
+	h->text_hi = luw_uw_entries(h)[n - 1].start;
+	idlen = luw_build_id(elf, id, sizeof(id));
+	if (idlen && idlen <= LUW_UW_BUILD_ID_MAX) {
+		h->flags |= LUW_UW_F_BUILD_ID;
+		h->build_id_len = (uint8_t)idlen;
+		memcpy(h->build_id, id, idlen);
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t || !(t->path = strdup(name))) {
+		free(t);
+		free(h);
+		luw_fail(err, errlen, "%s: out of memory", name);
+		goto fail;
+	}
+	t->hdr = h;
+	t->size = sizeof(*h) + n * sizeof(struct luw_uw_entry);
+	t->ent = luw_uw_entries(h);
+	t->n = (uint32_t)n;
+	t->st = st;
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	free(rs.v);
+	free(segs);
+	if (luw_uw_check(t->hdr, t->size)) {
+		luw_fail(err, errlen, "%s: built an inconsistent table", name);
+		luw_cfi_free(t);
+		return NULL;
+	}
+	return t;
+fail:
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	free(rs.v);
+	free(segs);
+	return NULL;
+}
+
+struct luw_cfi *luw_cfi_build(const char *path, char *err, size_t errlen)
+{
+	struct luw_cfi *t;
+	Elf *elf;
+	int fd;
+
+	elf = luw_elf_open(path, &fd, err, errlen);
+	if (!elf)
+		return NULL;
+	t = luw_cfi_build_elf(elf, path, err, errlen);
+	elf_end(elf);
+	close(fd);
+	return t;
+}
+
+void luw_cfi_free(struct luw_cfi *t)
+{
+	if (!t)
+		return;
+	free(t->hdr);
+	free(t->path);
+	free(t);
+}
+
+/* ---- cache ---- */
+
+LUW_FCACHE_DEFINE(struct luw_cfi, luw_cfi_get, luw_cfi_cache_clear,
+		  luw_cfi_build, luw_cfi_free)
+
+void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
+{
+	static const char *const cfa[] = { "none", "rsp", "rbp", "plt", "end",
+					   "unsup" };
+	int k = LUW_UW_CFA_OF(e->rule), b = LUW_UW_RBP_OF(e->rule);
+	char rbp[32];
+
+	if (k > LUW_UW_CFA_MAX) {
+		snprintf(buf, len, "bad rule 0x%02x", e->rule);
+		return;
+	}
+	if (k == LUW_UW_CFA_NONE || k == LUW_UW_CFA_END ||
+	    k == LUW_UW_CFA_UNSUP) {
+		snprintf(buf, len, "%s", cfa[k]);
+		return;
+	}
+	if (b == LUW_UW_RBP_CFA)
+		snprintf(rbp, sizeof(rbp), "c%+d", e->aux);
+	else
+		snprintf(rbp, sizeof(rbp), "%s", b == LUW_UW_RBP_SAME ? "same" : "u");
+	if (k == LUW_UW_CFA_PLT)
+		snprintf(buf, len, "plt(rsp%+d,%d) ra=c%+d rbp=%s", e->cfa_off,
+			 e->aux, e->ra_off, rbp);
+	else
+		snprintf(buf, len, "%s%+d ra=c%+d rbp=%s", cfa[k], e->cfa_off,
+			 e->ra_off, rbp);
+}

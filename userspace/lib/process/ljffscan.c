@@ -1,0 +1,309 @@
+/*
+ * Fast-function names read from the target's own library tables: the
+ * main thread's globals, package.loaded (the registry's _LOADED) and each
+ * library in it; every value that is a fast function (ffid > 1) names its
+ * ffid "lib.key" ("key" for the base library).  Ids no table reaches
+ * (ipairs_aux, io's file methods, the FFI's metamethods) are then named
+ * from the list when the ids around them leave no doubt
+ * (luw_ffnames_fill_gaps).
+ *
+ * Offsets used beyond the layout descriptor are those of LuaJIT 2.1's
+ * object model, which depends on the reference size R (8 with GC64, 4
+ * without) and nothing else: lua_State.env is the reference before
+ * cframe; GCtab has array at 2R, node at 5R, asize at 6R, hmask at 6R+4;
+ * a Node is 24 bytes (value, key); a TValue's type is the top 17 bits
+ * (GC64) or the upper word (32-bit refs).  Every object read is checked
+ * to have the type expected (gct), so a wrong guess names nothing.
+ */
+#include "process/ljlayout.h"
+#include "process/procmem.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LJ_TSTR		4u	/* ~LJ_TSTR, as stored in gct */
+#define LJ_TFUNC	8u
+#define LJ_TTAB		11u
+#define NODE_SIZE	24
+#define MAX_NODES	4096
+
+struct scan {
+	pid_t pid;
+	const struct luw_lj_layout *ly;
+	unsigned int r;		/* reference size */
+	struct luw_ffnames *ff;
+};
+
+static int rd(const struct scan *s, uint64_t a, void *d, uint32_t n)
+{
+	return luw_pmem_read(s->pid, a, d, n);
+}
+
+static int rd_ref(const struct scan *s, uint64_t a, uint64_t *v)
+{
+	return luw_pmem_ref(s->pid, a, s->r, v);
+}
+
+static int gct_is(const struct scan *s, uint64_t o, unsigned int t)
+{
+	uint8_t g = 0;
+
+	return o && !rd(s, o + s->ly->gc_gct, &g, 1) && g == t;
+}
+
+/* A TValue at `a`: its type (~itype) and GC object, or -1. */
+static int tv_gc(const struct scan *s, uint64_t a, unsigned int *t,
+		 uint64_t *o)
+{
+	if (s->r == 8) {
+		uint64_t v;
+
+		if (rd(s, a, &v, 8))
+			return -1;
+		*t = (unsigned int)~(uint32_t)(int32_t)((int64_t)v >> 47);
+		*o = v & LUW_LJ_GCVMASK;
+	} else {
+		uint32_t v[2];
+
+		if (rd(s, a, v, 8))
+			return -1;
+		*t = ~v[1];
+		*o = v[0];
+	}
+	return 0;
+}
+
+static int str_of(const struct scan *s, uint64_t o, char *buf, size_t n)
+{
+	uint32_t len = 0;
+
+	if (!gct_is(s, o, LJ_TSTR) || rd(s, o + s->ly->str_len, &len, 4) ||
+	    len == 0 || len >= n || rd(s, o + s->ly->str_size, buf, len))
+		return -1;
+	buf[len] = 0;
+	return strlen(buf) == len ? 0 : -1;
+}
+
+typedef void (*entry_fn)(const struct scan *s, const char *key,
+			 unsigned int vt, uint64_t vo, void *arg);
+
+/* Every string-keyed entry of the hash part of table `t`. */
+static int tab_each(const struct scan *s, uint64_t t, entry_fn fn, void *arg)
+{
+	uint64_t node = 0;
+	uint32_t hmask = 0, i;
+	unsigned char *buf;
+
+	if (!gct_is(s, t, LJ_TTAB) || rd_ref(s, t + 5 * s->r, &node) ||
+	    rd(s, t + 6 * s->r + 4, &hmask, 4) || !node ||
+	    hmask >= MAX_NODES || (hmask & (hmask + 1)))
+		return -1;
+	buf = malloc((size_t)(hmask + 1) * NODE_SIZE);
+	if (!buf || rd(s, node, buf, (hmask + 1) * NODE_SIZE)) {
+		free(buf);
+		return -1;
+	}
+	for (i = 0; i <= hmask; i++) {
+		uint64_t n = node + (uint64_t)i * NODE_SIZE, ko, vo;
+		unsigned int kt, vt;
+		char key[128];
+
+		if (tv_gc(s, n + 8, &kt, &ko) || kt != LJ_TSTR ||
+		    str_of(s, ko, key, sizeof(key)) || tv_gc(s, n, &vt, &vo))
+			continue;
+		fn(s, key, vt, vo, arg);
+	}
+	free(buf);
+	return 0;
+}
+
+struct find {
+	const char *key;
+	uint64_t tab;
+};
+
+static void find_tab(const struct scan *s, const char *key, unsigned int vt,
+		     uint64_t vo, void *arg)
+{
+	struct find *f = arg;
+
+	(void)s;
+	if (vt == LJ_TTAB && !strcmp(key, f->key))
+		f->tab = vo;
+}
+
+static void name_fn(const struct scan *s, const char *name, uint64_t fn)
+{
+	uint8_t ffid = 0;
+	const char *old;
+
+	if (!gct_is(s, fn, LJ_TFUNC) ||
+	    rd(s, fn + s->ly->fn_ffid, &ffid, 1) || ffid < 2)
+		return;
+	old = luw_ffnames_get(s->ff, ffid);
+	/* Aliases (table.unpack = unpack): the list's spelling wins. */
+	if (old && (luw_ffnames_listed(old) || !luw_ffnames_listed(name)))
+		return;
+	luw_ffnames_set(s->ff, ffid, name);
+}
+
+struct lib {
+	const char *lib;	/* "" for the base library */
+};
+
+static void lib_entry(const struct scan *s, const char *key, unsigned int vt,
+		      uint64_t vo, void *arg)
+{
+	const struct lib *l = arg;
+	char name[160];
+
+	if (vt != LJ_TFUNC)
+		return;
+	snprintf(name, sizeof(name), "%s%s%s", l->lib, l->lib[0] ? "." : "",
+		 key);
+	name_fn(s, name, vo);
+}
+
+static void loaded_entry(const struct scan *s, const char *key,
+			 unsigned int vt, uint64_t vo, void *arg)
+{
+	struct lib l = { strcmp(key, "_G") ? key : "" };
+
+	(void)arg;
+	if (vt == LJ_TTAB)
+		tab_each(s, vo, lib_entry, &l);
+	else if (vt == LJ_TFUNC)	/* require("table.new") and the like */
+		name_fn(s, key, vo);
+}
+
+int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t n)
+{
+	struct scan s = { t->pid, &t->layout, 0, &t->ff };
+	uint64_t mainl, env = 0;
+	struct find pkg = { "package", 0 }, loaded = { "loaded", 0 };
+	struct lib base = { "" };
+	char src[64];
+
+	if (!t->nstates) {
+		snprintf(why, n, "no global_State");
+		return -1;
+	}
+	s.r = (t->layout.flags & LUW_LJ_F_GC64) ? 8 : 4;
+	mainl = t->states[0] + (int64_t)t->layout.gg_g2l;
+	if (rd_ref(&s, mainl + t->layout.l_cframe - s.r, &env) ||
+	    !gct_is(&s, env, LJ_TTAB)) {
+		snprintf(why, n, "main thread's env (before L->cframe) is no table");
+		return -1;
+	}
+	luw_ffnames_init(&t->ff, NULL);
+	if (!tab_each(&s, env, find_tab, &pkg) && pkg.tab)
+		tab_each(&s, pkg.tab, find_tab, &loaded);
+	if (loaded.tab)
+		tab_each(&s, loaded.tab, loaded_entry, NULL);
+	else
+		tab_each(&s, env, lib_entry, &base);
+	if (!t->ff.count) {
+		snprintf(why, n, "no fast function in the library tables");
+		return -1;
+	}
+	{
+		unsigned int from_tables = t->ff.count, gaps;
+
+		gaps = luw_ffnames_fill_gaps(&t->ff);
+		snprintf(src, sizeof(src), "library tables (%u) and list (%u)",
+			 from_tables, gaps);
+	}
+	snprintf(t->ff.src, sizeof(t->ff.src), "%s", src);
+	return 0;
+}
+
+struct strcheck {
+	unsigned int ok, bad;
+};
+
+static void key_check(const struct scan *s, const char *key, unsigned int vt,
+		      uint64_t vo, void *arg)
+{
+	struct strcheck *c = arg;
+	size_t i;
+
+	(void)s;
+	(void)vt;
+	(void)vo;
+	/* tab_each passes only keys that are strings with their NUL. */
+	for (i = 0; key[i]; i++)
+		if ((unsigned char)key[i] < 0x20 || (unsigned char)key[i] > 0x7e)
+			c->bad++;
+	c->ok++;
+}
+
+/*
+ * The string keys of table t's hash part: how many there are, and how
+ * many of them tab_each read as names (into c).  -1 when t is unreadable.
+ */
+static int count_keys(const struct scan *s, uint64_t t, unsigned int *keys,
+		      struct strcheck *c)
+{
+	uint64_t node = 0;
+	uint32_t hmask = 0, i;
+
+	if (rd_ref(s, t + 5 * s->r, &node) ||
+	    rd(s, t + 6 * s->r + 4, &hmask, 4) || hmask >= MAX_NODES)
+		return -1;
+	for (i = 0; i <= hmask; i++) {
+		unsigned int kt;
+		uint64_t ko;
+
+		if (!tv_gc(s, node + (uint64_t)i * NODE_SIZE + 8, &kt, &ko) &&
+		    kt == LJ_TSTR && gct_is(s, ko, LJ_TSTR))
+			(*keys)++;
+	}
+	tab_each(s, t, key_check, c);
+	return 0;
+}
+
+int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
+		      char *why, size_t n)
+{
+	struct luw_ffnames dummy;
+	struct scan s = { pid, ly, 0, &dummy };
+	uint64_t mainl, env = 0, mt = 0;
+	unsigned int keys = 0;
+	struct strcheck c = { 0, 0 };
+	struct find idx = { "__index", 0 };
+
+	s.r = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
+	mainl = g + (int64_t)ly->gg_g2l;
+	if (rd_ref(&s, mainl + ly->l_cframe - s.r, &env) ||
+	    !gct_is(&s, env, LJ_TTAB)) {
+		snprintf(why, n, "main thread's globals (the reference before "
+			 "L->cframe) are no table (l_cframe/gc_gct)");
+		return -1;
+	}
+	/* Count the string keys, then see that each reads as one. */
+	if (count_keys(&s, env, &keys, &c)) {
+		snprintf(why, n, "globals table 0x%llx unreadable",
+			 (unsigned long long)env);
+		return -1;
+	}
+	/*
+	 * A sandbox (kresd: setfenv(0, setmetatable({ one key },
+	 * { __index = _G }))) holds few keys itself: the globals it reads
+	 * through are the table its metatable's __index names.  GCtab's
+	 * metatable reference precedes node (lj_obj.h).
+	 */
+	if (keys < 8 && !rd_ref(&s, env + 4 * s.r, &mt) &&
+	    gct_is(&s, mt, LJ_TTAB) && !tab_each(&s, mt, find_tab, &idx) &&
+	    idx.tab && idx.tab != env && count_keys(&s, idx.tab, &keys, &c)) {
+		snprintf(why, n, "globals' __index table 0x%llx unreadable",
+			 (unsigned long long)idx.tab);
+		return -1;
+	}
+	if (keys < 8 || c.ok != keys || c.bad) {
+		snprintf(why, n, "globals: %u of %u string keys read as names "
+			 "(str_len/str_size)", c.ok - (c.bad ? 1 : 0), keys);
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * ljproto: names for the frames of luaunwind_ljwalk.h, read from the live
+ * process with process_vm_readv: a GCproto's chunk name, first line and
+ * the line of a bytecode position (from the proto's lineinfo), fast
+ * function names by ffid from the target's own set (ffnames.h).  Results are cached per
+ * proto address, so they must be taken while the process is alive and its
+ * protos are not collected.
+ */
+#ifndef LUW_PROCESS_LJPROTO_H
+#define LUW_PROCESS_LJPROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "luajit/ffnames.h"
+#include "luaunwind_layout.h"
+#include "luaunwind_ljwalk.h"
+
+struct ljs_proto {
+	uint64_t addr;
+	char chunk[256];	/* "@file.lua" shown as "file.lua" */
+	int32_t firstline;
+	int32_t numline;
+	uint32_t sizebc;
+	uint64_t lineinfo;
+};
+
+struct ljs_ctx;
+
+/* ff: the target's fast-function names (copied), NULL for none. */
+struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly,
+			const struct luw_ffnames *ff);
+void ljs_free(struct ljs_ctx *c);
+
+/* 0 and *out filled, or -1 when the proto cannot be read or is not one. */
+int ljs_proto(struct ljs_ctx *c, uint64_t proto, const struct ljs_proto **out);
+
+/*
+ * Source line of bytecode address pc in proto.  `after` = 1 for LuaJIT's
+ * usual convention (pc points past the instruction being executed: frame
+ * links, the interpreter's PC register), 0 when pc is the instruction
+ * itself (a trace's start).  -1 when unknown.
+ */
+int32_t ljs_line(struct ljs_ctx *c, uint64_t proto, uint64_t pc, int after);
+
+/* Name of fast function ffid, or NULL. */
+const char *ljs_ffname(const struct ljs_ctx *c, unsigned int ffid);
+
+/*
+ * One frame as text: "lua:CHUNK:FIRSTLINE:LINE" (LINE "?" when unknown),
+ * "ff:NAME", "c:0xADDR", "trace:N:CHUNK:LINE".  Returns buf.
+ */
+char *ljs_frame_str(struct ljs_ctx *c, const struct luw_lj_frame *f, char *buf,
+		    size_t n);
+
+#endif

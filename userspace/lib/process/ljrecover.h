@@ -1,0 +1,69 @@
+/*
+ * ljrecover: layout fields of a stripped LuaJIT read from its machine
+ * code with capstone, by following register data flow from a function's
+ * arguments (not by matching bytes).  Functions every LuaJIT 2.1 exports
+ * in .dynsym say what their C source says:
+ *
+ *   lua_gettop(L)   return L->top - L->base
+ *                   -> l_top, l_base (the two loads from the argument,
+ *                      the second subtracted from the first)
+ *   lua_close(L)    g = G(L); L = mainthread(g); ...; g->cur_L = NULL;
+ *                   ... L->status = 0; ... L->cframe = NULL
+ *                   -> l_glref (first load from L; its width is the
+ *                      reference size), g_mainthref (first load from g),
+ *                      g_cur_l (first reference-sized NULL store to g),
+ *                      l_stack (first load from the main thread),
+ *                      l_status (its first byte store of 0),
+ *                      l_cframe (its first 8-byte store of 0)
+ *
+ * The interpreter stores its state as `mov dword [DISPATCH + x], ~LJ_VMST_*`
+ * (set_vmstate): the offset stored with the most distinct small negative
+ * constants is global_State.vmstate relative to DISPATCH (vmstate_disp).
+ *
+ * BC_JLOOP loads J->trace and indexes it by the trace number:
+ * `mov R, [DISPATCH + x]; mov T, [R + idx*refsize]` (jtrace_disp:
+ * jit_State.trace relative to DISPATCH).
+ *
+ * and the interpreter loads the address of GG_State's parts as the first
+ * argument of its calls into C: `lea arg1, [DISPATCH + GG_DISP2J]` before
+ * lj_trace_hot, GG_DISP2G before others (disp_args).  Each field is
+ * "recovered" only when its instruction was found; the caller checks the
+ * result against the live process like any other layout.
+ */
+#ifndef LUW_PROCESS_LJRECOVER_H
+#define LUW_PROCESS_LJRECOVER_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define LJR_NONE (-1)
+#define LJR_MAX_DISP 16
+
+struct ljr_result {
+	int ref_size;		/* 8 (GC64) or 4, LJR_NONE */
+	int l_glref, g_mainthref, g_cur_l, l_stack, l_status, l_cframe;
+	int l_top, l_base;
+	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
+	int have_vmstate;
+	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
+	int have_jtrace;
+	int32_t jitbase_disp, tmpbufl_disp;
+	int have_jitbase, have_tmpbufl;
+	/* lea ARG1, [DISPATCH + disp]; call: the distinct disps seen */
+	int ndisp;
+	int32_t disp[LJR_MAX_DISP];
+	unsigned int disp_count[LJR_MAX_DISP];
+};
+
+/*
+ * Reads `elf` (vm_start, vm_end: the interpreter's link-time addresses;
+ * dispatch_reg, base_reg: DWARF numbers of DISPATCH and BASE).  0 when lua_close and
+ * lua_gettop were found and analysed (fields may still be LJR_NONE), -1
+ * with the reason otherwise.
+ */
+int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
+		unsigned int dispatch_reg, unsigned int base_reg,
+		struct ljr_result *r, char *why, size_t n);
+
+#endif

@@ -1,0 +1,268 @@
+/*
+ * attach: find LuaJIT, attach, keep unwind tables uploaded.  See attach.h.
+ */
+#include "record/attach.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "process/cfi.h"
+#include "util/grow.h"
+#include "process/ljlayout.h"
+#include "record/luwdev.h"
+#include "process/procmaps.h"
+#include "process/procmem.h"
+
+/* A mapping handled by luw_att_upload (uploaded, or not uploadable). */
+struct att_seen {
+	uint64_t start, end, offset, inode;
+};
+
+struct luw_att {
+	pid_t pid;
+	struct ljl_target *lj;		/* NULL: host stacks only */
+	struct att_seen *seen;
+	size_t nseen, capseen;
+	struct luw_cfi *vdso;		/* built from the target's image */
+	int full;			/* the module's table limit was hit */
+};
+
+int luw_att_open(pid_t pid, int want_lua, struct luw_att **out, char *err,
+		 size_t errlen)
+{
+	struct luw_att *a = calloc(1, sizeof(*a));
+
+	*out = NULL;
+	if (!a) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	a->pid = pid;
+	if (want_lua) {
+		a->lj = calloc(1, sizeof(*a->lj));
+		if (!a->lj) {
+			free(a);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (ljl_attach(pid, a->lj, err, errlen)) {
+			free(a->lj);
+			free(a);
+			return -1;
+		}
+	}
+	*out = a;
+	return 0;
+}
+
+void luw_att_fill(const struct luw_att *a, struct luw_attach *req)
+{
+	req->pid = a->pid;
+	if (!a->lj)
+		return;
+	req->vm_start = a->lj->vm_start;
+	req->vm_end = a->lj->vm_end;
+	req->interp_end = a->lj->interp_end;
+	req->layout_ptr = (uint64_t)(uintptr_t)&a->lj->layout;
+	req->layout_size = sizeof(a->lj->layout);
+	/* One VM in the process: its G serves traces of non-GC64 builds. */
+	req->g_hint = a->lj->nstates == 1 ? a->lj->states[0] : 0;
+}
+
+struct luw_lj_layout *luw_att_layout(struct luw_att *a)
+{
+	return a->lj ? &a->lj->layout : NULL;
+}
+
+pid_t luw_att_pid(const struct luw_att *a)
+{
+	return a->pid;
+}
+
+void luw_att_describe(const struct luw_att *a, char *buf, size_t len)
+{
+	const struct ljl_target *t = a->lj;
+
+	if (!t) {
+		snprintf(buf, len, "pid %d: host stacks only", (int)a->pid);
+		return;
+	}
+	snprintf(buf, len,
+		 "pid %d: %s (%s, build-id %s), layout %s (%s), "
+		 "vm 0x%" PRIx64 "-0x%" PRIx64 " interp-end 0x%" PRIx64
+		 ", %d global_State",
+		 (int)a->pid, t->path, t->kind, t->build_id[0] ? t->build_id : "none",
+		 t->layout_name, t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
+		 t->vm_start, t->vm_end, t->interp_end, t->nstates);
+}
+
+static int seen_has(const struct luw_att *a, const struct luw_map *mp)
+{
+	for (size_t i = 0; i < a->nseen; i++) {
+		const struct att_seen *s = &a->seen[i];
+
+		if (s->start == mp->start && s->end == mp->end &&
+		    s->offset == mp->offset && s->inode == mp->inode)
+			return 1;
+	}
+	return 0;
+}
+
+static int seen_add(struct luw_att *a, const struct luw_map *mp)
+{
+	if (luw_grow((void **)&a->seen, &a->capseen, a->nseen + 1,
+		     sizeof(*a->seen)))
+		return -1;
+	a->seen[a->nseen++] = (struct att_seen){ mp->start, mp->end,
+						  mp->offset, mp->inode };
+	return 0;
+}
+
+/* The [vdso] is an ELF image in memory only. */
+static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
+{
+	size_t len = mp->end - mp->start;
+	char err[256];
+	void *img;
+	Elf *elf;
+
+	if (a->vdso || len > (16u << 20))
+		return a->vdso;
+	img = luw_pmem_dup(a->pid, mp->start, len);
+	if (!img)
+		return NULL;
+	elf_version(EV_CURRENT);
+	elf = elf_memory(img, len);
+	if (elf) {
+		a->vdso = luw_cfi_build_elf(elf, "[vdso]", err, sizeof(err));
+		elf_end(elf);
+	}
+	free(img);
+	return a->vdso;
+}
+
+int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
+		   size_t errlen)
+{
+	struct luw_maps maps;
+	unsigned int nskip = 0;
+	int nup = 0, rc = 0;
+
+	if (skipped)
+		*skipped = 0;
+	if (luw_maps_read(a->pid, &maps)) {
+		snprintf(err, errlen, "pid %d: /proc/%d/maps: %s", (int)a->pid,
+			 (int)a->pid, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < maps.n && !a->full; i++) {
+		const struct luw_map *mp = &maps.v[i];
+		struct luw_cfi *tab = NULL;
+		char pbuf[4200], cerr[512];
+		int r;
+
+		if (!(mp->prot & LUW_MAP_X) || seen_has(a, mp))
+			continue;
+		if (!strcmp(mp->path, "[vdso]")) {
+			tab = vdso_table(a, mp);
+		} else if (luw_map_is_file(mp)) {
+			if (!luw_map_file(a->pid, mp, pbuf, sizeof(pbuf)))
+				tab = luw_cfi_get(pbuf, cerr, sizeof(cerr));
+		} else {
+			/* Anonymous code (JIT traces): nothing to describe. */
+			continue;
+		}
+		if (seen_add(a, mp)) {
+			snprintf(err, errlen, "out of memory");
+			rc = -1;
+			break;
+		}
+		if (!tab) {
+			nskip++;
+			continue;
+		}
+		r = luwdev_upload_table(fd, a->pid, mp->start, mp->end,
+					mp->offset, tab->hdr, tab->size);
+		if (r == -ENOSPC) {
+			/* LUW_MAX_MAPPINGS: the rest walk by frame pointers. */
+			a->full = 1;
+			nskip++;
+			break;
+		}
+		if (r == -ESRCH) {
+			snprintf(err, errlen, "pid %d is not attached (exited?)",
+				 (int)a->pid);
+			rc = -1;
+			break;
+		}
+		if (r) {
+			nskip++;
+			continue;
+		}
+		nup++;
+	}
+	luw_maps_free(&maps);
+	if (skipped)
+		*skipped = nskip;
+	return rc ? rc : nup;
+}
+
+int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
+		   struct luw_att **out, int *errnum, char *err, size_t errlen)
+{
+	struct luw_attach req = { 0 };
+	struct luw_att *a;
+	int r;
+
+	*errnum = 0;
+	*out = NULL;
+	if (luw_att_open(pid, !o->no_lua, &a, err, errlen))
+		return -1;
+	luw_att_fill(a, &req);
+	req.flags = o->flags | LUW_ATTACH_STOPPED;
+	req.event = o->event;
+	req.sample_rate = o->sample_rate ? o->sample_rate : 999;
+	req.max_host_frames = o->max_host_frames;
+	req.max_lua_frames = o->max_lua_frames;
+	r = luwdev_attach(fd, &req);
+	if (r) {
+		*errnum = -r;
+		snprintf(err, errlen, "attach pid %d: %s", (int)pid, strerror(-r));
+		luw_att_free(a);
+		return -1;
+	}
+	if (!o->no_tables && luw_att_upload(a, fd, NULL, err, errlen) < 0) {
+		luwdev_detach(fd, pid);
+		luw_att_free(a);
+		return -1;
+	}
+	if (!(o->flags & LUW_ATTACH_STOPPED)) {
+		r = luwdev_start(fd, pid);
+		if (r) {
+			*errnum = -r;
+			snprintf(err, errlen, "start pid %d: %s", (int)pid,
+				 strerror(-r));
+			luwdev_detach(fd, pid);
+			luw_att_free(a);
+			return -1;
+		}
+	}
+	*out = a;
+	return 0;
+}
+
+void luw_att_free(struct luw_att *a)
+{
+	if (!a)
+		return;
+	luw_cfi_free(a->vdso);
+	free(a->seen);
+	free(a->lj);
+	free(a);
+}

@@ -1,0 +1,252 @@
+/*
+ * record: /dev/luaunwind -> .luw file.  See record.h.
+ */
+#include "record/record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/attach.h"
+#include "record/luwdev.h"
+#include "record/luwfile.h"
+#include "record/symbolize.h"
+
+#define BUF_BYTES (1U << 20)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static int all_gone(const pid_t *pids, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (kill(pids[i], 0) == 0 || errno != ESRCH)
+			return 0;
+	return n > 0;
+}
+
+static void write_stats(struct luwf_writer *w, const struct luw_stats *a,
+			const struct luw_stats *b, const struct luw_rec_result *r)
+{
+	struct luwf_buf sb = { 0 };
+
+	luwf_put_u32(&sb, 0);
+	luwf_put_u32(&sb, 0);
+	luwf_put_u64(&sb, (uint64_t)(r->seconds * 1e9));
+	luwf_put_u64(&sb, r->records);
+	luwf_put_u64(&sb, b->samples - a->samples);
+	luwf_put_u64(&sb, r->lost);
+	luwf_put_u64(&sb, b->drops - a->drops);
+	luwf_put_u64(&sb, b->faults - a->faults);
+	luwf_put_u64(&sb, b->truncated - a->truncated);
+	for (unsigned int i = 0; i < 16; i++)
+		luwf_put_u64(&sb, b->vmstate[i] - a->vmstate[i]);
+	luwf_write_buf(w, LUWF_SEC_STATS, &sb);
+	luwf_buf_free(&sb);
+}
+
+static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
+/*
+ * The rings are the module's, not this reader's: they can still hold
+ * samples of a target detached before this record began (the last
+ * ticks of an earlier record, taken after its final drain).  With the
+ * targets named, those are dropped here -- the file could not name their
+ * frames, their process being gone.  npids 0 keeps everything.
+ * One read() worth of records: names first, then the records.
+ */
+static int take(struct luw_symz *z, struct luwf_writer *w, void *buf,
+		size_t n, const pid_t *pids, unsigned int npids,
+		struct luw_rec_result *res)
+{
+	struct luwdev_rec r;
+	size_t off = 0, at = 0, keep = 0;
+	int got;
+
+	while ((got = luwdev_next(buf, n, &off, &r)) > 0) {
+		/* End records say what record.c finds out by itself
+		 * (all_gone); the file keeps samples and losses. */
+		if (r.type == LUW_REC_END ||
+		    (r.type == LUW_REC_SAMPLE && npids &&
+		     !wanted((pid_t)r.sample->pid, pids, npids))) {
+			at = off;
+			continue;
+		}
+		if (r.type == LUW_REC_SAMPLE)
+			res->records++;
+		else
+			res->lost += r.lost->count;
+		if (keep != at)
+			memmove((char *)buf + keep, (char *)buf + at, off - at);
+		keep += off - at;
+		at = off;
+	}
+	if (got < 0)
+		return -2;
+	if (!keep)
+		return 0;
+	luw_symz_records(z, buf, keep);
+	return luwf_write_section(w, LUWF_SEC_SAMPLES, buf, keep);
+}
+
+int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
+	       char *err, size_t errlen)
+{
+	pid_t pids[LUW_MAX_TARGETS];
+	struct luw_stats s0, s1;
+	struct luwf_writer w = { 0 };
+	struct luw_symz *z = NULL;
+	uint64_t *buf = NULL;
+	double t0, next_tick;
+	unsigned int npids = 0;
+	int rc = -1, flags, draining = 0, ended = 0;
+	FILE *f;
+
+	memset(res, 0, sizeof(*res));
+	if (o->natt) {
+		for (unsigned int i = 0; i < o->natt && i < LUW_MAX_TARGETS; i++)
+			pids[npids++] = luw_att_pid(o->att[i]);
+	} else {
+		int n = luwdev_list(fd, pids, LUW_MAX_TARGETS);
+
+		if (n < 0) {
+			snprintf(err, errlen, "listing targets: %s", strerror(-n));
+			return -1;
+		}
+		if (n == 0) {
+			snprintf(err, errlen, "no process is attached: run "
+				 "'luaunwind-ctl attach PID' first, or 'record -p PID'");
+			return -1;
+		}
+		npids = (unsigned int)(n < LUW_MAX_TARGETS ? n : LUW_MAX_TARGETS);
+	}
+	f = fopen(o->path, "wb");
+	if (!f) {
+		snprintf(err, errlen, "%s: %s", o->path, strerror(errno));
+		return -1;
+	}
+	buf = malloc(BUF_BYTES);
+	if (!buf || luwf_writer_init(&w, f) || !(z = luw_symz_new(&w, o->freq))) {
+		snprintf(err, errlen, "%s: %s", o->path,
+			 strerror(buf ? (w.err ? w.err : ENOMEM) : ENOMEM));
+		goto out;
+	}
+	for (unsigned int i = 0; i < npids; i++) {
+		char why[1024];
+
+		/* Not LuaJIT, or gone already: its host frames still count. */
+		luw_symz_add(z, pids[i], why, sizeof(why));
+	}
+	memset(&s0, 0, sizeof(s0));
+	luwdev_stats(fd, 0, &s0);
+	flags = fcntl(fd, F_GETFL);
+	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
+		snprintf(err, errlen, "%s: %s", LUW_DEVICE, strerror(errno));
+		goto out;
+	}
+	t0 = now_s();
+	next_tick = t0 + 1;
+	for (;;) {
+		ssize_t n = read(fd, buf, BUF_BYTES);
+		double t = now_s();
+
+		if (n > 0) {
+			int r = take(z, &w, buf, (size_t)n, pids,
+					 o->natt ? npids : 0, res);
+
+			if (r == -2) {
+				snprintf(err, errlen, "the module returned a malformed record");
+				goto out;
+			}
+			if (r) {
+				snprintf(err, errlen, "%s: %s", o->path,
+					 strerror(w.err));
+				goto out;
+			}
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN) {
+			snprintf(err, errlen, "reading %s: %s", LUW_DEVICE,
+				 strerror(errno));
+			goto out;
+		}
+		/* Nothing waiting: the rings are drained. */
+		if (draining)
+			break;
+		if ((o->stop && *o->stop) ||
+		    (o->duration > 0 && t - t0 >= o->duration)) {
+			draining = 1;
+			continue;
+		}
+		if (t >= next_tick) {
+			next_tick = t + 1;
+			for (unsigned int i = 0; i < o->natt; i++)
+				luw_att_upload(o->att[i], fd, NULL, err, errlen);
+			luw_symz_reap(z);
+			if (all_gone(pids, npids)) {
+				res->targets_gone = 1;
+				draining = 1;
+				continue;
+			}
+			if (o->progress) {
+				fprintf(o->progress,
+					"\rrecording: %.0f s, %llu samples, %llu lost   ",
+					t - t0, (unsigned long long)res->records,
+					(unsigned long long)res->lost);
+				fflush(o->progress);
+			}
+		}
+		{
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			double left = o->duration > 0 ? t0 + o->duration - t : 1;
+			int ms = left < 0.2 ? (int)(left * 1000) + 1 : 200;
+
+			poll(&p, 1, ms < 1 ? 1 : ms);
+		}
+	}
+	res->seconds = now_s() - t0;
+	luw_symz_reap(z);
+	memset(&s1, 0, sizeof(s1));
+	if (luwdev_stats(fd, 0, &s1))
+		s1 = s0;
+	write_stats(&w, &s0, &s1, res);
+	if (luwf_write_end(&w)) {
+		snprintf(err, errlen, "%s: %s", o->path, strerror(w.err));
+		goto out;
+	}
+	rc = 0;
+	ended = 1;
+out:
+	/* On a device error the samples so far still make a whole file. */
+	if (z && !ended && !w.err)
+		luwf_write_end(&w);
+	if (o->progress) {
+		fprintf(o->progress, "\r%60s\r", "");
+		fflush(o->progress);
+	}
+	res->bytes = w.off;
+	luw_symz_free(z);
+	free(buf);
+	if (fclose(f) && !rc) {
+		snprintf(err, errlen, "%s: %s", o->path, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}

@@ -1,0 +1,49 @@
+/*
+ * record: the loop of `luaunwind-ctl record`: read /dev/luaunwind, name
+ * what the samples use while the processes live (symbolize.h), and write
+ * a .luw file (include/luaunwind_file.h) that is complete whatever ends
+ * the recording: the duration, a signal (the caller's stop flag), every
+ * target exiting, or a write error (then the error is reported, and the
+ * file still ends with what was written).
+ *
+ * Every second it uploads unwind tables for mappings that appeared since
+ * (attach.h: dlopen, ffi.load) and notes processes that exited.
+ */
+#ifndef LUW_RECORD_RECORD_H
+#define LUW_RECORD_RECORD_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct luw_att;
+
+struct luw_rec_opts {
+	const char *path;		/* the .luw file to write */
+	double duration;		/* seconds; <= 0: until stopped */
+	uint32_t freq;			/* noted in the file, 0 unknown */
+	/* Processes being sampled and their attach state (refreshes);
+	 * natt == 0: whatever the module has attached now. */
+	struct luw_att **att;
+	unsigned int natt;
+	volatile sig_atomic_t *stop;	/* set by the caller's signal handler */
+	FILE *progress;			/* one live line, NULL: quiet */
+};
+
+struct luw_rec_result {
+	uint64_t records;	/* sample records written */
+	uint64_t lost;		/* samples the rings dropped (LOST records) */
+	uint64_t bytes;		/* file size */
+	double seconds;
+	int targets_gone;	/* stopped because every target exited */
+};
+
+/*
+ * Record from the open device fd.  0; -1 with a message in err (the file
+ * could not be created, a write failed, the device failed).
+ */
+int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
+	       char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * Growable byte string for report text and frame names.
+ *
+ * Reports build many short names per event; the buffer is reused, so the
+ * steady state allocates nothing.  Allocation failure is sticky: later
+ * appends do nothing and luw_sb_failed() says so, which lets callers check
+ * once per record instead of once per append.
+ */
+#ifndef LUW_UTIL_STRBUF_H
+#define LUW_UTIL_STRBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+struct luw_sb {
+	char *p;
+	size_t len;
+	size_t cap;
+	int oom;
+};
+
+static inline void luw_sb_init(struct luw_sb *b)
+{
+	b->p = NULL;
+	b->len = b->cap = 0;
+	b->oom = 0;
+}
+
+void luw_sb_free(struct luw_sb *b);
+int luw_sb_grow(struct luw_sb *b, size_t need);
+
+static inline void luw_sb_reset(struct luw_sb *b)
+{
+	b->len = 0;
+}
+
+static inline int luw_sb_failed(const struct luw_sb *b)
+{
+	return b->oom;
+}
+
+static inline void luw_sb_putn(struct luw_sb *b, const char *s, size_t n)
+{
+	if (b->cap - b->len <= n && luw_sb_grow(b, n + 1))
+		return;
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static inline void luw_sb_puts(struct luw_sb *b, const char *s)
+{
+	luw_sb_putn(b, s, strlen(s));
+}
+
+static inline void luw_sb_putc(struct luw_sb *b, char c)
+{
+	luw_sb_putn(b, &c, 1);
+}
+
+/* Decimal, as Lua's "%d" prints an integer-valued number. */
+void luw_sb_putd(struct luw_sb *b, int64_t v);
+void luw_sb_putu(struct luw_sb *b, uint64_t v);
+/* "0x..." lowercase, as C's "%#llx" (so 0 prints as "0"). */
+void luw_sb_putx(struct luw_sb *b, uint64_t v);
+
+#endif
