@@ -99,9 +99,9 @@ check() {
 		for (i = 2; i <= k; i++) {
 			x = fr[i]
 			if (x ~ /^TRACE_[0-9]+ @M:[0-9]+$/) {
-				# A trace runs where tloop's loop is, or lower: a side
-				# trace from the loop's exit returns through driver to
-				# the main chunk (IR RETF stores each lower BASE in
+				# A trace runs where the loop of tloop is, or lower: a
+				# side trace from the loop exit returns through driver
+				# to the main chunk (IR RETF stores each lower BASE in
 				# G->jit_base), still named by where it started.
 				if (last != tl && last != d && last != "main chunk @M:0")
 					wrong("trace under " last)
