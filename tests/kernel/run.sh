@@ -25,9 +25,10 @@ subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
 # For the debug kernel (KASAN, lockdep, ...): the tests that drive the
 # module's object lifetimes and locking -- sessions, attach/detach/reap
 # races, exec, a killed reader, unload after a table replacement, per-thread
-# events -- and its walkers over a real and over a hostile stack.
-checked=(t_abi t_perm t_race t_rmmod t_exec t_rec_exit t_pertask t_hostile
-	 t_lua_payload)
+# events, every ioctl with random arguments -- and its walkers over a real
+# and over a hostile stack.
+checked=(t_abi t_perm t_race t_rmmod t_exec t_rec_exit t_pertask t_fuzz
+	 t_hostile t_lua_payload)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k) kernels=$2; shift 2 ;;
@@ -56,7 +57,9 @@ bad_log='BUG|Oops|WARNING|general protection|KASAN|UBSAN|lockdep|circular lockin
 # Boot banners of the debug kernel that name a checker without a report.
 benign='RCU lockdep checking is enabled'
 full=" $kernels " sub=" $subset_kernels "
-lanes=($kernels $subset_kernels $checked_kernels)
+# Lanes in this order (the checked subset on a debug kernel costs more
+# than the subset on a plain one): with -j, the longest start first.
+lanes=($kernels $checked_kernels $subset_kernels)
 # Every lane's module first: lanes may then run side by side.
 declare -A rels=()
 for k in "${lanes[@]}"; do
