@@ -15,7 +15,7 @@
 #include <fcntl.h>
 
 #include "attach.h"
-#include "luaunwind_layout.h"
+#include "ljwalk.h"
 #include "testlib.h"
 
 int main(void)

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "ljlayout.h"
-#include "luaunwind_ljwalk.h"
+#include "ljwalk.h"
 #include "testlib.h"
 
 struct field {

@@ -7,7 +7,7 @@
 #include "dwstruct.h"
 #include "elfsym.h"
 #include "errbuf.h"
-#include "luaunwind_ljwalk.h"
+#include "ljwalk.h"
 #include "procmaps.h"
 #include "procmem.h"
 
