@@ -196,7 +196,7 @@
  * innermost first.  A frame whose pc is in the interpreter
  * ([vm_start, interp_end) of attach), or in the machine code of the
  * running JIT trace, is a VM activation: the Lua stack is walked once, at
- * the first such frame (luaunwind_ljwalk.h), and its segments are spliced
+ * the first such frame (kmod/ljwalk.h), and its segments are spliced
  * in order, one per activation, each with host-count 1.  The host walk
  * does not unwind through VM code: it goes on from the caller of the VM
  * entry that started the activation, read from the entry's C frame.  So

@@ -8,7 +8,7 @@
  * add fields.  Userspace works the layout of one target binary out (DWARF
  * via libdw when the binary has it, otherwise a table of layouts computed
  * from the exact sources and keyed by build-id), validates it against the
- * live process and hands it to the walker (luaunwind_ljwalk.h) -- in the
+ * live process and hands it to the walker (kmod/ljwalk.h) -- in the
  * kernel through the attach ioctl, in userspace directly.  The walker trusts
  * nothing in it beyond bounds: a wrong descriptor gives truncated walks,
  * never a crash, but userspace must refuse one that does not validate.
@@ -175,43 +175,5 @@ struct luw_lj_layout {
 #define LUW_LJ_GCVMASK		(((__u64)1 << 47) - 1)
 #define LUW_LJ_FF_LUA		0
 #define LUW_LJ_FF_C		1
-
-/*
- * Structural check of a descriptor as received (sizes, flags, offsets that
- * cannot be right in any build).  Whether it matches the target is a
- * different question, answered by validation against the live process.
- * Returns 0 when acceptable.
- */
-static inline int luw_lj_layout_check(const struct luw_lj_layout *ly)
-{
-	unsigned int i;
-
-	if (ly->size != sizeof(*ly) || ly->version != LUW_LJ_LAYOUT_VERSION)
-		return -1;
-	if (ly->flags & ~LUW_LJ_F_ALL)
-		return -1;
-	if (ly->reg_base >= LUW_X86_NREGS || ly->reg_pc >= LUW_X86_NREGS ||
-	    ly->reg_dispatch >= LUW_X86_NREGS ||
-	    ly->reg_kbase >= LUW_X86_NREGS)
-		return -1;
-	if (ly->cframe_l_size != 4 && ly->cframe_l_size != 8)
-		return -1;
-	if (ly->cframe_size < 16 || ly->cframe_size > 512 ||
-	    ly->cframe_ofs_l + ly->cframe_l_size > ly->cframe_size ||
-	    ly->cframe_ofs_prev + 8 > ly->cframe_size ||
-	    ly->cframe_rbp_cfa > ly->cframe_size)
-		return -1;
-	if (ly->gg_g2disp <= 0 || ly->gg_ndisp == 0 || ly->gg_ndisp > 4096)
-		return -1;
-	if (ly->n_vmst == 0 || ly->n_vmst > LUW_LJ_MAX_RAW_VMST)
-		return -1;
-	for (i = 0; i < ly->n_vmst; i++)
-		if (ly->vmst_map[i] >= LUW_VMST__MAX)
-			return -1;
-	if (ly->pt_size == 0 || ly->pt_size == LUW_LJ_NOFIELD ||
-	    ly->str_size == 0 || ly->str_size == LUW_LJ_NOFIELD)
-		return -1;
-	return 0;
-}
 
 #endif /* LUAUNWIND_LAYOUT_H */

@@ -3,10 +3,10 @@
  * Host (C) stack walk of the interrupted user thread, innermost first.
  *
  * Each step uses the compact unwind table userspace uploaded for the
- * mapping that holds the pc (luaunwind_unwind.h), and frame pointers where
+ * mapping that holds the pc (uwtable.c), and frame pointers where
  * there is no table or no usable rule.  Every user read goes through
  * luw_user_read(), which serves it from this CPU's read cache
- * (luaunwind_ucache.h: the stack from sp upward, the Lua stack slots,
+ * (ucache.c: the stack from sp upward, the Lua stack slots,
  * lines around heap objects, each copied once per sample).  The cache's
  * copies are copy_from_user_nmi(), perf's own helper for user stacks,
  * which refuses while the CPU is switching mm (copy_from_user_nofault()
@@ -22,7 +22,7 @@
 #include <linux/uaccess.h>
 
 #include "luw.h"
-#include <luaunwind_ucache.h>
+#include "ucache.h"
 
 /*
  * No caller frame lives further than this above the interrupted sp.

@@ -7,7 +7,7 @@
  * The host cursor (hostwalk.c) goes up from the interrupted frame.  The
  * first frame that runs VM code -- the interpreter, or the machine code of
  * the running trace -- triggers the one Lua walk of the sample
- * (luaunwind_ljwalk.h, every read through luw_user_read(), against the
+ * (ljwalk.c, every read through luw_user_read(), against the
  * sample's one budget).
  * Each VM frame met from then on takes the next Lua segment and the cursor
  * jumps to the caller of that segment's VM entry, read from the entry's C
@@ -23,7 +23,7 @@
 #include <linux/uaccess.h>
 
 #include "luw.h"
-#include <luaunwind_ljwalk.h>
+#include "ljwalk.h"
 
 struct luw_lua_scratch {
 	u64 pcs[LUW_MAX_HOST_FRAMES];

@@ -37,7 +37,7 @@
 
 #include <luaunwind.h>
 #include <luaunwind_layout.h>
-#include <luaunwind_unwind.h>
+#include "uwtable.h"
 
 struct mm_struct;
 struct perf_event;

@@ -39,6 +39,7 @@
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
 
+#include "ljwalk.h"
 #include "luw.h"
 
 static unsigned int luw_nr_targets;	/* all sessions together */

@@ -8,12 +8,12 @@
  * Capture: stop a thread of PID with ptrace (PTRACE_SEIZE + INTERRUPT,
  * as luaunwind-ljprobe does), take its registers, and run one sample's
  * merged walk on it: the host CFA walk (luw_uw_find + luw_uw_step of
- * include/luaunwind_unwind.h over the tables cfi.c builds from .eh_frame,
+ * kmod/uwtable.c over the tables cfi.c builds from .eh_frame,
  * the tables luaunwind-ctl uploads) and the Lua walk (luw_lj_walk of
- * include/luaunwind_ljwalk.h with the layout ljlayout.c proves), glued
+ * kmod/ljwalk.c with the layout ljlayout.c proves), glued
  * the way kmod/luawalk.c's luw_merged_walk() glues them (mirrored here:
  * the glue is kernel code).  Every read the walkers make goes through
- * their read callbacks and the module's read cache (luaunwind_ucache.h,
+ * their read callbacks and the module's read cache (kmod/ucache.c,
  * with kmod/hostwalk.c's storage sizes and budget) into a snapshot: the
  * first touch of a page copies it out of the target (process_vm_readv), so
  * after the walk the snapshot holds exactly the memory the walk needed.
@@ -59,10 +59,10 @@
 #include "process/cfi.h"
 #include "process/ljlayout.h"
 #include "process/procmaps.h"
+#include "kmod/ljwalk.h"
 #include "luaunwind.h"
-#include "luaunwind_ljwalk.h"
-#include "luaunwind_ucache.h"
-#include "luaunwind_unwind.h"
+#include "kmod/ucache.h"
+#include "kmod/uwtable.h"
 
 #define PROG "luw-walkcost"
 #define PAGE 4096u

@@ -3,8 +3,8 @@
 # from measurements (figures only, nothing asserted on time).
 #
 # luw-walkcost (tests/bench/walkcost.c) snapshots live targets with ptrace
-# and replays the module's walkers (include/luaunwind_unwind.h,
-# include/luaunwind_ljwalk.h) and its read cache (include/luaunwind_ucache.h)
+# and replays the module's walkers (kmod/uwtable.c,
+# kmod/ljwalk.c) and its read cache (kmod/ucache.c)
 # over the snapshots, counting every copy the cache makes (the module's
 # copy_from_user_nmi() calls) and those a copy per read would make, and
 # timing the walk code; --copycost measures a kernel copy from user
@@ -131,10 +131,10 @@ section=$(
 	echo
 	echo "\`luw-walkcost\` (tests/bench/walkcost.c) stops a live target with ptrace,"
 	echo "runs one sample's merged walk on it -- the host CFA walk of"
-	echo "include/luaunwind_unwind.h over the .eh_frame tables luaunwind-ctl would"
-	echo "upload, the Lua walk of include/luaunwind_ljwalk.h, glued as"
+	echo "kmod/uwtable.c over the .eh_frame tables luaunwind-ctl would"
+	echo "upload, the Lua walk of kmod/ljwalk.c, glued as"
 	echo "kmod/luawalk.c glues them -- with every read going through the walkers'"
-	echo "read callbacks and the module's read cache (include/luaunwind_ucache.h,"
+	echo "read callbacks and the module's read cache (kmod/ucache.c,"
 	echo "the module's storage sizes and budget) into a snapshot (a page is copied"
 	echo "out of the target on first touch), walks it again without the cache"
 	echo "(one copy per read, as the module did before the cache) and checks that"

@@ -15,7 +15,7 @@
 #include <fcntl.h>
 
 #include "record/attach.h"
-#include "luaunwind_layout.h"
+#include "kmod/ljwalk.h"
 #include "testlib.h"
 
 int main(void)

@@ -1,5 +1,5 @@
 /*
- * The lookup and the unwind step of include/luaunwind_unwind.h on
+ * The lookup and the unwind step of kmod/uwtable.c on
  * synthetic stacks: every rule, the frame-pointer fallback, and every
  * sanity check that must stop a walk over garbage.  The same code runs in
  * the kernel's sample handler, so its edge cases are pinned here.

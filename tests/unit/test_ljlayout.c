@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "process/ljlayout.h"
-#include "luaunwind_ljwalk.h"
+#include "kmod/ljwalk.h"
 #include "testlib.h"
 
 struct field {

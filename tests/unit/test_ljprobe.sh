@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Lua stack walk (include/luaunwind_ljwalk.h) on live, unmodified
+# The Lua stack walk (kmod/ljwalk.c) on live, unmodified
 # processes, through luaunwind-ljprobe (ptrace stops, registers, walk):
 #  - the RFC payload with the JIT off on Debian luajit, OpenResty luajit2
 #    and tarantool 2.6: >= 95% of 50 samples end in lua_payload frames and

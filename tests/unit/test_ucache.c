@@ -1,5 +1,5 @@
 /*
- * The read cache of include/luaunwind_ucache.h, which sits between the
+ * The read cache of kmod/ucache.c, which sits between the
  * walkers and the kernel's nofault copy: over a synthetic address space
  * with readable and unreadable pages, every read it answers must be
  * exactly what a copy of those bytes alone gives (bytes and failure
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "luaunwind_ucache.h"
+#include "kmod/ucache.h"
 
 static int failures;
 
@@ -99,7 +99,7 @@ static int rd(struct luw_uc *uc, __u64 addr, __u32 len, int line)
 	int rc = luw_uc_read(uc, addr, got, len);
 	int wrc = direct(addr, want, len);
 
-	if (rc != (wrc ? -1 : 0) || (!rc && memcmp(got, want, len))) {
+	if (rc != (wrc ? -EFAULT : 0) || (!rc && memcmp(got, want, len))) {
 		fprintf(stderr, "FAIL line %d: read %#llx+%u: rc %d, direct %d\n",
 			line, (unsigned long long)addr, len, rc, wrc);
 		failures++;
@@ -135,7 +135,7 @@ static void test_stack(void)
 	RD(&uc, STK + STK_PAGES * PG - 8, 8);
 	CHECK(uc.stack_len <= STK_PAGES * PG - 0x40,
 	      "window holds bytes past the mapping: %u", uc.stack_len);
-	CHECK(RD(&uc, STK + STK_PAGES * PG + 16, 8) == -1,
+	CHECK(RD(&uc, STK + STK_PAGES * PG + 16, 8) == -EFAULT,
 	      "a read past the stack succeeded");
 	c = s.copies;
 	RD(&uc, sp + 16, 8);
@@ -161,7 +161,7 @@ static void test_lines(void)
 	CHECK(s.copies == 2 && s.bytes == 3 * LUW_UC_LINE,
 	      "adjoining line: %u copies, %llu bytes", s.copies, s.bytes);
 	/* An unreadable page: one attempt, a failure, as a copy alone. */
-	CHECK(RD(&uc, HEAP + HEAP_HOLE * PG + 0x100, 8) == -1,
+	CHECK(RD(&uc, HEAP + HEAP_HOLE * PG + 0x100, 8) == -EFAULT,
 	      "read in the hole succeeded");
 	CHECK(s.copies == 3, "the hole took %u copies", s.copies - 2);
 	/* Lines end at pages: a read next to the hole still works. */
@@ -169,10 +169,10 @@ static void test_lines(void)
 	RD(&uc, HEAP + (HEAP_HOLE + 1) * PG, 8);
 	/* Across a page: copied alone, and failing where a page fails. */
 	RD(&uc, HEAP + PG - 4, 8);
-	CHECK(RD(&uc, HEAP + (HEAP_HOLE + 1) * PG - 4, 8) == -1,
+	CHECK(RD(&uc, HEAP + (HEAP_HOLE + 1) * PG - 4, 8) == -EFAULT,
 	      "a read into the hole succeeded");
 	/* Nothing LuaJIT owns: faults, no crash. */
-	CHECK(RD(&uc, 0x10, 8) == -1, "read at 0x10 succeeded");
+	CHECK(RD(&uc, 0x10, 8) == -EFAULT, "read at 0x10 succeeded");
 }
 
 static void test_prefetch(void)
@@ -206,7 +206,7 @@ static void test_prefetch(void)
 	luw_uc_prefetch(&uc, HEAP + HEAP_HOLE * PG - 1024, 2048);
 	RD(&uc, HEAP + HEAP_HOLE * PG - 512, 8);
 	CHECK(s.copies == 1, "read before the hole copied again");
-	CHECK(RD(&uc, HEAP + HEAP_HOLE * PG + 512, 8) == -1,
+	CHECK(RD(&uc, HEAP + HEAP_HOLE * PG + 512, 8) == -EFAULT,
 	      "read in the hole after a prefetch succeeded");
 }
 
@@ -232,7 +232,7 @@ static void test_limits(void)
 	RD(&uc, STK + 0x40, 8);
 	RD(&uc, HEAP, 8);
 	__u8 b[8];
-	CHECK(luw_uc_read(&uc, HEAP + PG + 8, b, 8) == -1,
+	CHECK(luw_uc_read(&uc, HEAP + PG + 8, b, 8) == -EFAULT,
 	      "a refused copy read");
 	CHECK(luw_uc_read(&uc, HEAP + 8, b, 8) == 0, "a held line refused");
 }

@@ -4,7 +4,7 @@
  * Stops each thread of a live process for a moment with ptrace, unwinds
  * its C stack with the compact tables built from .eh_frame (frame
  * pointers where no table covers a pc) using exactly the lookup and step
- * of include/luaunwind_unwind.h that the kernel runs, prints the
+ * of kmod/uwtable.c that the kernel runs, prints the
  * symbolized stack and lets the thread go.
  */
 #include <dirent.h>

@@ -6,7 +6,7 @@
  * Prints the detected target, layout and VM range, then takes N samples:
  * stops the thread with PTRACE_SEIZE + PTRACE_INTERRUPT, reads its
  * registers, and when the pc is in VM code or in the running trace walks
- * the Lua stack with luaunwind_ljwalk.h (the code the module runs) and
+ * the Lua stack with kmod/ljwalk.c (the code the module runs) and
  * prints it; otherwise lets it run a moment and retries.  Always detaches.
  * --want STATE keeps only samples in that state (LFUNC, FFUNC, TRACE, ...).
  * --any also takes samples in C code called by the VM; without the host
@@ -34,7 +34,7 @@
 #include "process/ljlayout.h"
 #include "process/ljproto.h"
 #include "process/procmem.h"
-#include "luaunwind_ljwalk.h"
+#include "kmod/ljwalk.h"
 
 #define PROG "luaunwind-ljprobe"
 

@@ -24,7 +24,7 @@
 
 #include <gelf.h>
 
-#include "luaunwind_unwind.h"
+#include "kmod/uwtable.h"
 
 struct luw_cfi_stats {
 	size_t fdes;		/* FDEs in .eh_frame */

@@ -7,7 +7,7 @@
 #include "process/dwstruct.h"
 #include "process/elf_symbols.h"
 #include "util/errbuf.h"
-#include "luaunwind_ljwalk.h"
+#include "kmod/ljwalk.h"
 #include "process/procmaps.h"
 #include "process/procmem.h"
 

@@ -1,5 +1,5 @@
 /*
- * ljproto: names for the frames of luaunwind_ljwalk.h, read from the live
+ * ljproto: names for the frames of kmod/ljwalk.h, read from the live
  * process with process_vm_readv: a GCproto's chunk name, first line and
  * the line of a bytecode position (from the proto's lineinfo), fast
  * function names by ffid from the target's own set (ffnames.h).  Results are cached per
@@ -15,7 +15,7 @@
 
 #include "luajit/ffnames.h"
 #include "luaunwind_layout.h"
-#include "luaunwind_ljwalk.h"
+#include "kmod/ljwalk.h"
 
 struct ljs_proto {
 	uint64_t addr;

@@ -28,7 +28,7 @@ void *luw_pmem_dup(pid_t pid, uint64_t addr, size_t len);
  */
 int luw_pmem_ref(pid_t pid, uint64_t addr, unsigned int size, uint64_t *v);
 
-/* luaunwind_ljwalk.h's read callback: ctx points at a pid_t. */
+/* kmod/ljwalk.h's read callback: ctx points at a pid_t. */
 int luw_pmem_read_cb(void *ctx, __u64 addr, void *dst, __u32 len);
 
 #endif

@@ -1,0 +1,732 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * The Lua stack walk of ljwalk.h (the design is described there), and the
+ * structural check of a layout descriptor.
+ */
+#include "ljwalk.h"
+
+struct lj_st {
+	const struct luw_lj_walk_in *in;
+	const struct luw_lj_layout *ly;
+	struct luw_lj_walk_out *out;
+	u32 reads;
+	u32 max_reads;
+	int gc64;
+};
+
+/*
+ * Every read of the walk goes through these: inline, as they were when the
+ * walk was a header, so a read costs the callback's indirect call and
+ * nothing more.
+ */
+static inline int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
+{
+	if (st->reads >= st->max_reads) {
+		if (st->out->status == LUW_LJW_OK)
+			st->out->status = LUW_LJW_BUDGET;
+		return -EFAULT;
+	}
+	st->reads++;
+	/* Nothing LuaJIT owns lives in the first page or the kernel half. */
+	if (addr < 4096 || addr >= ((u64)1 << 47) ||
+	    addr + len > ((u64)1 << 47))
+		return -EFAULT;
+	return st->in->read(st->in->ctx, addr, dst, len) ? -EFAULT : 0;
+}
+
+static inline int lj_u8(struct lj_st *st, u64 a, u8 *v)
+{
+	return lj_rd(st, a, v, 1);
+}
+
+static inline int lj_u32(struct lj_st *st, u64 a, u32 *v)
+{
+	return lj_rd(st, a, v, 4);
+}
+
+static inline int lj_u64(struct lj_st *st, u64 a, u64 *v)
+{
+	return lj_rd(st, a, v, 8);
+}
+
+/* GCRef / MRef: 8 bytes in GC64 builds, 4 otherwise. */
+static inline int lj_ref(struct lj_st *st, u64 a, u64 *v)
+{
+	u32 v32;
+
+	if (st->gc64)
+		return lj_u64(st, a, v);
+	if (lj_u32(st, a, &v32))
+		return -EFAULT;
+	*v = v32;
+	return 0;
+}
+
+static int lj_field_ok(u16 ofs)
+{
+	return ofs != LUW_LJ_NOFIELD;
+}
+
+/*
+ * G lives in GG_State right after the main thread's lua_State: what the
+ * walk reads of both is one span, [G + gg_g2l, G + the last G field),
+ * worth one copy (a hint; a garbage G costs that copy).
+ */
+static void lj_hint_g(struct lj_st *st, u64 g)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	u16 f[5];
+	u32 hi = 0, i;
+
+	if (!st->in->prefetch || ly->gg_g2l >= 0 || ly->gg_g2l < -4096)
+		return;
+	f[0] = ly->g_vmstate;
+	f[1] = ly->g_cur_l;
+	f[2] = ly->g_jit_base;
+	f[3] = ly->g_mainthref;
+	f[4] = ly->g_tmpbuf_l;
+	for (i = 0; i < 5; i++)
+		if (f[i] != LUW_LJ_NOFIELD && f[i] + 8u > hi)
+			hi = f[i] + 8u;
+	/* Only where the walk itself would read (lj_rd()). */
+	if (hi && g + (s64)ly->gg_g2l >= 4096 && g + hi <= ((u64)1 << 47))
+		st->in->prefetch(st->in->ctx, g + (s64)ly->gg_g2l,
+				 (u64)-(s64)ly->gg_g2l + hi);
+}
+
+/* G is real if its main thread points back at it. */
+static int lj_check_g(struct lj_st *st, u64 g)
+{
+	u64 mainl, glref;
+
+	if (!g || (g & 7))
+		return 0;
+	lj_hint_g(st, g);
+	if (lj_ref(st, g + st->ly->g_mainthref, &mainl))
+		return 0;
+	if (!mainl || lj_ref(st, mainl + st->ly->l_glref, &glref))
+		return 0;
+	return glref == g;
+}
+
+static int lj_check_l(struct lj_st *st, u64 l, u64 g)
+{
+	u8 gct;
+	u64 glref;
+
+	if (!l || (l & 7))
+		return 0;
+	if (lj_u8(st, l + st->ly->gc_gct, &gct) ||
+	    gct != st->ly->gct_thread)
+		return 0;
+	if (lj_ref(st, l + st->ly->l_glref, &glref))
+		return 0;
+	return glref == g;
+}
+
+/* The saved L in a VM cframe (4 bytes in non-GC64 builds). */
+static u64 lj_cframe_l(struct lj_st *st, u64 cframe)
+{
+	u64 l = 0;
+	u32 l32;
+
+	if (st->ly->cframe_l_size == 8) {
+		if (lj_u64(st, cframe + st->ly->cframe_ofs_l, &l))
+			return 0;
+	} else {
+		if (lj_u32(st, cframe + st->ly->cframe_ofs_l, &l32))
+			return 0;
+		l = l32;
+	}
+	return l;
+}
+
+struct lj_stack {
+	u64 lo;	/* L->stack */
+	u64 hi;	/* one past the last slot */
+};
+
+static int lj_get_stack(struct lj_st *st, u64 l, struct lj_stack *s)
+{
+	u32 size;
+
+	if (lj_ref(st, l + st->ly->l_stack, &s->lo) ||
+	    lj_u32(st, l + st->ly->l_stacksize, &size))
+		return -EFAULT;
+	if (!s->lo || size == 0 || size > (1u << 24))
+		return -EINVAL;
+	s->hi = s->lo + (u64)size * 8;
+	return 0;
+}
+
+static int lj_in_stack(const struct lj_stack *s, u64 p)
+{
+	return p > s->lo && p <= s->hi && !(p & 7);
+}
+
+/*
+ * The proto of a Lua function object; 0 if it is not one.  The proto's
+ * own type byte is checked: a wrong fn_pc or pt_size must end the walk,
+ * not fill it with addresses that are no protos.
+ */
+static u64 lj_func_proto(struct lj_st *st, u64 fn)
+{
+	u64 pc;
+	u8 gct;
+
+	if (lj_ref(st, fn + st->ly->fn_pc, &pc) || pc < st->ly->pt_size)
+		return 0;
+	pc -= st->ly->pt_size;
+	if (lj_u8(st, pc + st->ly->gc_gct, &gct) ||
+	    gct != st->ly->gct_proto)
+		return 0;
+	return pc;
+}
+
+/* Is pc inside (or just past) the proto's bytecode? */
+static int lj_pc_in_proto(struct lj_st *st, u64 pt, u64 pc)
+{
+	u32 sizebc;
+	u64 bc = pt + st->ly->pt_size;
+
+	if (!pt || pc < bc || (pc & 3))
+		return 0;
+	if (lj_u32(st, pt + st->ly->pt_sizebc, &sizebc))
+		return 0;
+	return pc <= bc + (u64)sizebc * 4;
+}
+
+static struct luw_lj_frame *lj_push(struct lj_st *st)
+{
+	struct luw_lj_walk_out *o = st->out;
+	struct luw_lj_frame *f;
+
+	if (o->nframes >= o->max_frames) {
+		o->status = LUW_LJW_FULL;
+		return NULL;
+	}
+	f = &o->frames[o->nframes++];
+	f->kind = 0;
+	f->ffid = 0;
+	f->link = 0;
+	f->flags = 0;
+	f->trace = 0;
+	f->func = 0;
+	f->proto = 0;
+	f->pc = 0;
+	return f;
+}
+
+static struct luw_lj_seg *lj_seg_open(struct lj_st *st, u64 l, u64 cframe)
+{
+	struct luw_lj_walk_out *o = st->out;
+	struct luw_lj_seg *s;
+
+	if (o->nsegs >= o->max_segs) {
+		o->status = LUW_LJW_FULL;
+		return NULL;
+	}
+	s = &o->segs[o->nsegs++];
+	s->first = (u16)o->nframes;
+	s->count = 0;
+	s->flags = (cframe & LUW_LJ_CFRAME_RESUME) ? LUW_LJS_RESUMED : 0;
+	s->cframe = cframe & LUW_LJ_CFRAME_RAWMASK;
+	s->L = l;
+	return s;
+}
+
+/*
+ * A VM activation can be linked into L->cframe while it owns no Lua frame:
+ * lj_vm_call/pcall between linking their C frame and the callee's frame
+ * link being written, vm_return between popping the last frame and
+ * unlinking the C frame, and lj_vm_cpcall running C without a frame (the
+ * parser under lua_load).  The frames then close each activation one C
+ * frame too early, so the caller's C function looks like the new
+ * activation's, and the chain outlives the stack: `left` is the C frame
+ * still linked when the walk of L reached its bottom (0 when it ended
+ * with the stack, as it must).  Each C frame left over is an innermost
+ * activation without frames: give it an empty segment at the front and
+ * move the frames of every segment of this walk (from s0) one C frame
+ * down the chain.  LuaJIT marks only the cpcall case itself (negative
+ * nres); the prologue and epilogue windows have no mark, the chain's
+ * length is the one witness.  Returns the C frame now closed last.
+ */
+static u64 lj_frameless(struct lj_st *st, unsigned int s0, u64 left,
+			u64 last_cf)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	struct luw_lj_walk_out *o = st->out;
+	unsigned int i, k;
+
+	for (k = 0; left && k < LUW_LJ_MAX_FRAMELESS; k++) {
+		u64 prev = 0;
+
+		if (o->nsegs >= o->max_segs || s0 >= o->nsegs) {
+			o->status = LUW_LJW_FULL;
+			return 0;
+		}
+		for (i = o->nsegs; i > s0; i--)
+			o->segs[i] = o->segs[i - 1];
+		o->nsegs++;
+		for (i = s0 + 1; i < o->nsegs; i++) {
+			struct luw_lj_seg *s = &o->segs[i];
+			u64 cf = left;
+
+			if (i + 1 < o->nsegs)
+				cf = o->segs[i + 1].cframe |
+				     ((o->segs[i + 1].flags & LUW_LJS_RESUMED) ?
+				      LUW_LJ_CFRAME_RESUME : 0);
+			s->cframe = cf & LUW_LJ_CFRAME_RAWMASK;
+			s->flags = (s->flags & ~(u32)LUW_LJS_RESUMED) |
+				   ((cf & LUW_LJ_CFRAME_RESUME) ?
+				    LUW_LJS_RESUMED : 0);
+		}
+		o->segs[s0].count = 0;
+		o->segs[s0].first = o->segs[s0 + 1].first;
+		o->segs[s0].flags &= ~(u32)LUW_LJS_TRACE;
+		last_cf = left;
+		if (lj_u64(st, (left & LUW_LJ_CFRAME_RAWMASK) +
+				ly->cframe_ofs_prev, &prev))
+			prev = 0;
+		left = prev;
+	}
+	if (left) {
+		/* More than a transition explains: trust no splice. */
+		o->status = LUW_LJW_BADFRAME;
+		return 0;
+	}
+	return last_cf;
+}
+
+/* Reads the frame link and function of the frame whose base is `base`. */
+static int lj_frame_at(struct lj_st *st, u64 base, s64 *ftsz, u64 *fn)
+{
+	u64 v;
+
+	if (st->gc64) {
+		if (lj_u64(st, base - 8, &v))
+			return -EFAULT;
+		*ftsz = (s64)v;
+		if (lj_u64(st, base - 16, &v))
+			return -EFAULT;
+		*fn = v & LUW_LJ_GCVMASK;
+	} else {
+		if (lj_u64(st, base - 8, &v))
+			return -EFAULT;
+		*fn = v & 0xffffffffu;
+		*ftsz = (s64)(s32)(u32)(v >> 32);
+	}
+	return 0;
+}
+
+/*
+ * Walks one lua_State from `base` down to the bottom of its stack.  Opens
+ * a segment per VM activation, starting with `cframe` (L->cframe).
+ * Returns the cframe value (with flags) of the last activation closed, or
+ * 0 when the walk stopped early.
+ */
+static u64 lj_walk_l(struct lj_st *st, u64 l, u64 base, u64 pc, int pc_exact,
+		     u64 cframe, struct luw_lj_frame *first_extra)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	struct luw_lj_walk_out *o = st->out;
+	struct lj_stack stk;
+	struct luw_lj_seg *seg;
+	u64 bottom, last_cf = 0;
+	unsigned int steps, s0;
+	int fr2 = st->gc64;
+
+	if (lj_get_stack(st, l, &stk)) {
+		o->status = LUW_LJW_FAULT;
+		return 0;
+	}
+	if (!lj_in_stack(&stk, base)) {
+		o->status = LUW_LJW_BADBASE;
+		return 0;
+	}
+	/* Every frame link and function slot below base, in one copy. */
+	if (st->in->prefetch && stk.lo >= 4096 && base <= ((u64)1 << 47))
+		st->in->prefetch(st->in->ctx, stk.lo, base - stk.lo);
+	s0 = o->nsegs;
+	seg = lj_seg_open(st, l, cframe);
+	if (!seg)
+		return 0;
+	if (first_extra) {
+		/* The trace pseudo-frame belongs to this activation. */
+		seg->first = (u16)(first_extra - o->frames);
+		seg->flags |= LUW_LJS_TRACE;
+	}
+	/* The lowest frame's base: slot 0 is the thread, FR2 adds a nil. */
+	bottom = stk.lo + 8 * (1 + fr2);
+	for (steps = 0; steps < LUW_LJ_MAX_STEPS; steps++) {
+		struct luw_lj_frame *f;
+		s64 ftsz;
+		u64 fn, nbase, npc = 0;
+		u8 ffid, gct;
+		int type, typep, boundary = 0;
+
+		if (base <= bottom)
+			break;
+		if (lj_frame_at(st, base, &ftsz, &fn) ||
+		    lj_u8(st, fn + ly->gc_gct, &gct) ||
+		    lj_u8(st, fn + ly->fn_ffid, &ffid)) {
+			o->status = LUW_LJW_FAULT;
+			goto stop;
+		}
+		if (gct != ly->gct_func) {
+			o->status = LUW_LJW_BADFRAME;
+			goto stop;
+		}
+		type = (int)(ftsz & LUW_LJ_FRAME_TYPE);
+		typep = (int)(ftsz & LUW_LJ_FRAME_TYPEP);
+		if (type == LUW_LJ_FRAME_LUA) {
+			u32 ins;
+
+			npc = fr2 ? (u64)ftsz : (u64)(u32)ftsz;
+			if (lj_u32(st, npc - 4, &ins)) {
+				o->status = LUW_LJW_FAULT;
+				goto stop;
+			}
+			nbase = base - 8 * (1 + fr2 + ((ins >> 8) & 0xff));
+		} else {
+			u64 delta = (u64)ftsz & ~(u64)LUW_LJ_FRAME_TYPEP;
+
+			if (ftsz < 0 || delta == 0) {
+				o->status = LUW_LJW_BADFRAME;
+				goto stop;
+			}
+			nbase = base - delta;
+			if (typep == LUW_LJ_FRAME_VARG) {
+				/*
+				 * A vararg function's second frame: the real
+				 * one, with the caller's link, is below.
+				 */
+				if (nbase >= base || nbase < bottom) {
+					o->status = LUW_LJW_BADFRAME;
+					goto stop;
+				}
+				base = nbase;
+				continue;
+			}
+		}
+		f = lj_push(st);
+		if (!f)
+			goto stop;
+		f->func = fn;
+		f->ffid = ffid;
+		f->link = (u8)(type == LUW_LJ_FRAME_LUA ? LUW_LJ_FRAME_LUA : typep);
+		if (ffid == LUW_LJ_FF_LUA) {
+			f->kind = LUW_LJF_LUA;
+			f->proto = lj_func_proto(st, fn);
+			if (!f->proto) {
+				o->nframes--;
+				o->status = LUW_LJW_BADFRAME;
+				goto stop;
+			}
+			if (pc && lj_pc_in_proto(st, f->proto, pc)) {
+				f->pc = pc;
+				if (pc_exact)
+					f->flags |= LUW_LJF_PC_EXACT;
+				else if (first_extra && o->nframes == 2)
+					f->flags |= LUW_LJF_PC_TRACE;
+			}
+		} else if (ffid == LUW_LJ_FF_C) {
+			u64 cf = 0;
+
+			f->kind = LUW_LJF_C;
+			if (lj_field_ok(ly->fn_f) &&
+			    !lj_u64(st, fn + ly->fn_f, &cf))
+				f->pc = cf;
+		} else {
+			f->kind = LUW_LJF_FF;
+		}
+		pc = 0;
+		pc_exact = 1;
+		if (type == LUW_LJ_FRAME_LUA) {
+			pc = npc;
+		} else if (typep == LUW_LJ_FRAME_CONT) {
+			/* Metamethod or tail-call continuation. */
+			u64 cpc = 0, contv = 0;
+
+			if (fr2) {
+				lj_u64(st, base - 24, &cpc);
+				lj_u64(st, base - 32, &contv);
+			} else {
+				u64 v = 0;
+
+				lj_u64(st, base - 16, &v);
+				cpc = v >> 32;
+				contv = v & 0xffffffffu;
+			}
+			if (contv == LUW_LJ_CONT_FFI_CALLBACK)
+				boundary = 1;
+			else
+				pc = cpc;
+		} else if (typep == LUW_LJ_FRAME_C || typep == LUW_LJ_FRAME_CP) {
+			boundary = 1;
+		}
+		if (nbase >= base || nbase < bottom - 8 * (1 + fr2)) {
+			o->status = LUW_LJW_BADFRAME;
+			goto stop;
+		}
+		base = nbase;
+		if (boundary) {
+			u64 prev = 0;
+
+			seg->count = (u16)(o->nframes - seg->first);
+			last_cf = cframe;
+			if (cframe && lj_u64(st, (cframe & LUW_LJ_CFRAME_RAWMASK) +
+						  ly->cframe_ofs_prev, &prev))
+				prev = 0;
+			cframe = prev;
+			if (base <= bottom)
+				return lj_frameless(st, s0, cframe,
+							 last_cf);
+			seg = lj_seg_open(st, l, cframe);
+			if (!seg)
+				return 0;
+		}
+	}
+	seg->count = (u16)(o->nframes - seg->first);
+	if (steps >= LUW_LJ_MAX_STEPS) {
+		o->status = LUW_LJW_BADFRAME;
+		return 0;
+	}
+	if (seg->count == 0 && o->nsegs > 1 && seg->first == o->nframes) {
+		/* Nothing below the last boundary: drop the empty segment. */
+		o->nsegs--;
+		return last_cf;
+	}
+	return cframe;
+stop:
+	seg->count = (u16)(o->nframes - seg->first);
+	return 0;
+}
+
+static int lj_in_interp(const struct luw_lj_walk_in *in, u64 ip)
+{
+	return ip >= in->vm_start && ip < in->interp_end;
+}
+
+/* Pseudo-frame for a running trace: its number, start proto and pc. */
+static struct luw_lj_frame *lj_trace_frame(struct lj_st *st, u64 g,
+					   u32 traceno)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	struct luw_lj_frame *f = lj_push(st);
+	u64 j = g + (s64)ly->gg_g2j, arr = 0, t = 0;
+	u32 size = 0;
+	u8 gct = 0;
+
+	if (!f)
+		return NULL;
+	f->kind = LUW_LJF_TRACE;
+	f->trace = traceno;
+	if (lj_u64(st, j + ly->j_trace, &arr) ||
+	    lj_u32(st, j + ly->j_sizetrace, &size) || traceno >= size ||
+	    lj_ref(st, arr + (u64)traceno * (st->gc64 ? 8 : 4), &t) ||
+	    !t || lj_u8(st, t + ly->gc_gct, &gct) || gct != ly->gct_trace)
+		return f;
+	f->func = t;
+	if (lj_ref(st, t + ly->tr_startpt, &f->proto))
+		f->proto = 0;
+	if (lj_ref(st, t + ly->tr_startpc, &f->pc))
+		f->pc = 0;
+	return f;
+}
+
+int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
+{
+	struct lj_st st;
+	const struct luw_lj_layout *ly = in->ly;
+	u64 g = 0, l = 0, base = 0, pc = 0, cframe = 0, cf, sp;
+	struct luw_lj_frame *trace_f = NULL;
+	s32 vms = 0;
+	int interp, pc_exact = 0;
+	unsigned int hops;
+
+	out->nframes = 0;
+	out->nsegs = 0;
+	out->G = 0;
+	out->L = 0;
+	out->vmstate_raw = 0;
+	out->vmstate = LUW_VMST_UNKNOWN;
+	out->status = LUW_LJW_OK;
+	out->coros = 0;
+	st.in = in;
+	st.ly = ly;
+	st.out = out;
+	st.reads = 0;
+	st.max_reads = in->max_reads ? in->max_reads : 4096;
+	st.gc64 = !!(ly->flags & LUW_LJ_F_GC64);
+	sp = in->regs.r[LUW_X86_RSP];
+	interp = lj_in_interp(in, in->regs.ip);
+
+	/* G */
+	if (interp || st.gc64) {
+		g = in->regs.r[ly->reg_dispatch] - (s64)ly->gg_g2disp;
+		if (!lj_check_g(&st, g))
+			g = 0;
+	}
+	if (!g && in->vm_sp) {
+		l = lj_cframe_l(&st, in->vm_sp);
+		if (l && !lj_ref(&st, l + ly->l_glref, &g) &&
+		    !lj_check_g(&st, g))
+			g = 0;
+	}
+	if (!g && in->g_hint && lj_check_g(&st, in->g_hint))
+		g = in->g_hint;
+	if (!g) {
+		out->status = LUW_LJW_NOG;
+		return out->status;
+	}
+	out->G = g;
+	if (lj_rd(&st, g + ly->g_vmstate, &vms, 4)) {
+		out->status = LUW_LJW_FAULT;
+		return out->status;
+	}
+	out->vmstate_raw = vms;
+	if (vms >= 0)
+		out->vmstate = LUW_VMST_TRACE;
+	else if ((u32)~vms < ly->n_vmst)
+		out->vmstate = ly->vmst_map[~vms];
+
+	/* L and the live base */
+	l = 0;
+	if (vms >= 0) {
+		u64 jb = 0;
+
+		if (lj_field_ok(ly->g_tmpbuf_l) &&
+		    !lj_ref(&st, g + ly->g_tmpbuf_l, &l))
+			l &= ~(u64)7;
+		if (!lj_check_l(&st, l, g))
+			l = 0;
+		if (!lj_ref(&st, g + ly->g_jit_base, &jb))
+			base = jb;
+	} else if (interp) {
+		l = lj_cframe_l(&st, sp);
+		if (!lj_check_l(&st, l, g))
+			l = 0;
+		base = in->regs.r[ly->reg_base];
+		pc = in->regs.r[ly->reg_pc];
+		if (!st.gc64)
+			pc &= 0xffffffffu;
+		pc_exact = 1;
+	} else if (in->vm_sp) {
+		l = lj_cframe_l(&st, in->vm_sp);
+		if (!lj_check_l(&st, l, g))
+			l = 0;
+	}
+	if (!l) {
+		if (lj_ref(&st, g + ly->g_cur_l, &l) ||
+		    !lj_check_l(&st, l, g)) {
+			out->status = LUW_LJW_NOL;
+			return out->status;
+		}
+	}
+	out->L = l;
+	if (lj_u64(&st, l + ly->l_cframe, &cframe))
+		cframe = 0;
+	{
+		struct lj_stack stk;
+
+		if (lj_get_stack(&st, l, &stk)) {
+			out->status = LUW_LJW_FAULT;
+			return out->status;
+		}
+		if (!lj_in_stack(&stk, base) &&
+		    lj_u64(&st, l + ly->l_base, &base)) {
+			out->status = LUW_LJW_FAULT;
+			return out->status;
+		}
+		if (!lj_in_stack(&stk, base)) {
+			out->status = LUW_LJW_BADBASE;
+			return out->status;
+		}
+	}
+	if (vms >= 0) {
+		trace_f = lj_trace_frame(&st, g, (u32)vms);
+		if (!trace_f)
+			return out->status;
+		/* The trace started in the frame at jit_base, at startpc. */
+		pc = trace_f->pc;
+		pc_exact = 0;
+	}
+
+	cf = lj_walk_l(&st, l, base, pc, pc_exact, cframe, trace_f);
+	if (interp && out->nframes == 0 && vms < 0 &&
+	    (out->status == LUW_LJW_FAULT || out->status == LUW_LJW_BADFRAME)) {
+		u64 lbase;
+
+		/*
+		 * Some VM paths use BASE's register for a C argument (rdx is
+		 * CARG3); the last base the VM stored is the next best thing.
+		 */
+		if (!lj_u64(&st, l + ly->l_base, &lbase) && lbase != base) {
+			out->status = LUW_LJW_OK;
+			out->nsegs = 0;
+			cf = lj_walk_l(&st, l, lbase, 0, 0, cframe, NULL);
+		}
+	}
+	if (out->vmstate == LUW_VMST_INTERP && out->nframes) {
+		/* Stock LuaJIT: tell Lua code from fast functions. */
+		u8 k = out->frames[0].kind;
+
+		out->vmstate = k == LUW_LJF_FF ? LUW_VMST_FFUNC :
+			       k == LUW_LJF_LUA ? LUW_VMST_LFUNC :
+			       LUW_VMST_INTERP;
+	}
+
+	/* Follow coroutine.resume into the resumer's stack. */
+	for (hops = 0; hops < LUW_LJ_MAX_CORO_HOPS; hops++) {
+		u64 raw, ret, outer, ocf, obase;
+
+		if (out->status != LUW_LJW_OK || !(cf & LUW_LJ_CFRAME_RESUME))
+			break;
+		raw = cf & LUW_LJ_CFRAME_RAWMASK;
+		if (lj_u64(&st, raw + ly->cframe_size - 8, &ret) ||
+		    ret < in->vm_start || ret >= in->interp_end)
+			break;	/* resumed from C: the host unwinder goes on */
+		outer = lj_cframe_l(&st, raw + ly->cframe_size);
+		if (!lj_check_l(&st, outer, g) ||
+		    lj_u64(&st, outer + ly->l_cframe, &ocf) ||
+		    (ocf & LUW_LJ_CFRAME_RAWMASK) != raw + ly->cframe_size ||
+		    lj_u64(&st, outer + ly->l_base, &obase))
+			break;
+		out->coros++;
+		cf = lj_walk_l(&st, outer, obase, 0, 0, ocf, NULL);
+	}
+	return out->status;
+}
+
+int luw_lj_layout_check(const struct luw_lj_layout *ly)
+{
+	unsigned int i;
+
+	if (ly->size != sizeof(*ly) || ly->version != LUW_LJ_LAYOUT_VERSION)
+		return -EINVAL;
+	if (ly->flags & ~LUW_LJ_F_ALL)
+		return -EINVAL;
+	if (ly->reg_base >= LUW_X86_NREGS || ly->reg_pc >= LUW_X86_NREGS ||
+	    ly->reg_dispatch >= LUW_X86_NREGS ||
+	    ly->reg_kbase >= LUW_X86_NREGS)
+		return -EINVAL;
+	if (ly->cframe_l_size != 4 && ly->cframe_l_size != 8)
+		return -EINVAL;
+	if (ly->cframe_size < 16 || ly->cframe_size > 512 ||
+	    ly->cframe_ofs_l + ly->cframe_l_size > ly->cframe_size ||
+	    ly->cframe_ofs_prev + 8 > ly->cframe_size ||
+	    ly->cframe_rbp_cfa > ly->cframe_size)
+		return -EINVAL;
+	if (ly->gg_g2disp <= 0 || ly->gg_ndisp == 0 || ly->gg_ndisp > 4096)
+		return -EINVAL;
+	if (ly->n_vmst == 0 || ly->n_vmst > LUW_LJ_MAX_RAW_VMST)
+		return -EINVAL;
+	for (i = 0; i < ly->n_vmst; i++)
+		if (ly->vmst_map[i] >= LUW_VMST__MAX)
+			return -EINVAL;
+	if (ly->pt_size == 0 || ly->pt_size == LUW_LJ_NOFIELD ||
+	    ly->str_size == 0 || ly->str_size == LUW_LJ_NOFIELD)
+		return -EINVAL;
+	return 0;
+}

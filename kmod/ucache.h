@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * luaunwind: one sample's user-memory reads, served from a few bulk copies.
+ *
+ * The walkers (uwtable.c, ljwalk.c) ask for one word or
+ * one field at a time.  Each such read done as its own nofault copy costs
+ * the copy's fixed price (the uaccess switch, the exception-table setup,
+ * an indirect call) for a handful of bytes; a sample's merged walk asks
+ * for ~150 of them.  This cache sits between the walkers' read callbacks
+ * and the caller's nofault copy and answers the same requests from few,
+ * larger copies made during the same sample:
+ *
+ *   stack window  the interrupted thread's stack from sp upward, copied on
+ *                 demand: the first read in [sp, stack_end) copies at
+ *                 least LUW_UC_STACK_FIRST bytes from sp, and a read above
+ *                 what is copied extends the window to cover it, at least
+ *                 doubling it; the window ends on a LUW_UC_STACK_ALIGN
+ *                 boundary, within the storage given.  A copy that stops
+ *                 short (the
+ *                 stack mapping ends, a page is not resident) keeps the
+ *                 bytes it did copy and the window stops growing; reads
+ *                 above it go on as lines.
+ *   ranges        luw_uc_prefetch(): a span the caller knows it is about
+ *                 to read (the Lua walk: the live slots of a Lua stack),
+ *                 copied in one go, its upper part first when it is
+ *                 longer than LUW_UC_RANGE_MAX or the storage left.
+ *   lines         any other read: LUW_UC_LINE bytes around it (a GCfunc,
+ *                 a GCproto header, a few bytecodes), twice that next to
+ *                 a span already copied (luw_uc_place() in ucache.c).
+ *
+ * What the walkers get is unchanged: the bytes at the address they asked
+ * for, as the copy found them during this sample, or a failure where a
+ * copy of exactly those bytes would have failed.  A line never crosses a
+ * page (it is placed within the page of the read), so a line that faults
+ * is a read that faults; a read that crosses a page, or that finds the storage
+ * full, is copied alone and not kept.  Nothing is kept across samples:
+ * luw_uc_init() starts each one empty.  The walkers check everything they
+ * read exactly as before; the cache trusts nothing it copies either: it
+ * only hands it back.
+ *
+ * Cost: every copy the cache makes is one call of the caller's copy
+ * function, which counts it (a read, plus its bytes) against the sample's
+ * budget and may refuse it.  Storage bounds the bytes: at most stack_cap
+ * + cap bytes are copied in bulk per sample, plus one uncached request
+ * per read the budget allows.
+ *
+ * Freestanding C (no libc, no allocation, no locks; ucache.c), compiled
+ * into the module's sample handler and into userspace: the caller gives
+ * the storage (per-CPU scratch in the kernel) and the copy function.
+ */
+#ifndef LUW_UCACHE_H
+#define LUW_UCACHE_H
+
+#include "walkenv.h"
+
+/*
+ * Copies len bytes at user address addr to dst without faulting or
+ * sleeping.  Returns how many bytes from the start it copied: len when
+ * all, fewer when it stopped at a fault or was refused (budget).  Bytes
+ * past the count may have been written and mean nothing.
+ */
+typedef u32 (*luw_uc_copy_fn)(void *ctx, u64 addr, void *dst, u32 len);
+
+#define LUW_UC_PAGE		4096u
+#define LUW_UC_LINE		384u	/* 2 x LUW_UC_LINE <= LUW_UC_PAGE */
+#define LUW_UC_STACK_ALIGN	512u	/* a power of two */
+#define LUW_UC_STACK_FIRST	1024u	/* the first stack copy at least */
+#define LUW_UC_RANGE_MAX	4096u	/* one prefetch at most */
+#define LUW_UC_SPANS		48	/* lines and ranges kept */
+#define LUW_UC_IDX		64	/* 256-byte granules indexed, a power of 2 */
+
+struct luw_uc_span {
+	u64 addr;
+	u32 len;		/* bytes valid at buf + off */
+	u32 off;
+};
+
+struct luw_uc {
+	luw_uc_copy_fn copy;
+	void *ctx;
+	/* the stack window: [stack_lo, stack_lo + stack_len) copied */
+	u8 *stack_buf;
+	u32 stack_cap;
+	u32 stack_len;
+	u64 stack_lo, stack_end;
+	int stack_done;		/* stopped growing: short copy or full */
+	/* lines and ranges */
+	u8 *buf;
+	u32 cap;
+	u32 used;
+	u32 nspan;
+	struct luw_uc_span span[LUW_UC_SPANS];
+	/*
+	 * Direct-mapped by (addr >> 8): 1 + the span that last served a read
+	 * in that granule, 0 none.  Spans are never moved or dropped during
+	 * a sample, so an entry is only ever stale by not holding addr.
+	 */
+	u8 idx[LUW_UC_IDX];
+	/* what was served without a copy, for the curious */
+	u32 hits;
+};
+
+/*
+ * Start a sample.  [sp, stack_end) is the stack window's bound (0, 0 for
+ * none); stack_buf/stack_cap and buf/cap the storage, which must stay the
+ * caller's until the sample ends.
+ */
+void luw_uc_init(struct luw_uc *uc, luw_uc_copy_fn copy, void *ctx, u64 sp,
+		 u64 stack_end, u8 *stack_buf, u32 stack_cap, u8 *buf, u32 cap);
+
+/* Returns 0 with dst filled, -EFAULT where the bytes could not be read. */
+int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len);
+
+/*
+ * The caller is about to read [addr, addr + len): copy it in one go when
+ * there is room, its upper end first (the Lua walk goes down from there).
+ * A hint only: nothing fails, reads outside what it kept go on as lines.
+ */
+void luw_uc_prefetch(struct luw_uc *uc, u64 addr, u64 len);
+
+#endif /* LUW_UCACHE_H */

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: (GPL-2.0 OR MIT)
+/*
+ * The unwind-table check, lookup and step of uwtable.h.  Freestanding (no
+ * libc, no allocation, no locks): it runs in the module's sample handler,
+ * hardirq or NMI, and in userspace over ptrace snapshots.
+ */
+#include "uwtable.h"
+
+int luw_uw_check(const void *buf, u64 len)
+{
+	const struct luw_uw_hdr *h = buf;
+	const struct luw_uw_entry *e;
+	u32 i;
+
+	if (len < sizeof(*h))
+		return -EINVAL;
+	if (h->magic != LUW_UW_MAGIC || h->version != LUW_UW_VERSION ||
+	    h->hdr_size != sizeof(*h) ||
+	    h->entry_size != sizeof(struct luw_uw_entry) ||
+	    (h->flags & ~LUW_UW_F_ALL) || h->nentries == 0 ||
+	    h->build_id_len > LUW_UW_BUILD_ID_MAX)
+		return -EINVAL;
+	if ((len - sizeof(*h)) / sizeof(*e) != h->nentries ||
+	    (len - sizeof(*h)) % sizeof(*e))
+		return -EINVAL;
+	e = luw_uw_entries(h);
+	for (i = 0; i < h->nentries; i++) {
+		if (LUW_UW_CFA_OF(e[i].rule) > LUW_UW_CFA_MAX ||
+		    LUW_UW_RBP_OF(e[i].rule) > LUW_UW_RBP_MAX)
+			return -EINVAL;
+		if (i && e[i].start <= e[i - 1].start)
+			return -EINVAL;
+	}
+	if (e[0].start != h->text_lo ||
+	    e[h->nentries - 1].start != h->text_hi ||
+	    LUW_UW_CFA_OF(e[h->nentries - 1].rule) != LUW_UW_CFA_NONE)
+		return -EINVAL;
+	return 0;
+}
+
+const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
+				       u64 rel)
+{
+	u32 lo = 0, hi = n;
+
+	if (n == 0 || rel > 0xffffffffULL || rel < ent[0].start)
+		return NULL;
+	/* Invariant: ent[lo].start <= rel, and rel < ent[hi].start if hi < n. */
+	while (hi - lo > 1) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (ent[mid].start <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &ent[lo];
+}
+
+static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
+{
+	u64 cfa, ra, bp;
+
+	if ((r->flags & LUW_UW_R_NO_FP) || !(r->flags & LUW_UW_R_BP_VALID))
+		return LUW_UW_ERR_NOINFO;
+	/* The psABI's end of the chain: _start and clone zero rbp. */
+	if (r->bp == 0)
+		return LUW_UW_END;
+	if (r->bp < r->sp || r->bp > r->stack_end - 16)
+		return LUW_UW_ERR_NOINFO;
+	cfa = r->bp + 16;
+	if (rd(ctx, r->bp + 8, &ra) || rd(ctx, r->bp, &bp))
+		return LUW_UW_ERR_READ;
+	if (!ra)
+		return LUW_UW_ERR_RA;
+	r->ip = ra;
+	r->sp = cfa;
+	r->bp = bp;
+	r->flags |= LUW_UW_R_CALLER | LUW_UW_R_BP_VALID;
+	return LUW_UW_OK_FP;
+}
+
+int luw_uw_step(const struct luw_uw_entry *e, struct luw_uw_regs *r,
+		luw_uw_read_fn rd, void *ctx)
+{
+	u64 cfa, ra, bp;
+	u32 bp_flag;
+
+	if (!e)
+		return luw_uw_step_fp(r, rd, ctx);
+
+	/* The s32/s16/s8 offsets sign-extend as they are added to a u64. */
+	switch (LUW_UW_CFA_OF(e->rule)) {
+	case LUW_UW_CFA_RSP:
+		cfa = r->sp + e->cfa_off;
+		break;
+	case LUW_UW_CFA_RBP:
+		if (!(r->flags & LUW_UW_R_BP_VALID))
+			return LUW_UW_ERR_NOINFO;
+		cfa = r->bp + e->cfa_off;
+		break;
+	case LUW_UW_CFA_PLT:
+		cfa = r->sp + e->cfa_off;
+		if ((s32)(r->ip & 15) >= e->aux)
+			cfa += 8;
+		break;
+	case LUW_UW_CFA_END:
+		return LUW_UW_END;
+	default:		/* NONE, UNSUP */
+		return luw_uw_step_fp(r, rd, ctx);
+	}
+
+	if (cfa <= r->sp || cfa > r->stack_end)
+		return LUW_UW_ERR_CFA;
+	if (rd(ctx, cfa + e->ra_off, &ra))
+		return LUW_UW_ERR_READ;
+	if (!ra)
+		return LUW_UW_ERR_RA;
+
+	bp = r->bp;
+	bp_flag = r->flags & LUW_UW_R_BP_VALID;
+	switch (LUW_UW_RBP_OF(e->rule)) {
+	case LUW_UW_RBP_CFA:
+		if (rd(ctx, cfa + e->aux, &bp))
+			return LUW_UW_ERR_READ;
+		bp_flag = LUW_UW_R_BP_VALID;
+		break;
+	case LUW_UW_RBP_UNDEF:
+		bp = 0;
+		bp_flag = 0;
+		break;
+	default:		/* SAME */
+		break;
+	}
+
+	r->ip = ra;
+	r->sp = cfa;
+	r->bp = bp;
+	r->flags = (r->flags & ~LUW_UW_R_BP_VALID) | bp_flag | LUW_UW_R_CALLER;
+	return LUW_UW_OK;
+}

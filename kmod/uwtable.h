@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * Host unwinding over the compact unwind tables of
+ * include/luaunwind_unwind.h (the format userspace builds from .eh_frame):
+ * checking a table, finding the entry of a pc, one step to the caller.
+ * Compiled into the module (its sample handler, kmod/hostwalk.c) and into
+ * the userspace library (luaunwind-hostunwind, the unit tests, walkcost).
+ *
+ * What an unwinder does per frame (the kernel in its sample handler):
+ *  1. Find the mapping that holds ip; none -> stop (truncated).
+ *  2. key = ip for the innermost frame, ip - 1 for every caller frame (a
+ *     return address may be the first byte after a noreturn call, i.e.
+ *     already outside the calling function); rel = luw_uw_rel(key, ...).
+ *  3. e = luw_uw_find(entries, n, rel): binary search, O(log n), no
+ *     allocation.
+ *  4. luw_uw_step(e, regs, read, ctx): compute the CFA from rsp or rbp,
+ *     read the return address and, for RBP_CFA, the saved rbp through the
+ *     caller's nofault reader (in the kernel, the sample's read cache of
+ *     ucache.h over copy_from_user_nmi(): the stack window is copied in
+ *     bulk; process_vm_readv() in userspace).  Sanity checks, all of
+ *     which end the walk with an error instead of following garbage:
+ *       - the CFA is strictly above the current sp (stacks grow down, so
+ *         every caller's frame is higher: this alone bounds the walk);
+ *       - the CFA stays within the stack: at most regs->stack_end;
+ *       - the return address is not 0.
+ *  5. Stop at END (complete stack), on any error (truncated), and after at
+ *     most a caller-chosen number of frames (LUW_UW_MAX_FRAMES suggested).
+ *
+ * Frame pointers are the fallback for NONE and UNSUP (and for pcs in no
+ * table at all, e == NULL): CFA = rbp + 16, return address at rbp + 8, the
+ * caller's rbp at rbp; only when rbp is known and points into the stack at
+ * or above sp.  rbp == 0 there is the psABI's mark of the outermost frame
+ * (_start and thread entry clear it) and ends the walk as complete.
+ * LuaJIT's VM uses rbp as a general register, but its code is covered by
+ * one FDE (a fixed frame of CFRAME_SIZE), so the fallback is not used
+ * there; JIT traces are anonymous memory with no table and no frame
+ * pointer and need the trace's spadjust, which is not this code's job.
+ */
+#ifndef LUW_UWTABLE_H
+#define LUW_UWTABLE_H
+
+#include "walkenv.h"
+#include <luaunwind_unwind.h>
+
+#define LUW_UW_MAX_FRAMES	128	/* suggested bound on a host walk */
+
+/* Unwind state of one frame.  stack_end bounds every CFA (exclusive). */
+struct luw_uw_regs {
+	u64 ip;
+	u64 sp;
+	u64 bp;
+	u64 stack_end;
+	u32 flags;		/* LUW_UW_R_* */
+};
+
+#define LUW_UW_R_BP_VALID	0x1	/* bp holds this frame's rbp */
+#define LUW_UW_R_CALLER		0x2	/* ip is a return address */
+#define LUW_UW_R_NO_FP		0x4	/* never fall back to frame pointers */
+
+/* luw_uw_step() results: >= 0 go on (or END), < 0 stop, truncated. */
+#define LUW_UW_OK		0	/* regs now describe the caller */
+#define LUW_UW_OK_FP		1	/* same, found through frame pointers */
+#define LUW_UW_END		2	/* outermost frame reached: complete */
+#define LUW_UW_ERR_READ		(-EFAULT)	/* a stack read faulted */
+#define LUW_UW_ERR_CFA		(-ERANGE)	/* CFA not above sp or past the stack */
+#define LUW_UW_ERR_RA		(-EINVAL)	/* return address 0 */
+#define LUW_UW_ERR_NOINFO	(-ENOENT)	/* no usable rule, no frame pointer */
+
+/*
+ * Reads 8 bytes of the target's memory at addr into *val without faulting
+ * or sleeping; returns 0 on success, non-zero when addr is not readable.
+ */
+typedef int (*luw_uw_read_fn)(void *ctx, u64 addr, u64 *val);
+
+/*
+ * The three helpers below are a subtraction or a pointer each: inline, so
+ * the handler's per-frame lookup pays no call for them.
+ */
+static inline u64 luw_uw_rel(u64 pc, u64 vma_start, u64 vma_off)
+{
+	return pc - vma_start + vma_off;
+}
+
+/* The address whose rule applies to this frame (see step 2 above). */
+static inline u64 luw_uw_key(const struct luw_uw_regs *r)
+{
+	return (r->flags & LUW_UW_R_CALLER) ? r->ip - 1 : r->ip;
+}
+
+static inline const struct luw_uw_entry *
+luw_uw_entries(const struct luw_uw_hdr *h)
+{
+	return (const struct luw_uw_entry *)(h + 1);
+}
+
+/*
+ * Validate a table before first use (the kernel at upload time, not per
+ * sample): sizes, version, flags, rules, and sorted starts.  Returns 0 or
+ * -EINVAL.
+ */
+int luw_uw_check(const void *buf, u64 len);
+
+/*
+ * The entry covering rel: the last one whose start <= rel, or NULL when
+ * rel lies below the first entry or beyond 4 GiB.
+ */
+const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
+				       u64 rel);
+
+/*
+ * One step from the frame in *r to its caller, with e the entry found for
+ * luw_uw_key(r) (NULL when no table covers the pc).  On LUW_UW_OK or
+ * LUW_UW_OK_FP *r describes the caller; otherwise *r is unchanged.
+ */
+int luw_uw_step(const struct luw_uw_entry *e, struct luw_uw_regs *r,
+		luw_uw_read_fn rd, void *ctx);
+
+#endif /* LUW_UWTABLE_H */

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: (GPL-2.0 OR MIT) */
+/*
+ * The kernel environment of the walkers that userspace compiles too.
+ *
+ * ljwalk.c (the Lua stack walk), uwtable.c (the unwind-table check,
+ * lookup and step) and ucache.c (a sample's read cache) run in the
+ * module's sample handler and are built a second time, unchanged, into the
+ * userspace library: luaunwind-ljprobe, luaunwind-hostunwind, the layout
+ * validation of userspace/lib/ljlayout.c, the unit tests and the walkcost
+ * benchmark run the very code the module runs.  Kbuild compiles them with
+ * __KERNEL__ defined; userspace gets here the few kernel things they use:
+ * the fixed-size integer types and the errno values.  Nothing else may be
+ * used by them: no libc call, no allocation, no lock.
+ */
+#ifndef LUW_WALKENV_H
+#define LUW_WALKENV_H
+
+#ifdef __KERNEL__
+#include <linux/errno.h>
+#include <linux/stddef.h>
+#include <linux/types.h>
+#else
+#include <errno.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+typedef __u8 u8;
+typedef __u16 u16;
+typedef __u32 u32;
+typedef __u64 u64;
+typedef __s8 s8;
+typedef __s16 s16;
+typedef __s32 s32;
+typedef __s64 s64;
+#endif
+
+#endif /* LUW_WALKENV_H */
