@@ -38,7 +38,7 @@ static const char *name_of(const void *p, uint64_t *offp,
 {
 	uint64_t addr = (uint64_t)(uintptr_t)p, vaddr;
 	const struct luw_map *mp = luw_maps_find(&maps, addr);
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	struct luw_elf *e;
 	char err[512];
 
@@ -81,7 +81,7 @@ static void test_self(void)
 static void test_libc(void)
 {
 	const struct luw_elf *e = NULL;
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	const char *n;
 	uint64_t off;
 
@@ -112,7 +112,7 @@ static void test_stripped_luajit(void)
 	char err[512];
 	struct luw_elf *e = luw_elf_load("/usr/bin/luajit", err, sizeof(err));
 	struct luw_cfi *t = luw_cfi_build("/usr/bin/luajit", err, sizeof(err));
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	uint64_t vaddr;
 
 	CHECK(e && t, "%s", err);

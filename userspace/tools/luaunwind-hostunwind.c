@@ -211,7 +211,7 @@ static void print_frame(const struct view *v, int n, const struct luw_uw_regs *r
 	/* A return address may be past the end of its call's function. */
 	uint64_t key = luw_uw_key(r);
 	const char *mod = "?";
-	const struct luw_sym *s = NULL;
+	const struct luw_elf_sym *s = NULL;
 	uint64_t off = 0, vaddr = 0;
 
 	if (x) {

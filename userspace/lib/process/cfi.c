@@ -291,7 +291,7 @@ unsup:
 }
 
 /* The executable segment holding vaddr, or NULL. */
-static const struct luw_seg *xseg(const struct luw_seg *s, size_t n,
+static const struct luw_elf_seg *xseg(const struct luw_elf_seg *s, size_t n,
 				  uint64_t vaddr)
 {
 	for (size_t i = 0; i < n; i++)
@@ -301,10 +301,10 @@ static const struct luw_seg *xseg(const struct luw_seg *s, size_t n,
 	return NULL;
 }
 
-static int add_row(struct rows *rs, const struct luw_seg *segs, size_t nsegs,
+static int add_row(struct rows *rs, const struct luw_elf_seg *segs, size_t nsegs,
 		   uint64_t lo, uint64_t hi, const struct luw_uw_entry *rule)
 {
-	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
 	struct row r;
 
 	if (!s || hi <= lo)
@@ -334,13 +334,13 @@ struct image {
  * instructions before it get their real rules; returns the bytes covered.
  */
 static uint64_t fix_fp_prologue(const struct image *img,
-				const struct luw_seg *segs, size_t nsegs,
+				const struct luw_elf_seg *segs, size_t nsegs,
 				uint64_t lo, uint64_t hi,
 				const struct luw_uw_entry *first,
 				struct rows *rs)
 {
 	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
-	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
 	struct luw_uw_entry r = { 0 };
 	uint64_t off;
 
@@ -368,7 +368,7 @@ static uint64_t fix_fp_prologue(const struct image *img,
 
 /* Walk one FDE [lo, hi) row by row. */
 static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
-		    const struct luw_seg *segs, size_t nsegs,
+		    const struct luw_elf_seg *segs, size_t nsegs,
 		    const struct image *img, struct rows *rs,
 		    struct luw_cfi_stats *st)
 {
@@ -417,7 +417,7 @@ struct cie_enc {
 };
 
 /* List the FDEs of .eh_frame and walk each. */
-static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
+static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_elf_seg *segs,
 			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
 {
 	struct image img;
@@ -541,7 +541,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 {
 	struct luw_cfi_stats st = { 0 };
 	struct rows rs = { 0 };
-	struct luw_seg *segs = NULL;
+	struct luw_elf_seg *segs = NULL;
 	size_t nsegs = 0, n;
 	struct luw_uw_hdr *h;
 	struct luw_cfi *t;

@@ -88,7 +88,7 @@ int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 	return -1;
 }
 
-int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
+int luw_elf_read_segs(Elf *elf, struct luw_elf_seg **segs, size_t *nsegs)
 {
 	size_t n, k = 0, fsize = 0;
 
@@ -123,7 +123,7 @@ int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
 int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < e->nsegs; i++) {
-		const struct luw_seg *s = &e->segs[i];
+		const struct luw_elf_seg *s = &e->segs[i];
 
 		if (off >= s->offset && off - s->offset < s->filesz) {
 			*vaddr = s->vaddr + (off - s->offset);
@@ -136,7 +136,7 @@ int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr)
 int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off)
 {
 	for (size_t i = 0; i < e->nsegs; i++) {
-		const struct luw_seg *s = &e->segs[i];
+		const struct luw_elf_seg *s = &e->segs[i];
 
 		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
 			*off = s->offset + (vaddr - s->vaddr);
@@ -578,7 +578,7 @@ void luw_elf_free(struct luw_elf *e)
 	free(e);
 }
 
-const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
+const struct luw_elf_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
 {
 	size_t lo = 0, hi = e->nsyms;
 
@@ -598,7 +598,7 @@ const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
 	return NULL;
 }
 
-const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
+const struct luw_elf_sym *luw_elf_sym_named(const struct luw_elf *e,
 					const char *name)
 {
 	for (size_t i = 0; i < e->nsyms; i++)

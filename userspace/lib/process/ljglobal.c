@@ -34,7 +34,7 @@ static int fail(char *why, size_t n, const char *msg)
 }
 
 /* 1 when the DWARF of path gave every offset, 0 when it has none. */
-static int from_dwarf(const char *path, struct ljg_offs *o)
+static int from_dwarf(const char *path, struct luw_ljg_offs *o)
 {
 	Dwarf_Die l, t, nd;
 	Dwarf_Attribute a;
@@ -81,8 +81,8 @@ static int from_dwarf(const char *path, struct ljg_offs *o)
 	return ok;
 }
 
-int ljg_offsets(const char *path, const struct luw_lj_layout *ly,
-		struct ljg_offs *o, char *why, size_t whylen)
+int luw_ljg_offsets(const char *path, const struct luw_lj_layout *ly,
+		struct luw_ljg_offs *o, char *why, size_t whylen)
 {
 	unsigned int ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
 
@@ -109,7 +109,7 @@ int ljg_offsets(const char *path, const struct luw_lj_layout *ly,
 struct rd {
 	pid_t pid;
 	const struct luw_lj_layout *ly;
-	const struct ljg_offs *o;
+	const struct luw_ljg_offs *o;
 	unsigned int ref;
 };
 
@@ -333,8 +333,8 @@ static void scan_universe(const struct rd *r, uint64_t g, struct found *fd)
 		scan_fields(r, inner, env, inner, fd);
 }
 
-int ljg_names(pid_t pid, const struct luw_lj_layout *ly,
-	      const struct ljg_offs *o, const uint64_t *states, int nstates,
+int luw_ljg_names(pid_t pid, const struct luw_lj_layout *ly,
+	      const struct luw_ljg_offs *o, const uint64_t *states, int nstates,
 	      const uint64_t *pt, size_t n, char **names)
 {
 	struct rd r = { pid, ly, o, ly->flags & LUW_LJ_F_GC64 ? 8 : 4 };
