@@ -47,6 +47,8 @@ struct luw_elf_seg {
 };
 
 
+struct luw_fde;
+
 struct luw_elf {
 	char *path;
 	char *debug_path;	/* separate debug file used, or NULL */
@@ -60,13 +62,10 @@ struct luw_elf {
 	struct luw_elf_sym *syms;	/* sorted by addr, one per address */
 	size_t nsyms;
 	char *names;		/* storage of every name */
-	/* .eh_frame_hdr FDE starts and the CFI, opened on first use */
-	uint64_t *fde_starts;	/* sorted */
+	/* .eh_frame's FDE ranges (ehframe.h), listed on first use */
+	struct luw_fde *fdes;	/* sorted by start */
 	size_t nfde;
-	int fde_state;		/* 0 not tried, 1 open, -1 none */
-	int fde_fd;
-	Elf *fde_elf;
-	struct Dwarf_CFI_s *fde_cfi;
+	int fde_state;		/* 0 not tried, 1 listed, -1 none */
 };
 
 /*
@@ -81,7 +80,7 @@ void luw_elf_cache_clear(void);
  * The start (link-time address) of the .eh_frame FDE that covers vaddr:
  * the function holding code that has no symbol (a stripped library).
  * 0 and *start set; -1 when no FDE covers it or the file has no
- * .eh_frame_hdr table.
+ * .eh_frame.
  */
 int luw_elf_fde_start(struct luw_elf *e, uint64_t vaddr, uint64_t *start);
 

@@ -5,6 +5,7 @@
 #include "process/ljlayout.h"
 #include "process/debugfile.h"
 #include "process/dwstruct.h"
+#include "process/ehframe.h"
 #include "process/elf_symbols.h"
 #include "util/errbuf.h"
 #include "luaunwind_ljwalk.h"
@@ -310,46 +311,34 @@ static long cfa_reg_off(Dwarf_CFI *cfi, uint64_t pc, unsigned int reg,
 }
 
 /*
- * The interpreter's FDE, from the sorted table in .eh_frame_hdr
- * (datarel|sdata4 entries, what every GNU linker writes).
+ * The interpreter's FDE: the largest whose first row puts the CFA at
+ * rsp + a frame (the VM's fixed C frame), from the FDEs of .eh_frame.
  */
 static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = luw_elf_section(elf, ".eh_frame_hdr", &sh);
-	Elf_Data *d;
-	const unsigned char *p;
+	struct luw_fdes f;
 	Dwarf_CFI *cfi;
-	uint32_t cnt, i;
 	uint64_t best = 0, best_s = 0, best_e = 0, best_cfa = 0;
 
-	if (!scn || !(d = elf_getdata(scn, NULL)) || d->d_size < 12)
-		return luw_fail(err, n, "no .eh_frame_hdr");
-	p = d->d_buf;
-	if (p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b)
-		return luw_fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
-			    p[2], p[3]);
-	memcpy(&cnt, p + 8, 4);
-	if (12 + (uint64_t)cnt * 8 > d->d_size)
-		return luw_fail(err, n, ".eh_frame_hdr truncated");
+	if (luw_ehframe_fdes(elf, &f))
+		return luw_fail(err, n, "out of memory");
+	if (!f.n) {
+		luw_ehframe_free(&f);
+		return luw_fail(err, n, "no .eh_frame");
+	}
 	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
+	if (!cfi) {
+		luw_ehframe_free(&f);
 		return luw_fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
-	for (i = 0; i < cnt; i++) {
-		int32_t loc, nloc;
-		uint64_t s, e, rs, re;
+	}
+	for (size_t i = 0; i < f.n; i++) {
+		uint64_t s = f.v[i].start, rs, re;
 		long off;
 
-		memcpy(&loc, p + 12 + 8 * i, 4);
-		s = sh.sh_addr + (int64_t)loc;
-		if (i + 1 < cnt) {
-			memcpy(&nloc, p + 12 + 8 * (i + 1), 4);
-			e = sh.sh_addr + (int64_t)nloc;
-			/* The interpreter is tens of KiB; skip small ones. */
-			if (e - s < 8192)
-				continue;
-		}
+		/* The interpreter is tens of KiB; skip small ones. */
+		if (f.v[i].end - s < 8192)
+			continue;
 		off = cfa_reg_off(cfi, s, 7, &rs, &re);
 		if (off <= 8 || rs != s)
 			continue;
@@ -360,6 +349,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 			best_cfa = (uint64_t)off;
 		}
 	}
+	luw_ehframe_free(&f);
 	if (!best) {
 		dwarf_cfi_end(cfi);
 		return luw_fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");

@@ -20,8 +20,8 @@
  * The VM code range in a stripped binary: buildvm emits one FDE for the
  * whole interpreter whose CFA is rsp + CFRAME_SIZE from its very first
  * instruction (no compiled function starts with anything but rsp + 8) and
- * one for lj_vm_ffi_call right after it.  We take the largest FDE listed in
- * .eh_frame_hdr whose CFA at its start is rsp + N with N > 8; with symbols
+ * one for lj_vm_ffi_call right after it.  We take the largest FDE of
+ * .eh_frame (ehframe.h) whose CFA at its start is rsp + N with N > 8; with symbols
  * the result is checked against lj_vm_asm_begin.
  */
 #ifndef LUW_PROCESS_LJLAYOUT_H
