@@ -47,12 +47,10 @@ static const char *const status_names[LUW_LJW__MAX] = {
 	"ok", "full", "no-G", "no-L", "bad-base", "fault", "bad-frame", "budget",
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
-		   "[--want STATE] [--any] [--tries N] [--ffnames] "
-		   "[--ff-from-tables] [--layout] [--recovered] PID\n");
-}
+static const char usage[] =
+	"usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
+	"[--want STATE] [--any] [--tries N] [--ffnames] "
+	"[--ff-from-tables] [--layout] [--recovered] PID\n";
 
 /* Is ip inside the machine code of the trace the walk reported? */
 static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
@@ -243,7 +241,7 @@ int main(int argc, char **argv)
 	struct luw_lj_seg segs[32];
 	uint64_t g_hint = 0;
 
-	while ((c = getopt_long(argc, argv, "n:t:vh", lopts, NULL)) != -1) {
+	while ((c = luw_cli_getopt(argc, argv, "n:t:vh", lopts, usage)) != -1) {
 		switch (c) {
 		case 'n':
 			if (luw_cli_int_arg(PROG, "sample count", optarg,
@@ -268,16 +266,10 @@ int main(int argc, char **argv)
 		case 'F': ffdump = 1; break;
 		case 'X': fftables = 1; break;
 		case 'v': verbose = 1; break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 1;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fputs(usage, stderr);
 		return 1;
 	}
 	if (luw_cli_int_arg(PROG, "PID", argv[optind], 1, INT_MAX, &v))
