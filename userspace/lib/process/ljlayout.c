@@ -210,37 +210,20 @@ struct elfobj {
 	Elf *elf;
 };
 
-static int elf_from_fd(struct elfobj *o)
-{
-	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
-	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
-		if (o->elf)
-			elf_end(o->elf);
-		close(o->fd);
-		o->fd = -1;
-		o->elf = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The object behind a mapping.  Its path may name another file by now (a
  * package upgrade replaced it) or none (" (deleted)"): luw_map_file finds
- * the file the process runs.
+ * the file the process runs.  0, or -1 with the reason in err.
  */
-static int elf_open_map(pid_t pid, const struct luw_map *m, struct elfobj *o)
+static int elf_open_map(pid_t pid, const struct luw_map *m, struct elfobj *o,
+			char *err, size_t n)
 {
 	char p[4200];
 
-	if (luw_map_file(pid, m, p, sizeof(p))) {
-		errno = ENOENT;
-		return -1;
-	}
-	o->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0)
-		return -1;
-	return elf_from_fd(o);
+	if (luw_map_file(pid, m, p, sizeof(p)))
+		return luw_fail(err, n, "%s", strerror(ENOENT));
+	o->elf = luw_elf_open(p, &o->fd, err, n);
+	return o->elf ? 0 : -1;
 }
 
 static void elf_close(struct elfobj *o)
@@ -754,9 +737,8 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 	/* Messages and t->path: the object as /proc/PID/maps names it. */
 	snprintf(mpath, sizeof(mpath), "%s%s", m->path,
 		 m->deleted ? " (deleted)" : "");
-	if (elf_open_map(t->pid, m, &o))
-		return luw_fail(err, n, "%s: cannot open: %s", mpath,
-			    strerror(errno));
+	if (elf_open_map(t->pid, m, &o, why, sizeof(why)))
+		return luw_fail(err, n, "%s: cannot open: %s", mpath, why);
 	if (elf_bias(o.elf, m, &t->bias)) {
 		elf_close(&o);
 		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
