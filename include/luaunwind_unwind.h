@@ -3,7 +3,7 @@
  * luaunwind compact unwind tables (x86-64): the format.
  *
  * Userspace turns the .eh_frame of every mapped ELF file into one table
- * (userspace/lib/cfi.c, with libdw) and hands it to whoever unwinds: the
+ * (userspace/lib/process/cfi.c, with libdw) and hands it to whoever unwinds: the
  * kernel module (uploaded per mapping) or luaunwind-hostunwind (ptrace).
  * The table answers, for any code byte of the file, how to get from a
  * frame's registers (ip, sp, bp) to its caller's.  Only rsp and rbp are

@@ -254,7 +254,7 @@ int main(int argc, char **argv)
 	 */
 	{
 		size_t nk;
-		const struct ljl_known *k = ljl_known_layouts(&nk);
+		const struct luw_ljl_known *k = luw_ljl_known_layouts(&nk);
 		struct luw_lj_layout ly = *k[0].layout, bad;
 
 #define LY_BAD(stmt) do {								bad = ly;								stmt;									a = lua_args(pid, &bad);						EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);			} while (0)

@@ -48,7 +48,7 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
 		      size_t len)
 {
 	const struct luw_map *mp = luw_maps_find(&maps, pc);
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	struct luw_elf *e;
 	uint64_t off, va;
 	char err[256];
@@ -76,7 +76,7 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
 	snprintf(buf, len, "%s+0x%" PRIx64, base, off);
 }
 
-static void lua_name(struct ljs_ctx *sym, const struct luw_lj_layout *ly,
+static void lua_name(struct luw_ljp_ctx *sym, const struct luw_lj_layout *ly,
 		     const struct luw_lua_frame *r, char *buf, size_t len)
 {
 	struct luw_lj_frame f = { 0 };
@@ -99,11 +99,11 @@ static void lua_name(struct ljs_ctx *sym, const struct luw_lj_layout *ly,
 		snprintf(buf, len, "c:0x%" PRIx64, (uint64_t)r->addr);
 		return;
 	}
-	ljs_frame_str(sym, &f, buf, len);
+	luw_ljp_frame_str(sym, &f, buf, len);
 }
 
-static void print_sample(pid_t pid, struct ljs_ctx *sym,
-			 const struct ljl_target *t, const struct luwdev_rec *r)
+static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
+			 const struct luw_ljl_target *t, const struct luwdev_rec *r)
 {
 	const struct luw_lj_layout *ly = &t->layout;
 	const struct luw_sample *s = r->sample;
@@ -152,18 +152,18 @@ static void print_sample(pid_t pid, struct ljs_ctx *sym,
 static int cmd_read(pid_t pid, double secs)
 {
 	static uint64_t buf[(256 << 10) / 8];
-	struct ljl_target *t = calloc(1, sizeof(*t));
-	struct ljs_ctx *sym = NULL;
+	struct luw_ljl_target *t = calloc(1, sizeof(*t));
+	struct luw_ljp_ctx *sym = NULL;
 	double end;
 	char err[1024];
 	int fd, rc = 0;
 
 	if (!t)
 		return 1;
-	if (ljl_attach(pid, t, err, sizeof(err)))
+	if (luw_ljl_attach(pid, t, err, sizeof(err)))
 		memset(t, 0, sizeof(*t));	/* not LuaJIT: host frames */
 	else
-		sym = ljs_new(pid, &t->layout, &t->ff);
+		sym = luw_ljp_new(pid, &t->layout, &t->ff);
 	luw_maps_read(pid, &maps);
 	fd = luwdev_open(O_NONBLOCK);
 	if (fd < 0) {
@@ -207,7 +207,7 @@ static int cmd_read(pid_t pid, double secs)
 	}
 	fflush(stdout);
 	close(fd);
-	ljs_free(sym);
+	luw_ljp_free(sym);
 	free(t);
 	return rc;
 }

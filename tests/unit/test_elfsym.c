@@ -4,10 +4,13 @@
  * (.dynsym, plus the libc6-dbg file found by build-id), Debian's stripped
  * luajit (.dynsym only; _start named from the CFI; unnamed VM code stays
  * unnamed), and a stripped copy of a test target whose symbols come back
- * through .gnu_debuglink, refused when the CRC does not match.
+ * through .gnu_debuglink, refused when the CRC does not match.  libc's
+ * FDE ranges (ehframe.c) and the FDE lookup of unnamed code agree with
+ * libdw's own lookup through .eh_frame_hdr.
  *
  * usage: test_elfsym FIXTURES TARGET_ELF
  */
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include <unistd.h>
 
 #include "process/cfi.h"
+#include "process/ehframe.h"
 #include "process/elf_symbols.h"
 #include "process/procmaps.h"
 #include "testlib.h"
@@ -38,7 +42,7 @@ static const char *name_of(const void *p, uint64_t *offp,
 {
 	uint64_t addr = (uint64_t)(uintptr_t)p, vaddr;
 	const struct luw_map *mp = luw_maps_find(&maps, addr);
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	struct luw_elf *e;
 	char err[512];
 
@@ -78,10 +82,72 @@ static void test_self(void)
 	CHECK(luw_test_marker(1) + luw_test_local(1) == 13, "arith");
 }
 
+/*
+ * Every FDE of libc as ehframe.c lists it: its first and last byte are
+ * covered by an FDE for libdw too (which searches .eh_frame_hdr) and
+ * luw_elf_fde_start names its start for both; the byte after it, when
+ * libdw finds no FDE there (padding between functions), is covered for
+ * neither.
+ */
+static void test_fde_ranges(const char *path)
+{
+	struct luw_elf *e;
+	struct luw_fdes f;
+	Dwarf_CFI *cfi;
+	Dwarf_Frame *fr;
+	size_t gaps = 0, bad = 0;
+	char err[512];
+	uint64_t st;
+	Elf *elf;
+	int fd;
+
+	e = luw_elf_get(path, err, sizeof(err));
+	elf = luw_elf_open(path, &fd, err, sizeof(err));
+	CHECK(e && elf, "%s", err);
+	if (!e || !elf)
+		return;
+	cfi = dwarf_getcfi_elf(elf);
+	CHECK(cfi, "%s: no CFI", path);
+	CHECK(luw_ehframe_fdes(elf, &f) == 0 && f.n > 1000 && !f.bad,
+	      "%s: %zu FDEs, %zu bad", path, f.n, f.bad);
+	for (size_t i = 0; cfi && i < f.n; i++) {
+		uint64_t s = f.v[i].start, end = f.v[i].end;
+
+		if (luw_elf_fde_start(e, s, &st) || st != s ||
+		    luw_elf_fde_start(e, end - 1, &st) || st != s ||
+		    dwarf_cfi_addrframe(cfi, s, &fr)) {
+			bad++;
+			continue;
+		}
+		free(fr);
+		if (dwarf_cfi_addrframe(cfi, end - 1, &fr)) {
+			bad++;
+			continue;
+		}
+		free(fr);
+		if (dwarf_cfi_addrframe(cfi, end, &fr) == 0) {
+			free(fr);	/* the next FDE starts right there */
+			continue;
+		}
+		gaps++;
+		if (luw_elf_fde_start(e, end, &st) == 0)
+			bad++;
+	}
+	CHECK(!bad, "%s: %zu of %zu FDEs disagree with libdw", path, bad, f.n);
+	CHECK(gaps, "%s: no byte between two FDEs", path);
+	printf("%s: %zu FDEs agree with libdw, %zu gaps between them\n", path,
+	       f.n, gaps);
+	luw_ehframe_free(&f);
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	elf_end(elf);
+	close(fd);
+}
+
 static void test_libc(void)
 {
 	const struct luw_elf *e = NULL;
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	const char *n;
 	uint64_t off;
 
@@ -93,6 +159,7 @@ static void test_libc(void)
 	      n ? n : "(null)");
 	if (!e)
 		return;
+	test_fde_ranges(e->path);
 	/* libc6-dbg: the build-id debug file adds the static functions. */
 	CHECK(e->debug_path && strstr(e->debug_path, "/usr/lib/debug/.build-id/"),
 	      "libc debug file not found (is libc6-dbg installed?)");
@@ -112,7 +179,7 @@ static void test_stripped_luajit(void)
 	char err[512];
 	struct luw_elf *e = luw_elf_load("/usr/bin/luajit", err, sizeof(err));
 	struct luw_cfi *t = luw_cfi_build("/usr/bin/luajit", err, sizeof(err));
-	const struct luw_sym *s;
+	const struct luw_elf_sym *s;
 	uint64_t vaddr;
 
 	CHECK(e && t, "%s", err);

@@ -1,7 +1,7 @@
 /*
  * Layout detection and validation on live processes: Debian's luajit,
  * OpenResty's luajit2 (unpacked by scripts/luajit2-fetch.sh) and tarantool
- * 2.6 each run tests/fixtures/workloads/coro.lua; for each, ljl_attach must
+ * 2.6 each run tests/fixtures/workloads/coro.lua; for each, luw_ljl_attach must
  * pick the right layout, tarantool's DWARF layout must equal the table
  * generated from its sources, and a layout with any one offset moved must
  * be refused with a message naming the binary and its build-id.
@@ -56,7 +56,7 @@ static void mutate(struct luw_lj_layout *ly, const struct field *f, int d)
 static const struct luw_lj_layout *known_by_name(const char *prefix)
 {
 	size_t n, i;
-	const struct ljl_known *k = ljl_known_layouts(&n);
+	const struct luw_ljl_known *k = luw_ljl_known_layouts(&n);
 
 	for (i = 0; i < n; i++)
 		if (!k[i].build_id && !strncmp(k[i].name, prefix, strlen(prefix)))
@@ -65,10 +65,10 @@ static const struct luw_lj_layout *known_by_name(const char *prefix)
 }
 
 static void check_target(const char *what, char *const argv[],
-			 const char *libpath, enum ljl_source want_src,
+			 const char *libpath, enum luw_ljl_source want_src,
 			 const char *wrong_family)
 {
-	struct ljl_target *t = calloc(1, sizeof(*t));
+	struct luw_ljl_target *t = calloc(1, sizeof(*t));
 	char err[1024];
 	pid_t pid = luw_test_spawn(argv, libpath, NULL, 0, NULL);
 	size_t i;
@@ -81,7 +81,7 @@ static void check_target(const char *what, char *const argv[],
 		return;
 	}
 	usleep(100000);	/* "ready" came: let its stack settle */
-	if (ljl_attach(pid, t, err, sizeof(err))) {
+	if (luw_ljl_attach(pid, t, err, sizeof(err))) {
 		CHECK(0, "%s: attach: %s", what, err);
 		goto out;
 	}
@@ -97,7 +97,7 @@ static void check_target(const char *what, char *const argv[],
 	       (unsigned long long)(t->interp_end - t->vm_start));
 	CHECK(t->vm_end > t->interp_end, "%s: no lj_vm_ffi_call after the VM",
 	       what);
-	if (want_src == LJL_SRC_DWARF) {
+	if (want_src == LUW_LJL_SRC_DWARF) {
 		const struct luw_lj_layout *k = known_by_name("Tarantool 2.6");
 
 		CHECK(k && !memcmp(k, &t->layout, sizeof(*k)),
@@ -107,14 +107,14 @@ static void check_target(const char *what, char *const argv[],
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		for (d = -8; d <= 8; d += 16) {
 			struct luw_lj_layout bad = t->layout;
-			struct ljl_target *c = malloc(sizeof(*c));
+			struct luw_ljl_target *c = malloc(sizeof(*c));
 
 			if (!c)
 				break;
 			*c = *t;
 			mutate(&bad, &fields[i], d);
 			err[0] = 0;
-			CHECK(ljl_use_layout(c, &bad, "mutated", err,
+			CHECK(luw_ljl_use_layout(c, &bad, "mutated", err,
 					      sizeof(err)) != 0,
 			       "%s: %s%+d accepted", what, fields[i].name, d);
 			CHECK(strstr(err, t->path) && strstr(err, t->build_id) &&
@@ -131,11 +131,11 @@ static void check_target(const char *what, char *const argv[],
 	/* Another target's layout is refused too. */
 	{
 		const struct luw_lj_layout *w = known_by_name(wrong_family);
-		struct ljl_target *c = malloc(sizeof(*c));
+		struct luw_ljl_target *c = malloc(sizeof(*c));
 
 		if (w && c) {
 			*c = *t;
-			CHECK(ljl_use_layout(c, w, wrong_family, err,
+			CHECK(luw_ljl_use_layout(c, w, wrong_family, err,
 					      sizeof(err)) != 0,
 			       "%s: layout %s accepted", what, wrong_family);
 			printf("  %s layout refused: %s\n", wrong_family, err);
@@ -164,18 +164,18 @@ int main(int argc, char **argv)
 	{
 		char *a[] = { "luajit", coro, NULL };
 
-		check_target("luajit", a, NULL, LJL_SRC_KNOWN, "OpenResty");
+		check_target("luajit", a, NULL, LUW_LJL_SRC_KNOWN, "OpenResty");
 	}
 	{
 		char *a[] = { "tarantool", coro, NULL };
 
-		check_target("tarantool", a, NULL, LJL_SRC_DWARF, "LuaJIT 2.1 GC64");
+		check_target("tarantool", a, NULL, LUW_LJL_SRC_DWARF, "LuaJIT 2.1 GC64");
 	}
 	CHECK(system(cmd) == 0, "cannot unpack luajit2: %s", cmd);
 	{
 		char *a[] = { l2, coro, NULL };
 
-		check_target("luajit2", a, l2lib, LJL_SRC_KNOWN, "LuaJIT 2.1 GC64");
+		check_target("luajit2", a, l2lib, LUW_LJL_SRC_KNOWN, "LuaJIT 2.1 GC64");
 	}
 	printf("%s\n", luw_test_failures ? "FAILED" : "ok");
 	return luw_test_status("test_ljlayout");

@@ -70,11 +70,11 @@ static char *report(uint8_t *mem, size_t len, int *rc)
 int main(void)
 {
 	pid_t pid = start_luajit();
-	struct ljl_target *t = calloc(1, sizeof(*t));
+	struct luw_ljl_target *t = calloc(1, sizeof(*t));
 	struct luw_maps maps = { 0 };
 	struct luw_elf *e;
-	const struct luw_sym *pcall;
-	struct ljs_ctx *ljs;
+	const struct luw_elf_sym *pcall;
+	struct luw_ljp_ctx *ljs;
 	uint64_t pcall_off, abs_pcall, abs_unnamed = 0, rep_ffid = 0;
 	char err[1024], *text;
 	uint8_t *mem;
@@ -91,7 +91,7 @@ int main(void)
 		fprintf(stderr, "FAIL: cannot start luajit\n");
 		return 1;
 	}
-	CHECK(ljl_attach(pid, t, err, sizeof(err)) == 0, "ljl_attach: %s", err);
+	CHECK(luw_ljl_attach(pid, t, err, sizeof(err)) == 0, "luw_ljl_attach: %s", err);
 	CHECK(luw_maps_read(pid, &maps) == 0, "maps");
 	e = luw_elf_get(t->path, err, sizeof(err));
 	CHECK(e != NULL, "elf %s: %s", t->path, err);
@@ -118,14 +118,14 @@ int main(void)
 	}
 	CHECK(abs_pcall && abs_unnamed, "addresses: lua_pcall 0x%llx unnamed 0x%llx",
 	      (unsigned long long)abs_pcall, (unsigned long long)abs_unnamed);
-	ljs = ljs_new(pid, &t->layout, &t->ff);
+	ljs = luw_ljp_new(pid, &t->layout, &t->ff);
 	for (unsigned int i = 0; ljs && i < 256; i++) {
-		const char *n = ljs_ffname(ljs, i);
+		const char *n = luw_ljp_ffname(ljs, i);
 
 		if (n && !strcmp(n, "string.rep"))
 			rep_ffid = i;
 	}
-	ljs_free(ljs);
+	luw_ljp_free(ljs);
 	CHECK(rep_ffid, "no string.rep in the fast-function table");
 	if (luw_test_failures)
 		goto out;

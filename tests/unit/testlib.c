@@ -135,7 +135,7 @@ uint64_t luw_test_proto_of(pid_t pid, const struct luw_lj_layout *ly,
 }
 
 pid_t luw_test_lua(const char *prog, const char *script,
-		   const char *const *keys, int nkeys, struct ljl_target *t,
+		   const char *const *keys, int nkeys, struct luw_ljl_target *t,
 		   uint64_t *pt)
 {
 	char *argv[] = { (char *)prog, (char *)script, NULL };
@@ -153,8 +153,8 @@ pid_t luw_test_lua(const char *prog, const char *script,
 		CHECK(0, "%s: did not start or print its functions", prog);
 		return -1;
 	}
-	if (ljl_attach(pid, t, err, sizeof(err))) {
-		CHECK(0, "%s: ljl_attach: %s", prog, err);
+	if (luw_ljl_attach(pid, t, err, sizeof(err))) {
+		CHECK(0, "%s: luw_ljl_attach: %s", prog, err);
 		luw_test_stop(pid);
 		return -1;
 	}

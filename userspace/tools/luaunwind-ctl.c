@@ -105,15 +105,7 @@ static pid_t pid_arg(const char *s)
 static int next_opt(int argc, char **argv, const struct option *lo,
 		    const char *so)
 {
-	int c = getopt_long(argc, argv, so, lo, NULL);
-
-	if (c == 'h') {
-		fputs(usage_text, stdout);
-		exit(0);
-	}
-	if (c == '?' || c == ':')
-		usage();
-	return c;
+	return luw_cli_getopt(argc, argv, so, lo, usage_text);
 }
 
 /* A command without options: its positional arguments start at optind. */

@@ -37,12 +37,7 @@ static const char usage[] =
 
 static int number(const char *arg, const char *what, double max, double *out)
 {
-	if (luw_cli_double(arg, 0, max, out)) {
-		fprintf(stderr, "luaunwind-flamegraph: bad %s '%s'\n", what,
-			arg);
-		return -1;
-	}
-	return 0;
+	return luw_cli_double_arg("luaunwind-flamegraph", what, arg, 0, max, out);
 }
 
 enum { OPT_SUBTITLE = 256, OPT_COUNT, OPT_HEIGHT, OPT_MINW, OPT_COLORS,
@@ -79,7 +74,7 @@ int main(int argc, char **argv)
 	int c, svg = 1, status = 0;
 
 	luw_flamegraph_defaults(&fo);
-	while ((c = getopt_long(argc, argv, "o:t:w:h", longopts, NULL)) != -1) {
+	while ((c = luw_cli_getopt(argc, argv, "o:t:w:h", longopts, usage)) != -1) {
 		switch (c) {
 		case 'o': output = optarg; break;
 		case 't': fo.title = optarg; break;
@@ -127,8 +122,6 @@ int main(int argc, char **argv)
 			top = (size_t)v;
 			break;
 		case OPT_NOSVG: svg = 0; break;
-		case 'h': fputs(usage, stdout); return 0;
-		default: fputs(usage, stderr); return 1;
 		}
 	}
 	if (optind + 1 < argc) {

@@ -211,7 +211,7 @@ static void print_frame(const struct view *v, int n, const struct luw_uw_regs *r
 	/* A return address may be past the end of its call's function. */
 	uint64_t key = luw_uw_key(r);
 	const char *mod = "?";
-	const struct luw_sym *s = NULL;
+	const struct luw_elf_sym *s = NULL;
 	uint64_t off = 0, vaddr = 0;
 
 	if (x) {
@@ -418,7 +418,7 @@ int main(int argc, char **argv)
 	static pid_t tids[MAX_THREADS];
 	int v;
 
-	while ((c = getopt_long(argc, argv, "n:i:t:m:h", lopts, NULL)) != -1) {
+	while ((c = luw_cli_getopt(argc, argv, "n:i:t:m:h", lopts, usage)) != -1) {
 		switch (c) {
 		case 'n':
 			if (luw_cli_int_arg(PROG, "probe count", optarg,
@@ -450,12 +450,6 @@ int main(int argc, char **argv)
 		case 'T':
 			table = 1;
 			break;
-		case 'h':
-			fputs(usage, stdout);
-			return 0;
-		default:
-			fputs(usage, stderr);
-			return 1;
 		}
 	}
 	if (table) {

@@ -47,12 +47,10 @@ static const char *const status_names[LUW_LJW__MAX] = {
 	"ok", "full", "no-G", "no-L", "bad-base", "fault", "bad-frame", "budget",
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
-		   "[--want STATE] [--any] [--tries N] [--ffnames] "
-		   "[--ff-from-tables] [--layout] [--recovered] PID\n");
-}
+static const char usage[] =
+	"usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
+	"[--want STATE] [--any] [--tries N] [--ffnames] "
+	"[--ff-from-tables] [--layout] [--recovered] PID\n";
 
 /* Is ip inside the machine code of the trace the walk reported? */
 static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
@@ -69,7 +67,7 @@ static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
 	return ip >= mcode && ip < mcode + sz;
 }
 
-static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
+static void print_sample(struct luw_ljp_ctx *sym, int idx, uint64_t ip,
 			 const struct luw_lj_walk_out *o, int verbose,
 			 pid_t pid, const struct luw_lj_layout *ly)
 {
@@ -86,7 +84,7 @@ static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
 	/* Root first, flamegraph style; segments joined in walk order. */
 	printf("stack %d ", idx);
 	for (i = o->nframes; i-- > 0;)
-		printf("%s%s", ljs_frame_str(sym, &o->frames[i], b, sizeof(b)),
+		printf("%s%s", luw_ljp_frame_str(sym, &o->frames[i], b, sizeof(b)),
 		       i ? ";" : "");
 	printf("\n");
 	if (!verbose)
@@ -107,7 +105,7 @@ static void print_sample(struct ljs_ctx *sym, int idx, uint64_t ip,
 		       g->flags & LUW_LJS_TRACE ? " trace" : "");
 		for (i = g->first; i < (unsigned int)g->first + g->count; i++)
 			printf("    #%u %s link=%u%s\n", i,
-			       ljs_frame_str(sym, &o->frames[i], b, sizeof(b)),
+			       luw_ljp_frame_str(sym, &o->frames[i], b, sizeof(b)),
 			       o->frames[i].link,
 			       o->frames[i].flags & LUW_LJF_PC_EXACT ? " exact" : "");
 	}
@@ -180,9 +178,9 @@ static void print_layout(const struct luw_lj_layout *ly)
 }
 
 /* --recovered: the fields ljrecover read from the machine code. */
-static void print_recovered(const struct ljl_target *t)
+static void print_recovered(const struct luw_ljl_target *t)
 {
-	const struct ljr_result *r = &t->rec;
+	const struct luw_ljr_result *r = &t->rec;
 	const struct { const char *n; int v; } f[] = {
 		{ "l_glref", r->l_glref }, { "g_mainthref", r->g_mainthref },
 		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
@@ -198,7 +196,7 @@ static void print_recovered(const struct ljl_target *t)
 	}
 	printf("recovered: ref_size %d\n", r->ref_size);
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-		if (f[i].v != LJR_NONE)
+		if (f[i].v != LUW_LJR_NONE)
 			printf("rec.%s = %d\n", f[i].n, f[i].v);
 	if (r->have_vmstate)
 		printf("rec.disp.vmstate = %d\n", r->vmstate_disp);
@@ -236,14 +234,14 @@ int main(int argc, char **argv)
 	int ffdump = 0, fftables = 0, lydump = 0, recdump = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
-	struct ljl_target *t;
-	struct ljs_ctx *sym;
+	struct luw_ljl_target *t;
+	struct luw_ljp_ctx *sym;
 	char err[1024];
 	struct luw_lj_frame frames[256];
 	struct luw_lj_seg segs[32];
 	uint64_t g_hint = 0;
 
-	while ((c = getopt_long(argc, argv, "n:t:vh", lopts, NULL)) != -1) {
+	while ((c = luw_cli_getopt(argc, argv, "n:t:vh", lopts, usage)) != -1) {
 		switch (c) {
 		case 'n':
 			if (luw_cli_int_arg(PROG, "sample count", optarg,
@@ -268,16 +266,10 @@ int main(int argc, char **argv)
 		case 'F': ffdump = 1; break;
 		case 'X': fftables = 1; break;
 		case 'v': verbose = 1; break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			usage(stderr);
-			return 1;
 		}
 	}
 	if (optind != argc - 1) {
-		usage(stderr);
+		fputs(usage, stderr);
 		return 1;
 	}
 	if (luw_cli_int_arg(PROG, "PID", argv[optind], 1, INT_MAX, &v))
@@ -290,7 +282,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (recdump) {
 		/* What the machine code says, whatever the layout's source. */
-		if (ljl_open(pid, t, err, sizeof(err))) {
+		if (luw_ljl_open(pid, t, err, sizeof(err))) {
 			fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
 			free(t);
 			return 2;
@@ -299,7 +291,7 @@ int main(int argc, char **argv)
 		free(t);
 		return 0;
 	}
-	if (ljl_attach(pid, t, err, sizeof(err))) {
+	if (luw_ljl_attach(pid, t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
 		free(t);
 		return 2;
@@ -308,11 +300,11 @@ int main(int argc, char **argv)
 	       t->path, t->build_id[0] ? t->build_id : "none");
 	printf("layout: %s (%s, %s)\n", t->layout_name,
 	       t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
-	       t->src == LJL_SRC_DWARF ? "dwarf" :
-	       t->src == LJL_SRC_KNOWN ? "known build-id" :
-	       t->src == LJL_SRC_CODE ? "machine code + live process" :
+	       t->src == LUW_LJL_SRC_DWARF ? "dwarf" :
+	       t->src == LUW_LJL_SRC_KNOWN ? "known build-id" :
+	       t->src == LUW_LJL_SRC_CODE ? "machine code + live process" :
 	       "validated guess");
-	if (fftables && ljl_ff_from_tables(t, err, sizeof(err))) {
+	if (fftables && luw_ljl_ff_from_tables(t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: names from tables: %s\n",
 			err);
 		free(t);
@@ -334,7 +326,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (t->nstates == 1)
 		g_hint = t->states[0];
-	sym = ljs_new(pid, &t->layout, &t->ff);
+	sym = luw_ljp_new(pid, &t->layout, &t->ff);
 	if (!sym) {
 		free(t);
 		return 1;
@@ -374,7 +366,7 @@ int main(int argc, char **argv)
 		in.ly = &t->layout;
 		in.read = luw_pmem_read_cb;
 		in.ctx = &pid;
-		ljl_regs_from(&u, &in.regs);
+		luw_ljl_regs_from(&u, &in.regs);
 		in.vm_start = t->vm_start;
 		in.interp_end = t->interp_end;
 		in.vm_end = t->vm_end;
@@ -419,7 +411,7 @@ int main(int argc, char **argv)
 	if (got < nsamples && !rc)
 		rc = 3;
 out:
-	ljs_free(sym);
+	luw_ljp_free(sym);
 	free(t);
 	return rc;
 }

@@ -88,6 +88,20 @@ static int stream_error(const char *file, const struct luw_rd *r)
 	return 2;
 }
 
+/* The status of a decoded stream: out of memory (1), a bad or truncated
+ * stream (2), else the output's. */
+static int decoded(const char *file, const struct luw_rd *r, int rc, int oom,
+		   int status)
+{
+	if (oom) {
+		fprintf(stderr, PROG ": %s: out of memory\n", file);
+		return 1;
+	}
+	if (rc && luw_rd_failed(r))
+		return stream_error(file, r);
+	return status;
+}
+
 static int finish_output(const char *file, int wrote_ok)
 {
 	if (!wrote_ok || fflush(stdout) == EOF || ferror(stdout)) {
@@ -168,12 +182,7 @@ static int report_sysprof(const char *file, struct luw_rd *r,
 	} else {
 		status = finish_output(file, !luw_spr_write(rep, stdout));
 	}
-	if (luw_spr_oom(rep) || rc == -2) {
-		fprintf(stderr, PROG ": %s: out of memory\n", file);
-		status = 1;
-	} else if (rc && luw_rd_failed(r)) {
-		status = stream_error(file, r);
-	}
+	status = decoded(file, r, rc, luw_spr_oom(rep) || rc == -2, status);
 	luw_spr_free(rep);
 	luw_stacks_free(stacks);
 	return status;
@@ -195,12 +204,7 @@ static int report_memprof(const char *file, struct luw_rd *r,
 	rc = luw_memprof_decode_body(r, &luw_mpr_ops, rep);
 	status = finish_output(file, !luw_mpr_write(rep, mode == M_LEAK,
 						   stdout));
-	if (luw_mpr_oom(rep)) {
-		fprintf(stderr, PROG ": %s: out of memory\n", file);
-		status = 1;
-	} else if (rc && luw_rd_failed(r)) {
-		status = stream_error(file, r);
-	}
+	status = decoded(file, r, rc, luw_mpr_oom(rep), status);
 	luw_mpr_free(rep);
 	return status;
 }

@@ -1,5 +1,6 @@
 /* Compact unwind tables from .eh_frame with libdw; see cfi.h. */
 #include "process/cfi.h"
+#include "process/ehframe.h"
 #include "process/elf_symbols.h"
 #include "util/errbuf.h"
 #include "process/filecache.h"
@@ -19,129 +20,6 @@
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RA 16
-
-/* ---- .eh_frame pointer encodings (only to list the FDEs) ---- */
-
-static int read_uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
-{
-	unsigned int shift = 0;
-
-	*v = 0;
-	while (*p < end && shift < 64) {
-		uint8_t b = *(*p)++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-		shift += 7;
-	}
-	return -1;
-}
-
-/*
- * Decode one encoded pointer at *p; vaddr is the virtual address of *p,
- * for pc-relative encodings.  Moves *p past it.
- */
-static int read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end,
-			uint64_t vaddr, uint64_t *val)
-{
-	const uint8_t *q = *p;
-	uint64_t v = 0;
-	size_t sz;
-
-	if (enc == DW_EH_PE_omit)
-		return -1;
-	switch (enc & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		sz = 8;
-		break;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		sz = 4;
-		break;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		sz = 2;
-		break;
-	case DW_EH_PE_uleb128:
-		if (read_uleb(&q, end, &v))
-			return -1;
-		sz = 0;
-		break;
-	default:
-		return -1;
-	}
-	if (sz) {
-		if ((size_t)(end - q) < sz)
-			return -1;
-		for (size_t i = 0; i < sz; i++)
-			v |= (uint64_t)q[i] << (8 * i);
-		if ((enc & DW_EH_PE_signed) && sz < 8 &&
-		    (v & ((uint64_t)1 << (8 * sz - 1))))
-			v |= ~(((uint64_t)1 << (8 * sz)) - 1);
-		q += sz;
-	}
-	switch (enc & 0x70) {
-	case DW_EH_PE_absptr:
-		break;
-	case DW_EH_PE_pcrel:
-		v += vaddr;
-		break;
-	default:		/* textrel, datarel, funcrel: not in .eh_frame */
-		return -1;
-	}
-	*p = q;
-	*val = v;
-	return 0;
-}
-
-/* The FDE pointer encoding a CIE's 'R' augmentation announces. */
-static int cie_fde_encoding(const Dwarf_CIE *cie)
-{
-	const char *a = cie->augmentation;
-	const uint8_t *p = cie->augmentation_data;
-	const uint8_t *end = p + cie->augmentation_data_size;
-	int enc = DW_EH_PE_absptr;
-
-	if (a[0] != 'z')
-		return a[0] ? -1 : enc;
-	for (a++; *a; a++) {
-		uint64_t dummy;
-
-		switch (*a) {
-		case 'L':
-			if (p >= end)
-				return -1;
-			p++;
-			break;
-		case 'P':
-			if (p >= end)
-				return -1;
-			{
-				uint8_t penc = *p++;
-
-				/* The personality pointer's value is not needed. */
-				if (read_encoded(penc & 0x7f, &p, end, 0, &dummy) &&
-				    read_encoded(penc & 0x0f, &p, end, 0, &dummy))
-					return -1;
-			}
-			break;
-		case 'R':
-			if (p >= end)
-				return -1;
-			enc = *p++;
-			break;
-		case 'S':
-		case 'B':
-			break;
-		default:
-			return -1;
-		}
-	}
-	return enc;
-}
 
 /* ---- rows ---- */
 
@@ -291,7 +169,7 @@ unsup:
 }
 
 /* The executable segment holding vaddr, or NULL. */
-static const struct luw_seg *xseg(const struct luw_seg *s, size_t n,
+static const struct luw_elf_seg *xseg(const struct luw_elf_seg *s, size_t n,
 				  uint64_t vaddr)
 {
 	for (size_t i = 0; i < n; i++)
@@ -301,10 +179,10 @@ static const struct luw_seg *xseg(const struct luw_seg *s, size_t n,
 	return NULL;
 }
 
-static int add_row(struct rows *rs, const struct luw_seg *segs, size_t nsegs,
+static int add_row(struct rows *rs, const struct luw_elf_seg *segs, size_t nsegs,
 		   uint64_t lo, uint64_t hi, const struct luw_uw_entry *rule)
 {
-	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
 	struct row r;
 
 	if (!s || hi <= lo)
@@ -334,13 +212,13 @@ struct image {
  * instructions before it get their real rules; returns the bytes covered.
  */
 static uint64_t fix_fp_prologue(const struct image *img,
-				const struct luw_seg *segs, size_t nsegs,
+				const struct luw_elf_seg *segs, size_t nsegs,
 				uint64_t lo, uint64_t hi,
 				const struct luw_uw_entry *first,
 				struct rows *rs)
 {
 	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
-	const struct luw_seg *s = xseg(segs, nsegs, lo);
+	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
 	struct luw_uw_entry r = { 0 };
 	uint64_t off;
 
@@ -368,7 +246,7 @@ static uint64_t fix_fp_prologue(const struct image *img,
 
 /* Walk one FDE [lo, hi) row by row. */
 static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
-		    const struct luw_seg *segs, size_t nsegs,
+		    const struct luw_elf_seg *segs, size_t nsegs,
 		    const struct image *img, struct rows *rs,
 		    struct luw_cfi_stats *st)
 {
@@ -411,74 +289,23 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
-struct cie_enc {
-	Dwarf_Off off;
-	int enc;
-};
-
-/* List the FDEs of .eh_frame and walk each. */
-static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_seg *segs,
+/* Walk every FDE of .eh_frame. */
+static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_elf_seg *segs,
 			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
 {
+	struct luw_fdes f;
 	struct image img;
-	struct cie_enc *cies = NULL;
-	size_t ncies = 0, cap = 0;
-	const unsigned char *ident;
-	Dwarf_Off off = 0, next;
-	GElf_Shdr sh;
-	Elf_Data *d;
-	Elf_Scn *scn;
 	int rc = 0;
 
-	scn = luw_elf_section(elf, ".eh_frame", &sh);
-	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)))
-		return 0;
-	ident = (const unsigned char *)elf_getident(elf, NULL);
+	if (luw_ehframe_fdes(elf, &f))
+		return -1;
+	st->fdes += f.total;
+	st->fdes_bad += f.bad;
 	img.p = (const uint8_t *)elf_rawfile(elf, &img.size);
-	for (;;) {
-		Dwarf_CFI_Entry ent;
-		int r = dwarf_next_cfi(ident, d, true, off, &next, &ent);
-
-		if (r != 0)
-			break;	/* 1: end of section; -1: malformed tail */
-		if (ent.CIE_id == DW_CIE_ID_64) {
-			if (luw_grow((void **)&cies, &cap, ncies + 1,
-				     sizeof(*cies))) {
-				rc = -1;
-				break;
-			}
-			cies[ncies].off = off;
-			cies[ncies].enc = cie_fde_encoding(&ent.cie);
-			ncies++;
-		} else {
-			const uint8_t *p = ent.fde.start;
-			uint64_t lo, len;
-			int enc = -1;
-
-			st->fdes++;
-			for (size_t i = ncies; i-- > 0;)
-				if (cies[i].off == ent.fde.CIE_pointer) {
-					enc = cies[i].enc;
-					break;
-				}
-			if (enc < 0 ||
-			    read_encoded((uint8_t)enc, &p, ent.fde.end,
-					 sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf),
-					 &lo) ||
-			    read_encoded((uint8_t)(enc & 0x0f), &p, ent.fde.end, 0,
-					 &len)) {
-				st->fdes_bad++;
-			} else if (len && walk_fde(cfi, lo, lo + len, segs, nsegs,
-						   &img, rs, st)) {
-				rc = -1;
-				break;
-			}
-		}
-		off = next;
-		if (next == (Dwarf_Off)-1)
-			break;
-	}
-	free(cies);
+	for (size_t i = 0; i < f.n && !rc; i++)
+		rc = walk_fde(cfi, f.v[i].start, f.v[i].end, segs, nsegs, &img,
+			      rs, st);
+	luw_ehframe_free(&f);
 	return rc;
 }
 
@@ -541,7 +368,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 {
 	struct luw_cfi_stats st = { 0 };
 	struct rows rs = { 0 };
-	struct luw_seg *segs = NULL;
+	struct luw_elf_seg *segs = NULL;
 	size_t nsegs = 0, n;
 	struct luw_uw_hdr *h;
 	struct luw_cfi *t;

@@ -1,5 +1,6 @@
 /* ELF symbolization with libelf; see elf_symbols.h. */
 #include "process/elf_symbols.h"
+#include "process/ehframe.h"
 #include "util/errbuf.h"
 #include "process/filecache.h"
 #include "util/grow.h"
@@ -88,7 +89,7 @@ int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 	return -1;
 }
 
-int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
+int luw_elf_read_segs(Elf *elf, struct luw_elf_seg **segs, size_t *nsegs)
 {
 	size_t n, k = 0, fsize = 0;
 
@@ -123,7 +124,7 @@ int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs)
 int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < e->nsegs; i++) {
-		const struct luw_seg *s = &e->segs[i];
+		const struct luw_elf_seg *s = &e->segs[i];
 
 		if (off >= s->offset && off - s->offset < s->filesz) {
 			*vaddr = s->vaddr + (off - s->offset);
@@ -136,7 +137,7 @@ int luw_elf_off2vaddr(const struct luw_elf *e, uint64_t off, uint64_t *vaddr)
 int luw_elf_vaddr2off(const struct luw_elf *e, uint64_t vaddr, uint64_t *off)
 {
 	for (size_t i = 0; i < e->nsegs; i++) {
-		const struct luw_seg *s = &e->segs[i];
+		const struct luw_elf_seg *s = &e->segs[i];
 
 		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
 			*off = s->offset + (vaddr - s->vaddr);
@@ -467,77 +468,39 @@ struct luw_elf *luw_elf_load_elf(Elf *elf, const char *name, char *err,
 	return e;
 }
 
-static void fde_close(struct luw_elf *e)
+static int fde_cmp(const void *a, const void *b)
 {
-	if (e->fde_cfi)
-		dwarf_cfi_end(e->fde_cfi);
-	if (e->fde_elf)
-		elf_end(e->fde_elf);
-	if (e->fde_fd > 0)
-		close(e->fde_fd);
-	free(e->fde_starts);
-	e->fde_cfi = NULL;
-	e->fde_elf = NULL;
-	e->fde_fd = -1;
-	e->fde_starts = NULL;
-	e->nfde = 0;
+	const struct luw_fde *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return 0;
 }
 
-/* The sorted FDE table of .eh_frame_hdr (datarel|sdata4, as GNU ld and
- * lld write it) and libdw's CFI of the file. */
-static int fde_open(struct luw_elf *e)
+/* The file's FDE ranges, sorted by start, listed on first use. */
+static void fde_open(struct luw_elf *e)
 {
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	Elf_Data *d = NULL;
-	const unsigned char *p;
-	uint32_t cnt;
+	struct luw_fdes f;
+	Elf *elf;
+	int fd;
 
 	e->fde_state = -1;
-	e->fde_fd = open(e->path, O_RDONLY | O_CLOEXEC);
-	if (e->fde_fd < 0)
-		return -1;
-	e->fde_elf = elf_begin(e->fde_fd, ELF_C_READ_MMAP, NULL);
-	if (!e->fde_elf)
-		goto fail;
-	scn = luw_elf_section(e->fde_elf, ".eh_frame_hdr", &sh);
-	if (!scn || sh.sh_type == SHT_NOBITS || !(d = elf_getdata(scn, NULL)) ||
-	    d->d_size < 12)
-		goto fail;
-	p = d->d_buf;
-	if (p[0] != 1 || ((p[1] & 0x0f) != 0x03 && (p[1] & 0x0f) != 0x0b) ||
-	    p[2] != 0x03 || p[3] != 0x3b)
-		goto fail;
-	memcpy(&cnt, p + 8, 4);
-	if (12 + (uint64_t)cnt * 8 > d->d_size)
-		goto fail;
-	e->fde_starts = malloc((cnt ? cnt : 1) * sizeof(*e->fde_starts));
-	if (!e->fde_starts)
-		goto fail;
-	for (uint32_t i = 0; i < cnt; i++) {
-		int32_t loc;
-
-		memcpy(&loc, p + 12 + 8 * (size_t)i, 4);
-		e->fde_starts[i] = sh.sh_addr + (int64_t)loc;
-		if (i && e->fde_starts[i] < e->fde_starts[i - 1])
-			goto fail;	/* the table must be sorted */
+	elf = luw_elf_open(e->path, &fd, NULL, 0);
+	if (!elf)
+		return;
+	if (luw_ehframe_fdes(elf, &f) == 0 && f.n) {
+		qsort(f.v, f.n, sizeof(*f.v), fde_cmp);
+		e->fdes = f.v;
+		e->nfde = f.n;
+		e->fde_state = 1;
 	}
-	e->nfde = cnt;
-	e->fde_cfi = dwarf_getcfi_elf(e->fde_elf);
-	if (!e->fde_cfi)
-		goto fail;
-	e->fde_state = 1;
-	return 0;
-fail:
-	fde_close(e);
-	e->fde_state = -1;
-	return -1;
+	elf_end(elf);
+	close(fd);
 }
 
 int luw_elf_fde_start(struct luw_elf *e, uint64_t vaddr, uint64_t *start)
 {
 	size_t lo = 0, hi;
-	Dwarf_Frame *fr;
 
 	if (e->fde_state == 0)
 		fde_open(e);
@@ -547,21 +510,16 @@ int luw_elf_fde_start(struct luw_elf *e, uint64_t vaddr, uint64_t *start)
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (e->fde_starts[mid] <= vaddr)
+		if (e->fdes[mid].start <= vaddr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
+	/* FDEs do not overlap: only the last one starting at or below vaddr
+	 * can cover it. */
+	if (!lo || vaddr >= e->fdes[lo - 1].end)
 		return -1;
-	/*
-	 * FDEs do not overlap: when libdw finds one covering vaddr, it is the
-	 * last one starting at or below it.
-	 */
-	if (dwarf_cfi_addrframe(e->fde_cfi, vaddr, &fr))
-		return -1;
-	free(fr);
-	*start = e->fde_starts[lo - 1];
+	*start = e->fdes[lo - 1].start;
 	return 0;
 }
 
@@ -569,7 +527,7 @@ void luw_elf_free(struct luw_elf *e)
 {
 	if (!e)
 		return;
-	fde_close(e);
+	free(e->fdes);
 	free(e->path);
 	free(e->debug_path);
 	free(e->segs);
@@ -578,7 +536,7 @@ void luw_elf_free(struct luw_elf *e)
 	free(e);
 }
 
-const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
+const struct luw_elf_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
 {
 	size_t lo = 0, hi = e->nsyms;
 
@@ -598,7 +556,7 @@ const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr)
 	return NULL;
 }
 
-const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
+const struct luw_elf_sym *luw_elf_sym_named(const struct luw_elf *e,
 					const char *name)
 {
 	for (size_t i = 0; i < e->nsyms; i++)

@@ -33,19 +33,21 @@
 
 #include "process/debugfile.h"
 
-struct luw_sym {
+struct luw_elf_sym {
 	uint64_t addr;		/* virtual address (link-time) */
 	uint64_t end;		/* exclusive */
 	const char *name;
 };
 
-struct luw_seg {
+struct luw_elf_seg {
 	uint64_t vaddr;
 	uint64_t offset;
 	uint64_t filesz;
 	uint32_t flags;		/* PF_X, PF_W, PF_R */
 };
 
+
+struct luw_fde;
 
 struct luw_elf {
 	char *path;
@@ -55,18 +57,15 @@ struct luw_elf {
 	size_t build_id_len;
 	uint16_t e_type;	/* ET_EXEC, ET_DYN */
 	uint64_t entry;
-	struct luw_seg *segs;	/* PT_LOAD, in program header order */
+	struct luw_elf_seg *segs;	/* PT_LOAD, in program header order */
 	size_t nsegs;
-	struct luw_sym *syms;	/* sorted by addr, one per address */
+	struct luw_elf_sym *syms;	/* sorted by addr, one per address */
 	size_t nsyms;
 	char *names;		/* storage of every name */
-	/* .eh_frame_hdr FDE starts and the CFI, opened on first use */
-	uint64_t *fde_starts;	/* sorted */
+	/* .eh_frame's FDE ranges (ehframe.h), listed on first use */
+	struct luw_fde *fdes;	/* sorted by start */
 	size_t nfde;
-	int fde_state;		/* 0 not tried, 1 open, -1 none */
-	int fde_fd;
-	Elf *fde_elf;
-	struct Dwarf_CFI_s *fde_cfi;
+	int fde_state;		/* 0 not tried, 1 listed, -1 none */
 };
 
 /*
@@ -81,7 +80,7 @@ void luw_elf_cache_clear(void);
  * The start (link-time address) of the .eh_frame FDE that covers vaddr:
  * the function holding code that has no symbol (a stripped library).
  * 0 and *start set; -1 when no FDE covers it or the file has no
- * .eh_frame_hdr table.
+ * .eh_frame.
  */
 int luw_elf_fde_start(struct luw_elf *e, uint64_t vaddr, uint64_t *start);
 
@@ -93,9 +92,9 @@ struct luw_elf *luw_elf_load_elf(Elf *elf, const char *name, char *err,
 				 size_t errlen);
 
 /* The symbol covering vaddr, or NULL. */
-const struct luw_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr);
+const struct luw_elf_sym *luw_elf_sym_at(const struct luw_elf *e, uint64_t vaddr);
 /* The symbol named name (first match), or NULL.  Linear: for tests/tools. */
-const struct luw_sym *luw_elf_sym_named(const struct luw_elf *e,
+const struct luw_elf_sym *luw_elf_sym_named(const struct luw_elf *e,
 					const char *name);
 
 /* File offset <-> virtual address through the PT_LOAD segments: 0 or -1. */
@@ -114,6 +113,6 @@ Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
  */
 int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 		   int func_only, uint64_t *addr);
-int luw_elf_read_segs(Elf *elf, struct luw_seg **segs, size_t *nsegs);
+int luw_elf_read_segs(Elf *elf, struct luw_elf_seg **segs, size_t *nsegs);
 
 #endif

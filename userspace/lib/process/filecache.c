@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "process/debugfile.h"
+#include "process/elf_symbols.h"
 
 struct luw_fc_ent {
 	uint64_t dev, ino, size;
@@ -33,18 +34,14 @@ static int64_t mtime_ns(const struct stat *st)
 
 static size_t path_build_id(const char *path, uint8_t *id, size_t cap)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0;
-	Elf *elf;
+	int fd;
+	size_t len;
+	Elf *elf = luw_elf_open(path, &fd, NULL, 0);
 
-	if (fd < 0)
+	if (!elf)
 		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF)
-		len = luw_build_id(elf, id, cap);
-	if (elf)
-		elf_end(elf);
+	len = luw_build_id(elf, id, cap);
+	elf_end(elf);
 	close(fd);
 	return len;
 }

@@ -177,7 +177,7 @@ static void loaded_entry(const struct scan *s, const char *key,
 		name_fn(s, key, vo);
 }
 
-int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t n)
+int luw_ljl_ff_from_tables(struct luw_ljl_target *t, char *why, size_t n)
 {
 	struct scan s = { t->pid, &t->layout, 0, &t->ff };
 	uint64_t mainl, env = 0;
@@ -263,7 +263,7 @@ static int count_keys(const struct scan *s, uint64_t t, unsigned int *keys,
 	return 0;
 }
 
-int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
+int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 		      char *why, size_t n)
 {
 	struct luw_ffnames dummy;

@@ -305,7 +305,7 @@ restart:
 	return 0;
 }
 
-int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
+int luw_ljfn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
 		    uint32_t pc, char *out, size_t outlen)
 {
 	struct pt p;
@@ -383,7 +383,7 @@ static int is_method(pid_t pid, const struct luw_lj_layout *ly, uint64_t child)
 	       !strcmp(name, "self");
 }
 
-int ljn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
+int luw_ljfn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
 		 uint64_t child, char *out, size_t outlen)
 {
 	struct pt p;

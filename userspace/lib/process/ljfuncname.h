@@ -1,7 +1,7 @@
 /*
  * ljfuncname: names of Lua functions read from bytecode in a live process.
  *
- * By definition (ljn_def_name): the prototype that creates a function's
+ * By definition (luw_ljfn_def_name): the prototype that creates a function's
  * closures (its parent: the child proto is one of the parent's GC
  * constants, used by exactly one FNEW) and what the FNEW's result is
  * stored into -- `local function f` / `local f = function` (the local
@@ -9,7 +9,7 @@
  * `function M.f` / `function obj:m` (TSETS, the table named as a slot),
  * an upvalue (USETV).  This does not depend on who calls the function.
  *
- * By call site (ljn_callee_name): the name a Lua function was called by, read from its caller's
+ * By call site (luw_ljfn_callee_name): the name a Lua function was called by, read from its caller's
  * bytecode in a live process -- what debug.getinfo(f, "n") reports:
  * the local, global, field/method or upvalue that held the function at
  * the call instruction.
@@ -38,7 +38,7 @@
  * ran, "__index" etc.).  1 and out filled, 0 when the bytecode names nothing
  * (a computed callee), -1 when memory could not be read.
  */
-int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
+int luw_ljfn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
 		    uint32_t pc, char *out, size_t outlen);
 
 /*
@@ -47,13 +47,13 @@ int ljn_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
  * nowhere nameable (an argument, a table constructor's positional slot);
  * 0 when parent is not its parent; -1 when memory could not be read.
  */
-int ljn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
+int luw_ljfn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
 		 uint64_t child, char *out, size_t outlen);
 
 /*
  * A main chunk has no definition: it is the prototype a loader (load,
  * loadfile, luaL_loadbuffer, require) made of a whole chunk, never a
- * child constant of another proto.  It is named LJN_MAIN_CHUNK, as Lua's
+ * child constant of another proto.  It is named LUW_LJFN_MAIN_CHUNK, as Lua's
  * tracebacks say "in main chunk".  LuaJIT tells it by its line range, the
  * test behind debug.getinfo's what == "main" (lj_debug.c): the parser
  * gives the main chunk firstline 0 and every function the line of its
@@ -61,9 +61,9 @@ int ljn_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t parent,
  * both.  Stripped bytecode has firstline = numline = 0 in every proto, so
  * none of its protos can be told apart: none is named.
  */
-#define LJN_MAIN_CHUNK "main chunk"
+#define LUW_LJFN_MAIN_CHUNK "main chunk"
 
-static inline int ljn_is_main_chunk(int32_t firstline, int32_t numline)
+static inline int luw_ljfn_is_main_chunk(int32_t firstline, int32_t numline)
 {
 	return firstline == 0 && numline > 0;
 }

@@ -14,8 +14,10 @@
 #include <unistd.h>
 
 #include "process/dwstruct.h"
+#include "process/elf_symbols.h"
 #include "process/ljlayout.h"
 #include "process/procmem.h"
+#include "util/errbuf.h"
 
 /* gct values (~LJ_T*) of LuaJIT 2.x; the descriptor carries all but tab. */
 #define GCT_STR 4
@@ -27,14 +29,8 @@
 #define MAX_MODULES 512		/* package.loaded entries looked into */
 #define MAX_KEY 128		/* longest key taken as a name */
 
-static int fail(char *why, size_t n, const char *msg)
-{
-	snprintf(why, n, "%s", msg);
-	return -1;
-}
-
 /* 1 when the DWARF of path gave every offset, 0 when it has none. */
-static int from_dwarf(const char *path, struct ljg_offs *o)
+static int from_dwarf(const char *path, struct luw_ljg_offs *o)
 {
 	Dwarf_Die l, t, nd;
 	Dwarf_Attribute a;
@@ -44,12 +40,10 @@ static int from_dwarf(const char *path, struct ljg_offs *o)
 	long env, node, hmask, key;
 	int fd, ok = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	elf = luw_elf_open(path, &fd, NULL, 0);
+	if (!elf)
 		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	dw = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
 	if (dw && !luw_dw_struct(dw, "lua_State", &l) && !luw_dw_struct(dw, "GCtab", &t) &&
 	    !luw_dw_struct(dw, "Node", &nd) &&
 	    dwarf_attr(&nd, DW_AT_byte_size, &a) && dwarf_formudata(&a, &sz) == 0) {
@@ -75,14 +69,13 @@ static int from_dwarf(const char *path, struct ljg_offs *o)
 	}
 	if (dw)
 		dwarf_end(dw);
-	if (elf)
-		elf_end(elf);
+	elf_end(elf);
 	close(fd);
 	return ok;
 }
 
-int ljg_offsets(const char *path, const struct luw_lj_layout *ly,
-		struct ljg_offs *o, char *why, size_t whylen)
+int luw_ljg_offsets(const char *path, const struct luw_lj_layout *ly,
+		struct luw_ljg_offs *o, char *why, size_t whylen)
 {
 	unsigned int ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
 
@@ -90,14 +83,14 @@ int ljg_offsets(const char *path, const struct luw_lj_layout *ly,
 	/* The type numbers and the closure check hold for both sources. */
 	if (ly->gct_str != GCT_STR || ly->gct_func != GCT_FUNC ||
 	    ly->gct_proto != GCT_PROTO)
-		return fail(why, whylen, "GC type numbers are not LuaJIT 2.x's");
+		return luw_fail(why, whylen, "GC type numbers are not LuaJIT 2.x's");
 	if (path && from_dwarf(path, o))
 		return 0;
 	if (ly->fn_pc != 4 * ref)
-		return fail(why, whylen, "GCfunc.pc is not where the lj_obj.h "
+		return luw_fail(why, whylen, "GCfunc.pc is not where the lj_obj.h "
 			    "header model puts it");
 	if (ly->l_cframe < ref)
-		return fail(why, whylen, "no room for lua_State.env before cframe");
+		return luw_fail(why, whylen, "no room for lua_State.env before cframe");
 	o->l_env = (uint16_t)(ly->l_cframe - ref);
 	o->t_node = (uint16_t)(5 * ref);
 	o->t_hmask = (uint16_t)(6 * ref + 4);
@@ -109,7 +102,7 @@ int ljg_offsets(const char *path, const struct luw_lj_layout *ly,
 struct rd {
 	pid_t pid;
 	const struct luw_lj_layout *ly;
-	const struct ljg_offs *o;
+	const struct luw_ljg_offs *o;
 	unsigned int ref;
 };
 
@@ -333,8 +326,8 @@ static void scan_universe(const struct rd *r, uint64_t g, struct found *fd)
 		scan_fields(r, inner, env, inner, fd);
 }
 
-int ljg_names(pid_t pid, const struct luw_lj_layout *ly,
-	      const struct ljg_offs *o, const uint64_t *states, int nstates,
+int luw_ljg_names(pid_t pid, const struct luw_lj_layout *ly,
+	      const struct luw_ljg_offs *o, const uint64_t *states, int nstates,
 	      const uint64_t *pt, size_t n, char **names)
 {
 	struct rd r = { pid, ly, o, ly->flags & LUW_LJ_F_GC64 ? 8 : 4 };

@@ -48,7 +48,7 @@
 
 #include "luaunwind_layout.h"
 
-struct ljg_offs {
+struct luw_ljg_offs {
 	uint16_t l_env;		/* GCRef env in lua_State */
 	uint16_t t_node;	/* MRef node in GCtab */
 	uint16_t t_hmask;	/* uint32_t hmask in GCtab */
@@ -61,16 +61,16 @@ struct ljg_offs {
  * Offsets for the LuaJIT object at path (its DWARF, else the model
  * above, checked against ly).  0; -1 with the failed check in why.
  */
-int ljg_offsets(const char *path, const struct luw_lj_layout *ly,
-		struct ljg_offs *o, char *why, size_t whylen);
+int luw_ljg_offsets(const char *path, const struct luw_lj_layout *ly,
+		struct luw_ljg_offs *o, char *why, size_t whylen);
 
 /*
  * For each of the n prototypes pt[], names[i] = the one name that holds
  * a closure of it in the universes states[0..nstates) of process pid
  * (malloc'd), or NULL.  Returns how many were named.
  */
-int ljg_names(pid_t pid, const struct luw_lj_layout *ly,
-	      const struct ljg_offs *o, const uint64_t *states, int nstates,
+int luw_ljg_names(pid_t pid, const struct luw_lj_layout *ly,
+	      const struct luw_ljg_offs *o, const uint64_t *states, int nstates,
 	      const uint64_t *pt, size_t n, char **names);
 
 #endif

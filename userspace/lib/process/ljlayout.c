@@ -5,6 +5,7 @@
 #include "process/ljlayout.h"
 #include "process/debugfile.h"
 #include "process/dwstruct.h"
+#include "process/ehframe.h"
 #include "process/elf_symbols.h"
 #include "util/errbuf.h"
 #include "kmod/ljwalk.h"
@@ -119,7 +120,7 @@ static const struct luw_lj_layout ly_tarantool26 = {
 };
 
 /* ffam: the family of names (ffnames.h) each build was checked against. */
-static const struct ljl_known known[] = {
+static const struct luw_ljl_known known[] = {
 	{ "Debian luajit 2.1.0~beta3+git20220320 (luajit)",
 	  "79b0b8114f05a2726860c3141195279ceb0f6e29", LUW_FF_STOCK, &ly_debian_gc64 },
 	{ "Debian luajit 2.1.0~beta3+git20220320 (libluajit-5.1.so.2)",
@@ -141,7 +142,7 @@ static const struct ljl_known known[] = {
 	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 0, &ly_tarantool26 },
 };
 
-const struct ljl_known *ljl_known_layouts(size_t *n)
+const struct luw_ljl_known *luw_ljl_known_layouts(size_t *n)
 {
 	*n = sizeof(known) / sizeof(known[0]);
 	return known;
@@ -149,7 +150,7 @@ const struct ljl_known *ljl_known_layouts(size_t *n)
 
 /* ---- helpers ------------------------------------------------------------ */
 
-void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
+void luw_ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r)
 {
 	memset(r, 0, sizeof(*r));
 	r->ip = u->rip;
@@ -209,37 +210,20 @@ struct elfobj {
 	Elf *elf;
 };
 
-static int elf_from_fd(struct elfobj *o)
-{
-	o->elf = elf_begin(o->fd, ELF_C_READ_MMAP, NULL);
-	if (!o->elf || elf_kind(o->elf) != ELF_K_ELF) {
-		if (o->elf)
-			elf_end(o->elf);
-		close(o->fd);
-		o->fd = -1;
-		o->elf = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 /*
  * The object behind a mapping.  Its path may name another file by now (a
  * package upgrade replaced it) or none (" (deleted)"): luw_map_file finds
- * the file the process runs.
+ * the file the process runs.  0, or -1 with the reason in err.
  */
-static int elf_open_map(pid_t pid, const struct luw_map *m, struct elfobj *o)
+static int elf_open_map(pid_t pid, const struct luw_map *m, struct elfobj *o,
+			char *err, size_t n)
 {
 	char p[4200];
 
-	if (luw_map_file(pid, m, p, sizeof(p))) {
-		errno = ENOENT;
-		return -1;
-	}
-	o->fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (o->fd < 0)
-		return -1;
-	return elf_from_fd(o);
+	if (luw_map_file(pid, m, p, sizeof(p)))
+		return luw_fail(err, n, "%s", strerror(ENOENT));
+	o->elf = luw_elf_open(p, &o->fd, err, n);
+	return o->elf ? 0 : -1;
 }
 
 static void elf_close(struct elfobj *o)
@@ -310,46 +294,34 @@ static long cfa_reg_off(Dwarf_CFI *cfi, uint64_t pc, unsigned int reg,
 }
 
 /*
- * The interpreter's FDE, from the sorted table in .eh_frame_hdr
- * (datarel|sdata4 entries, what every GNU linker writes).
+ * The interpreter's FDE: the largest whose first row puts the CFA at
+ * rsp + a frame (the VM's fixed C frame), from the FDEs of .eh_frame.
  */
 static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = luw_elf_section(elf, ".eh_frame_hdr", &sh);
-	Elf_Data *d;
-	const unsigned char *p;
+	struct luw_fdes f;
 	Dwarf_CFI *cfi;
-	uint32_t cnt, i;
 	uint64_t best = 0, best_s = 0, best_e = 0, best_cfa = 0;
 
-	if (!scn || !(d = elf_getdata(scn, NULL)) || d->d_size < 12)
-		return luw_fail(err, n, "no .eh_frame_hdr");
-	p = d->d_buf;
-	if (p[0] != 1 || p[2] != 0x03 || p[3] != 0x3b)
-		return luw_fail(err, n, ".eh_frame_hdr encoding %02x/%02x not handled",
-			    p[2], p[3]);
-	memcpy(&cnt, p + 8, 4);
-	if (12 + (uint64_t)cnt * 8 > d->d_size)
-		return luw_fail(err, n, ".eh_frame_hdr truncated");
+	if (luw_ehframe_fdes(elf, &f))
+		return luw_fail(err, n, "out of memory");
+	if (!f.n) {
+		luw_ehframe_free(&f);
+		return luw_fail(err, n, "no .eh_frame");
+	}
 	cfi = dwarf_getcfi_elf(elf);
-	if (!cfi)
+	if (!cfi) {
+		luw_ehframe_free(&f);
 		return luw_fail(err, n, "no CFI: %s", dwarf_errmsg(-1));
-	for (i = 0; i < cnt; i++) {
-		int32_t loc, nloc;
-		uint64_t s, e, rs, re;
+	}
+	for (size_t i = 0; i < f.n; i++) {
+		uint64_t s = f.v[i].start, rs, re;
 		long off;
 
-		memcpy(&loc, p + 12 + 8 * i, 4);
-		s = sh.sh_addr + (int64_t)loc;
-		if (i + 1 < cnt) {
-			memcpy(&nloc, p + 12 + 8 * (i + 1), 4);
-			e = sh.sh_addr + (int64_t)nloc;
-			/* The interpreter is tens of KiB; skip small ones. */
-			if (e - s < 8192)
-				continue;
-		}
+		/* The interpreter is tens of KiB; skip small ones. */
+		if (f.v[i].end - s < 8192)
+			continue;
 		off = cfa_reg_off(cfi, s, 7, &rs, &re);
 		if (off <= 8 || rs != s)
 			continue;
@@ -360,6 +332,7 @@ static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 			best_cfa = (uint64_t)off;
 		}
 	}
+	luw_ehframe_free(&f);
 	if (!best) {
 		dwarf_cfi_end(cfi);
 		return luw_fail(err, n, "no LuaJIT interpreter FDE in .eh_frame");
@@ -676,7 +649,7 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	ly->str_size = (__u16)dw_size(&w.t[T_STR]);
 	/*
 	 * LJ_STACK_EXTRA is a macro (5 + 2*LJ_FR2 in 2022, 5 + 3*LJ_FR2
-	 * since): ljl_use_layout measures it on the live main thread.
+	 * since): luw_ljl_use_layout measures it on the live main thread.
 	 */
 	ly->stack_extra = 0;
 	/* ~LJ_T* are macros, not in DWARF; stable across every 2.x. */
@@ -716,7 +689,7 @@ out:
 }
 
 /* The separate debug file, as the process sees the files (debugfile.h). */
-static int open_debug_file(const struct ljl_target *t, Elf *elf,
+static int open_debug_file(const struct luw_ljl_target *t, Elf *elf,
 			   const char *objpath, struct elfobj *dbg, char *where,
 			   size_t wn)
 {
@@ -728,7 +701,7 @@ static int open_debug_file(const struct ljl_target *t, Elf *elf,
 }
 
 /* DWARF in the object or in its separate debug file. */
-static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
+static int layout_dwarf_any(struct luw_ljl_target *t, Elf *elf,
 			    const char *objpath, struct luw_lj_layout *ly,
 			    struct luw_ffnames *ff, char *src, size_t sn,
 			    char *err, size_t n)
@@ -749,9 +722,9 @@ static int layout_dwarf_any(struct ljl_target *t, Elf *elf,
 	return r;
 }
 
-/* ---- ljl_open ------------------------------------------------------------ */
+/* ---- luw_ljl_open ------------------------------------------------------------ */
 
-static int try_object(struct ljl_target *t, const struct luw_map *m,
+static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 		      const char *kind, char *err, size_t n)
 {
 	struct elfobj o = { -1, NULL };
@@ -764,9 +737,8 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	/* Messages and t->path: the object as /proc/PID/maps names it. */
 	snprintf(mpath, sizeof(mpath), "%s%s", m->path,
 		 m->deleted ? " (deleted)" : "");
-	if (elf_open_map(t->pid, m, &o))
-		return luw_fail(err, n, "%s: cannot open: %s", mpath,
-			    strerror(errno));
+	if (elf_open_map(t->pid, m, &o, why, sizeof(why)))
+		return luw_fail(err, n, "%s: cannot open: %s", mpath, why);
 	if (elf_bias(o.elf, m, &t->bias)) {
 		elf_close(&o);
 		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
@@ -786,7 +758,7 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	}
 	/* For a stripped build: what its machine code says (ljrecover.h). */
 	t->why_rec[0] = 0;
-	if (ljr_recover(o.elf, t->vm_start, t->interp_end, LUW_X86_R14,
+	if (luw_ljr_recover(o.elf, t->vm_start, t->interp_end, LUW_X86_R14,
 			LUW_X86_RDX, &t->rec, t->why_rec, sizeof(t->why_rec)) &&
 	    !t->why_rec[0])
 		snprintf(t->why_rec, sizeof(t->why_rec), "not analysed");
@@ -796,12 +768,12 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	snprintf(t->path, sizeof(t->path), "%.4095s", mpath);
 	build_id(o.elf, t->build_id, sizeof(t->build_id));
 	t->kind = kind ? kind : "embedded";
-	t->src = LJL_SRC_NONE;
+	t->src = LUW_LJL_SRC_NONE;
 	luw_ffnames_init(&t->ff, NULL);
 	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
 		if (known[i].build_id && !strcmp(known[i].build_id, t->build_id)) {
 			t->layout = *known[i].layout;
-			t->src = LJL_SRC_KNOWN;
+			t->src = LUW_LJL_SRC_KNOWN;
 			luw_ffnames_family(&t->ff, known[i].ffam, known[i].name);
 			snprintf(t->layout_name, sizeof(t->layout_name), "%s",
 				 known[i].name);
@@ -819,7 +791,7 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	if (!layout_dwarf_any(t, o.elf, m->path, &dly, dff, src, sizeof(src), why,
 			      sizeof(why))) {
 		t->layout = dly;
-		t->src = LJL_SRC_DWARF;
+		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
 			 src);
 		if (dff->count)
@@ -827,7 +799,7 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 		t->why_dwarf[0] = 0;
 	} else {
 		snprintf(t->why_dwarf, sizeof(t->why_dwarf), "%s", why);
-		if (t->src == LJL_SRC_NONE)
+		if (t->src == LUW_LJL_SRC_NONE)
 			snprintf(t->layout_name, sizeof(t->layout_name),
 				 "unknown build (%.60s)", why);
 	}
@@ -836,7 +808,7 @@ static int try_object(struct ljl_target *t, const struct luw_map *m,
 	return 0;
 }
 
-int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
+int luw_ljl_open(pid_t pid, struct luw_ljl_target *t, char *err, size_t n)
 {
 	char first_err[512] = "";
 	struct luw_maps maps;
@@ -894,7 +866,7 @@ int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t n)
 
 /* ---- finding global_State ------------------------------------------------ */
 
-int ljl_find_states(struct ljl_target *t, char *err, size_t n)
+int luw_ljl_find_states(struct luw_ljl_target *t, char *err, size_t n)
 {
 	struct luw_maps maps;
 	const struct luw_lj_layout *ly = &t->layout;
@@ -937,7 +909,7 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
 					if (!run++)
 						run_start = a + 8 * i;
 					/* Validation tells a real G from a lookalike. */
-					if (run == need && t->nstates < LJL_MAX_STATES)
+					if (run == need && t->nstates < LUW_LJL_MAX_STATES)
 						t->states[t->nstates++] =
 							run_start - ly->gg_g2disp;
 				} else {
@@ -965,7 +937,7 @@ int ljl_find_states(struct ljl_target *t, char *err, size_t n)
  * from L->base) and check the Lua frames found: proto type, chunk name a
  * NUL-terminated string of its length.  No Lua frame, nothing to check.
  */
-static int check_protos(const struct ljl_target *t,
+static int check_protos(const struct luw_ljl_target *t,
 			const struct luw_lj_layout *ly, uint64_t g, char *why,
 			size_t whylen)
 {
@@ -1025,7 +997,7 @@ static int check_protos(const struct ljl_target *t,
 	return 0;
 }
 
-int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
+int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 		 uint64_t g, char *why, size_t whylen)
 {
 	pid_t pid = t->pid;
@@ -1094,7 +1066,7 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 	if (check_protos(t, ly, g, why, whylen))
 		return -1;
 	/* A stack may hold no Lua frame to check: strings are always there. */
-	if (ljl_check_strings(pid, ly, g, why, whylen))
+	if (luw_ljl_check_strings(pid, ly, g, why, whylen))
 		return -1;
 	/* The empty string lives in G. */
 	CHECK(!rd(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
@@ -1137,7 +1109,7 @@ int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
 
 /* ---- attach --------------------------------------------------------------- */
 
-static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
+static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 			char *why, size_t n)
 {
 	int i;
@@ -1153,7 +1125,7 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
 		 * catch a frame being built.  A wrong offset fails every time.
 		 */
 		for (tries = 0; tries < 3; tries++) {
-			if (!ljl_validate(t, ly, t->states[i], why, n))
+			if (!luw_ljl_validate(t, ly, t->states[i], why, n))
 				break;
 			usleep(3000);
 		}
@@ -1169,11 +1141,11 @@ static int validate_all(struct ljl_target *t, const struct luw_lj_layout *ly,
  * thread (maxstack is stack + stacksize - extra - 1 slots; 7 in 2022's
  * GC64 builds, 8 in today's v2.1, 5 with 32-bit refs) and the dispatch
  * table's length (bytecodes were added in 2023: the table is the run of VM
- * code pointers).  Measured on the first state; ljl_validate then checks
+ * code pointers).  Measured on the first state; luw_ljl_validate then checks
  * every state against them.  A descriptor that states them is checked as
  * it is.
  */
-static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
+static void measure(struct luw_ljl_target *t, struct luw_lj_layout *ly)
 {
 	uint64_t g = t->states[0], mainl, stack = 0, maxstack = 0, v = 0;
 	uint32_t stacksize = 0, k;
@@ -1200,13 +1172,13 @@ static void measure(struct ljl_target *t, struct luw_lj_layout *ly)
 	ly->gg_ndisp = k;
 }
 
-int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
+int luw_ljl_use_layout(struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 		   const char *name, char *err, size_t n)
 {
 	char why[512];
 
 	t->layout = *ly;
-	if (ljl_find_states(t, err, n))
+	if (luw_ljl_find_states(t, err, n))
 		return -1;
 	if (t->nstates)
 		measure(t, &t->layout);
@@ -1224,11 +1196,11 @@ int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
  * dispatch table follows.  For each dispatch run D, the L in the 16 KiB
  * before it with that round trip gives gg_g2l and gg_g2disp.
  */
-static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
+static int anchor_gg(struct luw_ljl_target *t, struct luw_lj_layout *ly,
 		     char *why, size_t n)
 {
 	struct luw_lj_layout scan = *ly;
-	const struct ljr_result *r = &t->rec;
+	const struct luw_ljr_result *r = &t->rec;
 	uint64_t d, l, g = 0, back = 0;
 	int i, found = 0;
 
@@ -1236,7 +1208,7 @@ static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
 	scan.gg_ndisp = 0;
 	t->states_anchor = 0;
 	t->layout = scan;
-	if (ljl_find_states(t, why, n))
+	if (luw_ljl_find_states(t, why, n))
 		return -1;
 	for (i = 0; i < t->nstates && !found; i++) {
 		d = t->states[i];
@@ -1267,18 +1239,18 @@ static int anchor_gg(struct ljl_target *t, struct luw_lj_layout *ly,
  * lea of DISPATCH's offset that lies inside GG_State past global_State's
  * known fields: jit_State; none in a build without the JIT).
  */
-static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fam,
+static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout *fam,
 			    struct luw_lj_layout *ly, char *used, size_t un,
 			    char *why, size_t n)
 {
-	const struct ljr_result *r = &t->rec;
+	const struct luw_ljr_result *r = &t->rec;
 	int32_t j = 0, gmax;
 	int i;
 
 	if (t->why_rec[0])
 		return luw_fail(why, n, "machine code: %s", t->why_rec);
 	if (r->ref_size != ((fam->flags & LUW_LJ_F_GC64) ? 8 : 4) ||
-	    r->l_glref == LJR_NONE || r->g_mainthref == LJR_NONE)
+	    r->l_glref == LUW_LJR_NONE || r->g_mainthref == LUW_LJR_NONE)
 		return luw_fail(why, n, "machine code: lua_close gave no G(L)/"
 			    "mainthread(g) of this reference size");
 	*ly = *fam;
@@ -1287,7 +1259,7 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 	ly->l_glref = (__u16)r->l_glref;
 	ly->g_mainthref = (__u16)r->g_mainthref;
 	snprintf(used, un, "l_glref g_mainthref");
-#define TAKE(f) do { if (r->f != LJR_NONE) { ly->f = (__u16)r->f; \
+#define TAKE(f) do { if (r->f != LUW_LJR_NONE) { ly->f = (__u16)r->f; \
 	strncat(used, " " #f, un - strlen(used) - 1); } } while (0)
 	TAKE(g_cur_l);
 	TAKE(l_stack);
@@ -1329,7 +1301,7 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		    r->jtrace_disp - j < 0xfff0) {
 			/*
 			 * sizetrace follows trace and freetrace (a TraceNo) in
-			 * every 2.1 jit_State; ljl_validate checks the pair.
+			 * every 2.1 jit_State; luw_ljl_validate checks the pair.
 			 */
 			ly->j_trace = (__u16)(r->jtrace_disp - j);
 			ly->j_sizetrace = (__u16)(ly->j_trace + 12);
@@ -1349,7 +1321,7 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 	 * reads it, but the descriptor needs one: it follows cur_L in every
 	 * 2.1 global_State.
 	 */
-	if (!r->have_jitbase && r->g_cur_l != LJR_NONE) {
+	if (!r->have_jitbase && r->g_cur_l != LUW_LJR_NONE) {
 		ly->g_jit_base = (__u16)(r->g_cur_l + r->ref_size);
 		strncat(used, " g_jit_base(after cur_L)", un - strlen(used) - 1);
 	}
@@ -1405,7 +1377,7 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
 		for (k = 0; t->states_anchor && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
 			c.str_size = sizes[k];
 			c.str_len = (__u16)(sizes[k] - 4);
-			if (!ljl_check_strings(t->pid, &c, t->states_anchor, w,
+			if (!luw_ljl_check_strings(t->pid, &c, t->states_anchor, w,
 					       sizeof(w))) {
 				nfit++;
 				fit = sizes[k];
@@ -1460,27 +1432,27 @@ static int layout_from_code(struct ljl_target *t, const struct luw_lj_layout *fa
  * from the target's tables; failing that, fast functions stay unnamed
  * ("ff:#N"), which is incomplete but never wrong.
  */
-static void names_from_tables(struct ljl_target *t)
+static void names_from_tables(struct luw_ljl_target *t)
 {
 	char why[128];
 
 	if (t->ff.count)
 		return;
-	if (ljl_ff_from_tables(t, why, sizeof(why)))
+	if (luw_ljl_ff_from_tables(t, why, sizeof(why)))
 		snprintf(t->ff.src, sizeof(t->ff.src), "none: %.50s", why);
 }
 
-int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
+int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t n)
 {
 	char why[512], all[2048];
 	size_t i, used;
 
-	if (ljl_open(pid, t, err, n))
+	if (luw_ljl_open(pid, t, err, n))
 		return -1;
-	if (t->src != LJL_SRC_NONE) {
+	if (t->src != LUW_LJL_SRC_NONE) {
 		struct luw_lj_layout ly = t->layout;
 
-		if (ljl_use_layout(t, &ly, t->layout_name, err, n))
+		if (luw_ljl_use_layout(t, &ly, t->layout_name, err, n))
 			return -1;
 		names_from_tables(t);
 		return 0;
@@ -1501,8 +1473,8 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 		ly = *known[i].layout;
 		ly.stack_extra = 0;
 		ly.gg_ndisp = 0;
-		if (!ljl_use_layout(t, &ly, known[i].name, why, sizeof(why))) {
-			t->src = LJL_SRC_GUESS;
+		if (!luw_ljl_use_layout(t, &ly, known[i].name, why, sizeof(why))) {
+			t->src = LUW_LJL_SRC_GUESS;
 			snprintf(t->layout_name, sizeof(t->layout_name),
 				 "%s (validated, build-id not in the table)",
 				 known[i].name);
@@ -1534,8 +1506,8 @@ int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t n)
 			snprintf(name, sizeof(name),
 				 "%.60s with %.170s from machine code",
 				 known[i].name, fields);
-			if (!ljl_use_layout(t, &ly, name, why, sizeof(why))) {
-				t->src = LJL_SRC_CODE;
+			if (!luw_ljl_use_layout(t, &ly, name, why, sizeof(why))) {
+				t->src = LUW_LJL_SRC_CODE;
 				snprintf(t->layout_name, sizeof(t->layout_name),
 					 "%s", name);
 				names_from_tables(t);

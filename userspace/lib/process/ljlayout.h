@@ -1,7 +1,7 @@
 /*
  * ljlayout: find LuaJIT in a live process and work out its layout.
  *
- * 1. ljl_open: the object that holds the VM -- a mapped ELF named luajit*,
+ * 1. luw_ljl_open: the object that holds the VM -- a mapped ELF named luajit*,
  *    libluajit-5.1.so*, tarantool*, nginx* or openresty* (else any mapped
  *    executable object whose .eh_frame has the VM's FDE), read through
  *    /proc/PID/map_files (a replaced or deleted file is still the one
@@ -10,18 +10,18 @@
  *    .gnu_debuglink) describes GG_State, else from the table of layouts
  *    computed from the exact Debian sources, keyed by build-id; and what
  *    the machine code says (ljrecover.h) for a stripped unknown build.
- *    ljl_attach tries, for an unknown build, each family layout as is and
+ *    luw_ljl_attach tries, for an unknown build, each family layout as is and
  *    then with the recovered fields and GG_State anchored in the process.
- * 2. ljl_find_states: every global_State of the process, found by its
+ * 2. luw_ljl_find_states: every global_State of the process, found by its
  *    dispatch table (GG_State.dispatch: a run of gg_ndisp code pointers all
  *    inside the VM) in the process's anonymous writable memory.
- * 3. ljl_validate: the layout checked against one live global_State.
+ * 3. luw_ljl_validate: the layout checked against one live global_State.
  *
  * The VM code range in a stripped binary: buildvm emits one FDE for the
  * whole interpreter whose CFA is rsp + CFRAME_SIZE from its very first
  * instruction (no compiled function starts with anything but rsp + 8) and
- * one for lj_vm_ffi_call right after it.  We take the largest FDE listed in
- * .eh_frame_hdr whose CFA at its start is rsp + N with N > 8; with symbols
+ * one for lj_vm_ffi_call right after it.  We take the largest FDE of
+ * .eh_frame (ehframe.h) whose CFA at its start is rsp + N with N > 8; with symbols
  * the result is checked against lj_vm_asm_begin.
  */
 #ifndef LUW_PROCESS_LJLAYOUT_H
@@ -35,12 +35,12 @@
 #include "process/ljrecover.h"
 #include "luaunwind_layout.h"
 
-#define LJL_MAX_STATES 64
+#define LUW_LJL_MAX_STATES 64
 
-enum ljl_source { LJL_SRC_NONE, LJL_SRC_DWARF, LJL_SRC_KNOWN, LJL_SRC_GUESS,
-		  LJL_SRC_CODE };
+enum luw_ljl_source { LUW_LJL_SRC_NONE, LUW_LJL_SRC_DWARF, LUW_LJL_SRC_KNOWN, LUW_LJL_SRC_GUESS,
+		  LUW_LJL_SRC_CODE };
 
-struct ljl_target {
+struct luw_ljl_target {
 	pid_t pid;
 	char path[4096];	/* the object as /proc/PID/maps names it */
 	char build_id[65];	/* hex, "" when the object has none */
@@ -50,51 +50,51 @@ struct ljl_target {
 	uint64_t interp_end;	/* its end */
 	uint64_t vm_end;	/* end of lj_vm_ffi_call when adjacent */
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
-	enum ljl_source src;
+	enum luw_ljl_source src;
 	char layout_name[256];	/* known layout, "DWARF of ...", ... */
 	char why_dwarf[256];	/* why the DWARF layout was not taken */
-	struct ljr_result rec;	/* fields read from machine code */
+	struct luw_ljr_result rec;	/* fields read from machine code */
 	char why_rec[128];	/* "" when rec is valid */
 	uint64_t states_anchor;	/* G found by anchoring GG_State (ljrecover) */
 	struct luw_ffnames ff;	/* fast-function names, see ffnames.h */
 	struct luw_lj_layout layout;
-	uint64_t states[LJL_MAX_STATES];	/* global_State addresses */
+	uint64_t states[LUW_LJL_MAX_STATES];	/* global_State addresses */
 	int nstates;
 };
 
 /* Finds LuaJIT in PID and picks a layout.  0, or -1 with a message. */
-int ljl_open(pid_t pid, struct ljl_target *t, char *err, size_t errlen);
+int luw_ljl_open(pid_t pid, struct luw_ljl_target *t, char *err, size_t errlen);
 
 /* Fills t->states by scanning memory.  0 (even with none), -1 on error. */
-int ljl_find_states(struct ljl_target *t, char *err, size_t errlen);
+int luw_ljl_find_states(struct luw_ljl_target *t, char *err, size_t errlen);
 
 /*
  * Checks `ly` against global_State `g` of t's process.  0 when every check
  * passes; else -1 and `why` names the first failed check.
  */
-int ljl_validate(const struct ljl_target *t, const struct luw_lj_layout *ly,
+int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 		 uint64_t g, char *why, size_t whylen);
 
 /*
- * ljl_open + ljl_find_states + ljl_validate on every state found; without
+ * luw_ljl_open + luw_ljl_find_states + luw_ljl_validate on every state found; without
  * a known layout, tries each known layout of the table.  On a mismatch the
  * message names the binary, its build-id and the failed check.
  */
-int ljl_attach(pid_t pid, struct ljl_target *t, char *err, size_t errlen);
+int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t errlen);
 
 /*
  * Installs `ly` (called `name` in messages) after finding the states and
  * validating it on every one; -1 with a message naming the binary, its
  * build-id and the failed check otherwise.
  */
-int ljl_use_layout(struct ljl_target *t, const struct luw_lj_layout *ly,
+int luw_ljl_use_layout(struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 		   const char *name, char *err, size_t errlen);
 
 /*
  * Fast-function names from the live library tables (ljffscan.c), for a
  * target whose layout is accepted; 0, or -1 with the reason.
  */
-int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
+int luw_ljl_ff_from_tables(struct luw_ljl_target *t, char *why, size_t whylen);
 
 /*
  * Strings read right with `ly`: every string key of the main thread's
@@ -103,21 +103,21 @@ int ljl_ff_from_tables(struct ljl_target *t, char *why, size_t whylen);
  * NUL at str_size + len and printable characters, and there are >= 8.
  * 0, or -1 with the reason (ljffscan.c).
  */
-int ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
+int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 		      char *why, size_t whylen);
 
 /* A ptrace-stopped thread's registers as the Lua walk takes them. */
 struct user_regs_struct;
 struct luw_lj_regs;
-void ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r);
+void luw_ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r);
 
 /* Known layouts, for tests and tools. */
-struct ljl_known {
+struct luw_ljl_known {
 	const char *name;
 	const char *build_id;	/* NULL: a family entry, matched by trial */
 	unsigned int ffam;	/* LUW_FF_* family of its fast functions */
 	const struct luw_lj_layout *layout;
 };
-const struct ljl_known *ljl_known_layouts(size_t *n);
+const struct luw_ljl_known *luw_ljl_known_layouts(size_t *n);
 
 #endif

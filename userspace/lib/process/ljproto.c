@@ -13,18 +13,18 @@
 
 #define CACHE_BITS 12
 
-struct ljs_ctx {
+struct luw_ljp_ctx {
 	pid_t pid;
 	struct luw_lj_layout ly;
 	struct luw_ffnames ff;
-	struct ljs_proto *slots;	/* open addressing, addr 0 = empty */
+	struct luw_ljp_proto *slots;	/* open addressing, addr 0 = empty */
 	unsigned int used;
 };
 
-struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly,
+struct luw_ljp_ctx *luw_ljp_new(pid_t pid, const struct luw_lj_layout *ly,
 			const struct luw_ffnames *ff)
 {
-	struct ljs_ctx *c = calloc(1, sizeof(*c));
+	struct luw_ljp_ctx *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
@@ -42,7 +42,7 @@ struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly,
 	return c;
 }
 
-void ljs_free(struct ljs_ctx *c)
+void luw_ljp_free(struct luw_ljp_ctx *c)
 {
 	if (!c)
 		return;
@@ -50,17 +50,17 @@ void ljs_free(struct ljs_ctx *c)
 	free(c);
 }
 
-static int rd(struct ljs_ctx *c, uint64_t a, void *d, uint32_t n)
+static int rd(struct luw_ljp_ctx *c, uint64_t a, void *d, uint32_t n)
 {
 	return luw_pmem_read(c->pid, a, d, n);
 }
 
-static int rd_ref(struct ljs_ctx *c, uint64_t a, uint64_t *v)
+static int rd_ref(struct luw_ljp_ctx *c, uint64_t a, uint64_t *v)
 {
 	return luw_pmem_ref(c->pid, a, c->ly.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
-static int load_proto(struct ljs_ctx *c, uint64_t pt, struct ljs_proto *p)
+static int load_proto(struct luw_ljp_ctx *c, uint64_t pt, struct luw_ljp_proto *p)
 {
 	const struct luw_lj_layout *ly = &c->ly;
 	uint64_t name = 0;
@@ -96,16 +96,16 @@ static int load_proto(struct ljs_ctx *c, uint64_t pt, struct ljs_proto *p)
 	return 0;
 }
 
-int ljs_proto(struct ljs_ctx *c, uint64_t pt, const struct ljs_proto **out)
+int luw_ljp_proto(struct luw_ljp_ctx *c, uint64_t pt, const struct luw_ljp_proto **out)
 {
 	unsigned int mask = (1u << CACHE_BITS) - 1;
 	unsigned int h = (unsigned int)((pt >> 3) * 2654435761u) & mask, i;
-	struct ljs_proto tmp;
+	struct luw_ljp_proto tmp;
 
 	if (!pt)
 		return -1;
 	for (i = 0; i <= mask; i++) {
-		struct ljs_proto *s = &c->slots[(h + i) & mask];
+		struct luw_ljp_proto *s = &c->slots[(h + i) & mask];
 
 		if (s->addr == pt) {
 			*out = s;
@@ -123,7 +123,7 @@ int ljs_proto(struct ljs_ctx *c, uint64_t pt, const struct ljs_proto **out)
 		i = 0;
 	}
 	for (;; i++) {
-		struct ljs_proto *s = &c->slots[(h + i) & mask];
+		struct luw_ljp_proto *s = &c->slots[(h + i) & mask];
 
 		if (!s->addr) {
 			*s = tmp;
@@ -134,12 +134,12 @@ int ljs_proto(struct ljs_ctx *c, uint64_t pt, const struct ljs_proto **out)
 	}
 }
 
-int32_t ljs_line(struct ljs_ctx *c, uint64_t pt, uint64_t pc, int after)
+int32_t luw_ljp_line(struct luw_ljp_ctx *c, uint64_t pt, uint64_t pc, int after)
 {
-	const struct ljs_proto *p;
+	const struct luw_ljp_proto *p;
 	uint64_t bc = pt + c->ly.pt_size, pos;
 
-	if (ljs_proto(c, pt, &p) || !pc || pc < bc || (pc - bc) % 4)
+	if (luw_ljp_proto(c, pt, &p) || !pc || pc < bc || (pc - bc) % 4)
 		return -1;
 	pos = (pc - bc) / 4;
 	if (after) {
@@ -171,7 +171,7 @@ int32_t ljs_line(struct ljs_ctx *c, uint64_t pt, uint64_t pc, int after)
 	}
 }
 
-const char *ljs_ffname(const struct ljs_ctx *c, unsigned int ffid)
+const char *luw_ljp_ffname(const struct luw_ljp_ctx *c, unsigned int ffid)
 {
 	return ffid < 2 ? NULL : luw_ffnames_get(&c->ff, ffid);
 }
@@ -184,25 +184,25 @@ static void lineno(char *b, size_t n, int32_t l)
 		snprintf(b, n, "?");
 }
 
-char *ljs_frame_str(struct ljs_ctx *c, const struct luw_lj_frame *f, char *buf,
+char *luw_ljp_frame_str(struct luw_ljp_ctx *c, const struct luw_lj_frame *f, char *buf,
 		    size_t n)
 {
-	const struct ljs_proto *p = NULL;
+	const struct luw_ljp_proto *p = NULL;
 	const char *ff;
 	char ln[16];
 
 	switch (f->kind) {
 	case LUW_LJF_LUA:
-		if (ljs_proto(c, f->proto, &p)) {
+		if (luw_ljp_proto(c, f->proto, &p)) {
 			snprintf(buf, n, "lua:?0x%llx", (unsigned long long)f->proto);
 			break;
 		}
-		lineno(ln, sizeof(ln), ljs_line(c, f->proto, f->pc,
+		lineno(ln, sizeof(ln), luw_ljp_line(c, f->proto, f->pc,
 						 !(f->flags & LUW_LJF_PC_TRACE)));
 		snprintf(buf, n, "lua:%s:%d:%s", p->chunk, p->firstline, ln);
 		break;
 	case LUW_LJF_FF:
-		ff = ljs_ffname(c, f->ffid);
+		ff = luw_ljp_ffname(c, f->ffid);
 		if (ff)
 			snprintf(buf, n, "ff:%s", ff);
 		else
@@ -212,8 +212,8 @@ char *ljs_frame_str(struct ljs_ctx *c, const struct luw_lj_frame *f, char *buf,
 		snprintf(buf, n, "c:0x%llx", (unsigned long long)f->pc);
 		break;
 	case LUW_LJF_TRACE:
-		if (f->proto && !ljs_proto(c, f->proto, &p)) {
-			lineno(ln, sizeof(ln), ljs_line(c, f->proto, f->pc, 0));
+		if (f->proto && !luw_ljp_proto(c, f->proto, &p)) {
+			lineno(ln, sizeof(ln), luw_ljp_line(c, f->proto, f->pc, 0));
 			snprintf(buf, n, "trace:%u:%s:%s", f->trace, p->chunk, ln);
 		} else {
 			snprintf(buf, n, "trace:%u", f->trace);

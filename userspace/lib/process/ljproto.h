@@ -17,7 +17,7 @@
 #include "luaunwind_layout.h"
 #include "kmod/ljwalk.h"
 
-struct ljs_proto {
+struct luw_ljp_proto {
 	uint64_t addr;
 	char chunk[256];	/* "@file.lua" shown as "file.lua" */
 	int32_t firstline;
@@ -26,15 +26,15 @@ struct ljs_proto {
 	uint64_t lineinfo;
 };
 
-struct ljs_ctx;
+struct luw_ljp_ctx;
 
 /* ff: the target's fast-function names (copied), NULL for none. */
-struct ljs_ctx *ljs_new(pid_t pid, const struct luw_lj_layout *ly,
+struct luw_ljp_ctx *luw_ljp_new(pid_t pid, const struct luw_lj_layout *ly,
 			const struct luw_ffnames *ff);
-void ljs_free(struct ljs_ctx *c);
+void luw_ljp_free(struct luw_ljp_ctx *c);
 
 /* 0 and *out filled, or -1 when the proto cannot be read or is not one. */
-int ljs_proto(struct ljs_ctx *c, uint64_t proto, const struct ljs_proto **out);
+int luw_ljp_proto(struct luw_ljp_ctx *c, uint64_t proto, const struct luw_ljp_proto **out);
 
 /*
  * Source line of bytecode address pc in proto.  `after` = 1 for LuaJIT's
@@ -42,16 +42,16 @@ int ljs_proto(struct ljs_ctx *c, uint64_t proto, const struct ljs_proto **out);
  * links, the interpreter's PC register), 0 when pc is the instruction
  * itself (a trace's start).  -1 when unknown.
  */
-int32_t ljs_line(struct ljs_ctx *c, uint64_t proto, uint64_t pc, int after);
+int32_t luw_ljp_line(struct luw_ljp_ctx *c, uint64_t proto, uint64_t pc, int after);
 
 /* Name of fast function ffid, or NULL. */
-const char *ljs_ffname(const struct ljs_ctx *c, unsigned int ffid);
+const char *luw_ljp_ffname(const struct luw_ljp_ctx *c, unsigned int ffid);
 
 /*
  * One frame as text: "lua:CHUNK:FIRSTLINE:LINE" (LINE "?" when unknown),
  * "ff:NAME", "c:0xADDR", "trace:N:CHUNK:LINE".  Returns buf.
  */
-char *ljs_frame_str(struct ljs_ctx *c, const struct luw_lj_frame *f, char *buf,
+char *luw_ljp_frame_str(struct luw_ljp_ctx *c, const struct luw_lj_frame *f, char *buf,
 		    size_t n);
 
 #endif

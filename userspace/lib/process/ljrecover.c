@@ -105,13 +105,13 @@ static int writes_op0(const cs_insn *in)
 
 static void set_once(int *f, int v)
 {
-	if (*f == LJR_NONE)
+	if (*f == LUW_LJR_NONE)
 		*f = v;
 }
 
 /* One function, straight-line from its entry to the first ret. */
 static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
-		    struct ljr_result *r, int gettop)
+		    struct luw_ljr_result *r, int gettop)
 {
 	cs_insn *in = cs_malloc(h);
 	struct regs s;
@@ -136,7 +136,7 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		    (b = mem_base(o1, &disp)) >= 0) {
 			enum val nv = V_UNK;
 
-			if (s.v[b] == V_L && !gettop && r->l_glref == LJR_NONE &&
+			if (s.v[b] == V_L && !gettop && r->l_glref == LUW_LJR_NONE &&
 			    (o1->size == 8 || o1->size == 4)) {
 				r->l_glref = disp;
 				r->ref_size = o1->size;
@@ -144,11 +144,11 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			} else if (s.v[b] == V_L && gettop) {
 				nv = V_LOADL;
 				s.disp[d] = disp;
-			} else if (s.v[b] == V_G && r->g_mainthref == LJR_NONE &&
+			} else if (s.v[b] == V_G && r->g_mainthref == LUW_LJR_NONE &&
 				   o1->size == r->ref_size) {
 				r->g_mainthref = disp;
 				nv = V_ML;
-			} else if (s.v[b] == V_ML && r->l_stack == LJR_NONE &&
+			} else if (s.v[b] == V_ML && r->l_stack == LUW_LJR_NONE &&
 				   o1->size == r->ref_size) {
 				r->l_stack = disp;
 			}
@@ -239,7 +239,7 @@ static void agree(int32_t v, int32_t *out, int *have)
 }
 
 static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
-		    unsigned int dreg, unsigned int breg, struct ljr_result *r)
+		    unsigned int dreg, unsigned int breg, struct luw_ljr_result *r)
 {
 	int window = 0, hjb = 0, htl = 0, jbset = 0, tlset = 0;
 	uint32_t savel = 0;	/* registers holding SAVE_L */
@@ -324,7 +324,7 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		if (in->id == X86_INS_CALL) {
 			for (i = 0; i < r->ndisp && r->disp[i] != pending; i++)
 				;
-			if (i == r->ndisp && r->ndisp < LJR_MAX_DISP)
+			if (i == r->ndisp && r->ndisp < LUW_LJR_MAX_DISP)
 				r->disp[r->ndisp++] = pending;
 			if (i < r->ndisp)
 				r->disp_count[i]++;
@@ -360,9 +360,9 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	r->have_tmpbufl = htl > 0;
 }
 
-int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
+int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		unsigned int dispatch_reg, unsigned int base_reg,
-		struct ljr_result *r, char *why, size_t n)
+		struct luw_ljr_result *r, char *why, size_t n)
 {
 	uint64_t a;
 	const uint8_t *code;
@@ -370,8 +370,8 @@ int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	csh h;
 
 	memset(r, 0, sizeof(*r));
-	r->ref_size = r->l_glref = r->g_mainthref = r->g_cur_l = LJR_NONE;
-	r->l_stack = r->l_status = r->l_cframe = r->l_top = r->l_base = LJR_NONE;
+	r->ref_size = r->l_glref = r->g_mainthref = r->g_cur_l = LUW_LJR_NONE;
+	r->l_stack = r->l_status = r->l_cframe = r->l_top = r->l_base = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;

@@ -37,11 +37,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LJR_NONE (-1)
-#define LJR_MAX_DISP 16
+#define LUW_LJR_NONE (-1)
+#define LUW_LJR_MAX_DISP 16
 
-struct ljr_result {
-	int ref_size;		/* 8 (GC64) or 4, LJR_NONE */
+struct luw_ljr_result {
+	int ref_size;		/* 8 (GC64) or 4, LUW_LJR_NONE */
 	int l_glref, g_mainthref, g_cur_l, l_stack, l_status, l_cframe;
 	int l_top, l_base;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
@@ -52,18 +52,18 @@ struct ljr_result {
 	int have_jitbase, have_tmpbufl;
 	/* lea ARG1, [DISPATCH + disp]; call: the distinct disps seen */
 	int ndisp;
-	int32_t disp[LJR_MAX_DISP];
-	unsigned int disp_count[LJR_MAX_DISP];
+	int32_t disp[LUW_LJR_MAX_DISP];
+	unsigned int disp_count[LUW_LJR_MAX_DISP];
 };
 
 /*
  * Reads `elf` (vm_start, vm_end: the interpreter's link-time addresses;
  * dispatch_reg, base_reg: DWARF numbers of DISPATCH and BASE).  0 when lua_close and
- * lua_gettop were found and analysed (fields may still be LJR_NONE), -1
+ * lua_gettop were found and analysed (fields may still be LUW_LJR_NONE), -1
  * with the reason otherwise.
  */
-int ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
+int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		unsigned int dispatch_reg, unsigned int base_reg,
-		struct ljr_result *r, char *why, size_t n);
+		struct luw_ljr_result *r, char *why, size_t n);
 
 #endif

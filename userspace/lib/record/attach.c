@@ -26,7 +26,7 @@ struct att_seen {
 
 struct luw_att {
 	pid_t pid;
-	struct ljl_target *lj;		/* NULL: host stacks only */
+	struct luw_ljl_target *lj;		/* NULL: host stacks only */
 	struct att_seen *seen;
 	size_t nseen, capseen;
 	struct luw_cfi *vdso;		/* built from the target's image */
@@ -51,7 +51,7 @@ int luw_att_open(pid_t pid, int want_lua, struct luw_att **out, char *err,
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		if (ljl_attach(pid, a->lj, err, errlen)) {
+		if (luw_ljl_attach(pid, a->lj, err, errlen)) {
 			free(a->lj);
 			free(a);
 			return -1;
@@ -87,7 +87,7 @@ pid_t luw_att_pid(const struct luw_att *a)
 
 void luw_att_describe(const struct luw_att *a, char *buf, size_t len)
 {
-	const struct ljl_target *t = a->lj;
+	const struct luw_ljl_target *t = a->lj;
 
 	if (!t) {
 		snprintf(buf, len, "pid %d: host stacks only", (int)a->pid);

@@ -267,7 +267,7 @@ static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
 	return 1;
 }
 
-/* LJN_MAIN_CHUNK and a space when proto pt is a main chunk (ljfuncname.h). */
+/* LUW_LJFN_MAIN_CHUNK and a space when proto pt is a main chunk (ljfuncname.h). */
 static int main_chunk(struct ctx *x, uint64_t pt)
 {
 	struct luwf_cur c;
@@ -278,9 +278,9 @@ static int main_chunk(struct ctx *x, uint64_t pt)
 	luwf_get_u32(&c);
 	firstline = (int32_t)luwf_get_u32(&c);
 	numline = (int32_t)luwf_get_u32(&c);
-	if (c.bad || !ljn_is_main_chunk(firstline, numline))
+	if (c.bad || !luw_ljfn_is_main_chunk(firstline, numline))
 		return 0;
-	luw_sb_puts(&x->b, LJN_MAIN_CHUNK " ");
+	luw_sb_puts(&x->b, LUW_LJFN_MAIN_CHUNK " ");
 	return 1;
 }
 

@@ -33,19 +33,19 @@ struct proc {
 	pid_t pid;
 	int lj;			/* LuaJIT found: t and ljs are valid */
 	int gone;
-	struct ljl_target *t;
-	struct ljs_ctx *ljs;
+	struct luw_ljl_target *t;
+	struct luw_ljp_ctx *ljs;
 	struct luw_maps maps;
 	uint32_t nmaps;		/* mapping sections written */
 	struct luw_kvmap seen;
 	/* Protos named so far, for finding each one's parent (its FNEW). */
 	struct known *known;
 	size_t nknown, capknown;
-	int rescans;		/* ljl_find_states runs for traces */
+	int rescans;		/* luw_ljl_find_states runs for traces */
 	/* Offsets for names held by globals (ljglobal.h): 0 not worked out
 	 * yet, 1 in go, -1 refused. */
 	int go_state;
-	struct ljg_offs go;
+	struct luw_ljg_offs go;
 	struct proc *next;
 };
 
@@ -91,7 +91,7 @@ static void proc_free(struct proc *p)
 	for (size_t i = 0; i < p->nknown; i++)
 		free(p->known[i].chunk);
 	free(p->known);
-	ljs_free(p->ljs);
+	luw_ljp_free(p->ljs);
 	free(p->t);
 	luw_maps_free(&p->maps);
 	luw_kvmap_free(&p->seen);
@@ -166,7 +166,7 @@ static int write_ffnames(struct luw_symz *z, const struct proc *p)
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, 256);
 	for (unsigned int i = 0; i < 256; i++)
-		luwf_put_str(&z->b, ljs_ffname(p->ljs, i));
+		luwf_put_str(&z->b, luw_ljp_ffname(p->ljs, i));
 	return emit(z, LUWF_SEC_FFNAMES);
 }
 
@@ -197,8 +197,8 @@ static struct proc *add(struct luw_symz *z, pid_t pid, int *status, char *err,
 		*status = -1;
 	} else {
 		p->t = calloc(1, sizeof(*p->t));
-		if (p->t && ljl_attach(pid, p->t, err, errlen) == 0 &&
-		    (p->ljs = ljs_new(pid, &p->t->layout, &p->t->ff))) {
+		if (p->t && luw_ljl_attach(pid, p->t, err, errlen) == 0 &&
+		    (p->ljs = luw_ljp_new(pid, &p->t->layout, &p->t->ff))) {
 			p->lj = 1;
 		} else {
 			*status = 1;
@@ -294,7 +294,7 @@ static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
 static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 {
 	const struct luw_map *m;
-	const struct luw_sym *s = NULL;
+	const struct luw_elf_sym *s = NULL;
 	struct luw_elf *e = NULL;
 	uint64_t look = ret && pc ? pc - 1 : pc, vaddr, symoff = 0, fde;
 	uint32_t mapno = LUWF_NO_MAP, flags = 0;
@@ -376,7 +376,7 @@ static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
 
 	if (c->done || !encloses(q, c))
 		return 0;
-	r = ljn_def_name(p->pid, &p->t->layout, q->pt, c->pt, name,
+	r = luw_ljfn_def_name(p->pid, &p->t->layout, q->pt, c->pt, name,
 			 sizeof(name));
 	if (r <= 0)
 		return 0;
@@ -400,7 +400,7 @@ static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
  * (then the report falls back to the call site of each sample).
  */
 static void name_def(struct luw_symz *z, struct proc *p,
-		     const struct ljs_proto *lp)
+		     const struct luw_ljp_proto *lp)
 {
 	struct known *k;
 
@@ -425,11 +425,11 @@ static void name_def(struct luw_symz *z, struct proc *p,
 
 static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
 {
-	const struct ljs_proto *lp;
+	const struct luw_ljp_proto *lp;
 
 	if (!first(z, p, K_PROTO, 0, pt))
 		return 0;
-	if (ljs_proto(p->ljs, pt, &lp))
+	if (luw_ljp_proto(p->ljs, pt, &lp))
 		return -1;
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, (uint32_t)lp->firstline);
@@ -451,7 +451,7 @@ static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
 
 	if (!first(z, p, K_PCLINE, key, pt))
 		return;
-	line = ljs_line(p->ljs, pt, bc_addr(p, pt, pc & ~LUWF_PC_AT), !at);
+	line = luw_ljp_line(p->ljs, pt, bc_addr(p, pt, pc & ~LUWF_PC_AT), !at);
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
 	luwf_put_u32(&z->b, key);
 	luwf_put_u64(&z->b, pt);
@@ -468,7 +468,7 @@ static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
 
 	if (!first(z, p, K_CALLSITE, caller_pc, caller))
 		return;
-	if (ljn_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
+	if (luw_ljfn_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
 			    sizeof(name)) != 1)
 		return;
 	luwf_put_u32(&z->b, (uint32_t)p->pid);
@@ -543,7 +543,7 @@ static uint64_t trace_universe(struct proc *p, uint32_t n, uint64_t pt)
 		if (hits > 1 || pass || p->rescans >= 4)
 			return 0;
 		p->rescans++;
-		if (ljl_find_states(p->t, err, sizeof(err)))
+		if (luw_ljl_find_states(p->t, err, sizeof(err)))
 			return 0;
 	}
 	return 0;
@@ -572,10 +572,10 @@ static void name_trace(struct luw_symz *z, struct proc *p,
 		if (gct == ly->gct_trace &&
 		    !rd_ref(p, f->addr + ly->tr_startpt, &pt) &&
 		    !rd_ref(p, f->addr + ly->tr_startpc, &startpc)) {
-			line = ljs_line(p->ljs, pt, startpc, 0);
+			line = luw_ljp_line(p->ljs, pt, startpc, 0);
 		} else if (gct == ly->gct_proto) {
 			pt = f->addr;
-			line = ljs_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
+			line = luw_ljp_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
 			g = trace_universe(p, f->trace, pt);
 		}
 	}
@@ -660,7 +660,7 @@ static void name_held(struct luw_symz *z, struct proc *p)
 	if (!n)
 		return;
 	if (!p->go_state)
-		p->go_state = ljg_offsets(p->t->path, &p->t->layout, &p->go,
+		p->go_state = luw_ljg_offsets(p->t->path, &p->t->layout, &p->go,
 					  why, sizeof(why)) ? -1 : 1;
 	pts = malloc(n * sizeof(*pts));
 	names = malloc(n * sizeof(*names));
@@ -678,7 +678,7 @@ static void name_held(struct luw_symz *z, struct proc *p)
 			pts[n++] = k->pt;
 		}
 	}
-	if (ljg_names(p->pid, &p->t->layout, &p->go, p->t->states,
+	if (luw_ljg_names(p->pid, &p->t->layout, &p->go, p->t->states,
 		      p->t->nstates, pts, n, names) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (!names[i])

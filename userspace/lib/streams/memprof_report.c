@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "util/grow.h"
+#include "util/hash.h"
 #include "streams/memprof_heap.h"
 #include "util/kvmap.h"
 #include "util/strbuf.h"
@@ -162,19 +163,10 @@ int luw_mpr_oom(const struct luw_mpr *rep)
 	return rep->oom;
 }
 
-static uint64_t hash_bytes(const char *s, size_t n)
-{
-	uint64_t h = 0xcbf29ce484222325ULL;
-
-	while (n--)
-		h = (h ^ (uint8_t)*s++) * 0x100000001b3ULL;
-	return h;
-}
-
 /* Name id of the text in rep->tmp. */
 static uint32_t name_id(struct luw_mpr *rep)
 {
-	uint64_t h = hash_bytes(rep->tmp.p, rep->tmp.len), probe;
+	uint64_t h = luw_fnv1a64(rep->tmp.p, rep->tmp.len), probe;
 
 	for (probe = 0;; probe++) {
 		int isnew;

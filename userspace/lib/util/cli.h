@@ -8,6 +8,18 @@
 #ifndef LUW_UTIL_CLI_H
 #define LUW_UTIL_CLI_H
 
+#include <getopt.h>
+
+/*
+ * getopt_long(argc, argv, so, lo) with the handling every program
+ * shares: 'h' (--help) prints usage on stdout and exits 0; an unknown
+ * option or a missing argument (getopt has named it on stderr) prints
+ * usage on stderr and exits 1.  Any other option comes back; -1 at the
+ * end of the options.
+ */
+int luw_cli_getopt(int argc, char **argv, const char *so,
+		   const struct option *lo, const char *usage);
+
 /* The decimal integer in s: 0 with *out set, or -1 (*out untouched). */
 int luw_cli_int(const char *s, long long min, long long max, long long *out);
 
@@ -20,5 +32,7 @@ int luw_cli_int_arg(const char *prog, const char *what, const char *s,
 
 /* The same for a decimal (floating-point) number; NaN is not one. */
 int luw_cli_double(const char *s, double min, double max, double *out);
+int luw_cli_double_arg(const char *prog, const char *what, const char *s,
+		       double min, double max, double *out);
 
 #endif

@@ -1,8 +1,9 @@
 /*
  * hash: FNV-1a, the byte hash used wherever a string keys a table
- * (chunk-name aliases in symtab.c, call chains in sysprof_report.c) or
- * picks a stable colour (flamegraph.c: the 32-bit variant, so a frame
- * keeps the colour it always had).  Not for anything adversarial.
+ * (chunk-name aliases in symtab.c, call chains in sysprof_report.c,
+ * names in memprof_report.c) or picks a stable colour (flamegraph.c: the
+ * 32-bit variant, so a frame keeps the colour it always had).  Not for
+ * anything adversarial.
  */
 #ifndef LUW_UTIL_HASH_H
 #define LUW_UTIL_HASH_H
