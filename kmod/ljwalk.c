@@ -602,7 +602,8 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	u64 g = 0, l = 0, base = 0, pc = 0, cframe = 0, cf, sp;
 	struct luw_lj_frame *trace_f = NULL;
 	s32 vms = 0;
-	int interp, pc_exact = 0, reg_base = 0;
+	int interp, pc_exact = 0, reg_base = 0, on_trace = 0;
+	u32 traceno = 0;
 	unsigned int hops;
 
 	out->nframes = 0;
@@ -663,6 +664,26 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 			l = 0;
 		if (!lj_ref(&st, g + ly->g_jit_base, &jb))
 			base = jb;
+		traceno = (u32)vms;
+		on_trace = 1;
+	} else if (in->mcode_trace && out->vmstate == LUW_VMST_GC && !interp) {
+		u64 jb = 0, lb = 0;
+
+		/*
+		 * lj_gc_step_jit: the trace's frames start at jit_base, which
+		 * it also stored in L->base.  Without both, the GC may be
+		 * running for the interpreter: L->base as for any C code.
+		 */
+		if (!lj_ref(&st, g + ly->g_jit_base, &jb) && jb &&
+		    !lj_ref(&st, g + ly->g_cur_l, &l) &&
+		    lj_check_l(&st, l, g) &&
+		    !lj_u64(&st, l + ly->l_base, &lb) && lb == jb) {
+			base = jb;
+			traceno = in->mcode_trace;
+			on_trace = 1;
+		} else {
+			l = 0;
+		}
 	} else if (interp) {
 		l = lj_cframe_l(&st, sp);
 		if (!lj_check_l(&st, l, g))
@@ -710,8 +731,8 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	}
 	if (reg_base)
 		base = lj_interp_base(&st, l, base, pc);
-	if (vms >= 0) {
-		trace_f = lj_trace_frame(&st, g, (u32)vms);
+	if (on_trace) {
+		trace_f = lj_trace_frame(&st, g, traceno);
 		if (!trace_f)
 			return out->status;
 		/* The trace started in the frame at jit_base, at startpc. */
