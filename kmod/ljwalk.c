@@ -503,6 +503,66 @@ stop:
 	return 0;
 }
 
+/*
+ * Where the walk of an interpreter sample starts.  BASE and PC are exact
+ * registers, but not always of one frame: a return (BC_RET*, a fast
+ * function's ->fff_res*, a C function's ->vm_returnc) loads PC from the
+ * frame link first and then copies the results down over the returning
+ * frame's function slot and link, BASE moving to the caller's frame only
+ * at the end.  In that window the frame at BASE no longer holds what
+ * called it, and PC is the caller's return pc.
+ *
+ * So the frame at BASE is taken when PC agrees with it: a Lua function
+ * whose bytecode holds PC, or a fast/C function either running (PC is its
+ * own pc + 4, as the call's dispatch left it) or returning with its link
+ * still in place (PC == link).  Otherwise PC is tried as a return pc: the
+ * call instruction before it gives the caller's base (as for any Lua frame
+ * link, frame_prevl), and that frame must be a Lua function whose bytecode
+ * holds PC.  If neither holds, BASE as before (the caller's fallbacks
+ * apply).  Returns the base to walk from.
+ */
+static u64 lj_interp_base(struct lj_st *st, u64 l, u64 base, u64 pc)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	int fr2 = st->gc64;
+	struct lj_stack stk;
+	u64 fn, link, own = 0, cb, pt;
+	s64 ftsz;
+	u32 ins;
+	u8 gct, ffid;
+
+	if (lj_get_stack(st, l, &stk))
+		return base;
+	if (!lj_frame_at(st, base, &ftsz, &fn) &&
+	    !lj_u8(st, fn + ly->gc_gct, &gct) && gct == ly->gct_func &&
+	    !lj_u8(st, fn + ly->fn_ffid, &ffid)) {
+		link = fr2 ? (u64)ftsz : (u64)(u32)ftsz;
+		if (ffid == LUW_LJ_FF_LUA) {
+			if (lj_pc_in_proto(st, lj_func_proto(st, fn), pc))
+				return base;
+		} else if (pc == link ||
+			   (!lj_ref(st, fn + ly->fn_pc, &own) &&
+			    pc == own + 4)) {
+			return base;
+		}
+	}
+	/* A Lua return pc: after the call instruction, 4-aligned. */
+	if (!pc || (pc & 3) || lj_u32(st, pc - 4, &ins))
+		return base;
+	cb = base - 8 * (1 + fr2 + ((ins >> 8) & 0xff));
+	if (cb >= base || !lj_in_stack(&stk, cb) ||
+	    cb <= stk.lo + 8 * (1 + fr2))
+		return base;
+	if (lj_frame_at(st, cb, &ftsz, &fn) ||
+	    lj_u8(st, fn + ly->gc_gct, &gct) || gct != ly->gct_func ||
+	    lj_u8(st, fn + ly->fn_ffid, &ffid) || ffid != LUW_LJ_FF_LUA)
+		return base;
+	pt = lj_func_proto(st, fn);
+	if (!lj_pc_in_proto(st, pt, pc))
+		return base;
+	return cb;
+}
+
 static int lj_in_interp(const struct luw_lj_walk_in *in, u64 ip)
 {
 	return ip >= in->vm_start && ip < in->interp_end;
@@ -542,7 +602,8 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	u64 g = 0, l = 0, base = 0, pc = 0, cframe = 0, cf, sp;
 	struct luw_lj_frame *trace_f = NULL;
 	s32 vms = 0;
-	int interp, pc_exact = 0;
+	int interp, pc_exact = 0, reg_base = 0, on_trace = 0;
+	u32 traceno = 0;
 	unsigned int hops;
 
 	out->nframes = 0;
@@ -603,11 +664,32 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 			l = 0;
 		if (!lj_ref(&st, g + ly->g_jit_base, &jb))
 			base = jb;
+		traceno = (u32)vms;
+		on_trace = 1;
+	} else if (in->mcode_trace && out->vmstate == LUW_VMST_GC && !interp) {
+		u64 jb = 0, lb = 0;
+
+		/*
+		 * lj_gc_step_jit: the trace's frames start at jit_base, which
+		 * it also stored in L->base.  Without both, the GC may be
+		 * running for the interpreter: L->base as for any C code.
+		 */
+		if (!lj_ref(&st, g + ly->g_jit_base, &jb) && jb &&
+		    !lj_ref(&st, g + ly->g_cur_l, &l) &&
+		    lj_check_l(&st, l, g) &&
+		    !lj_u64(&st, l + ly->l_base, &lb) && lb == jb) {
+			base = jb;
+			traceno = in->mcode_trace;
+			on_trace = 1;
+		} else {
+			l = 0;
+		}
 	} else if (interp) {
 		l = lj_cframe_l(&st, sp);
 		if (!lj_check_l(&st, l, g))
 			l = 0;
 		base = in->regs.r[ly->reg_base];
+		reg_base = 1;
 		pc = in->regs.r[ly->reg_pc];
 		if (!st.gc64)
 			pc &= 0xffffffffu;
@@ -634,18 +716,23 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 			out->status = LUW_LJW_FAULT;
 			return out->status;
 		}
-		if (!lj_in_stack(&stk, base) &&
-		    lj_u64(&st, l + ly->l_base, &base)) {
-			out->status = LUW_LJW_FAULT;
-			return out->status;
+		if (!lj_in_stack(&stk, base)) {
+			/* The register holds no base: BASE's PC does not go. */
+			reg_base = 0;
+			if (lj_u64(&st, l + ly->l_base, &base)) {
+				out->status = LUW_LJW_FAULT;
+				return out->status;
+			}
 		}
 		if (!lj_in_stack(&stk, base)) {
 			out->status = LUW_LJW_BADBASE;
 			return out->status;
 		}
 	}
-	if (vms >= 0) {
-		trace_f = lj_trace_frame(&st, g, (u32)vms);
+	if (reg_base)
+		base = lj_interp_base(&st, l, base, pc);
+	if (on_trace) {
+		trace_f = lj_trace_frame(&st, g, traceno);
 		if (!trace_f)
 			return out->status;
 		/* The trace started in the frame at jit_base, at startpc. */

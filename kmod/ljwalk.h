@@ -27,13 +27,16 @@
  *          for GC64 builds, in a trace (traces keep DISPATCH in r14 there);
  *          else glref of the L saved in the VM cframe at vm_sp; else
  *          g_hint.  Accepted only if G->mainthref->glref == G.
- *   vmstate  G->vmstate: >= 0 is a trace number.
+ *   vmstate  G->vmstate: >= 0 is a trace number.  GC with mcode_trace
+ *          given and G->jit_base set: GC steps called from that trace.
  *   L      interpreter: the L saved in the cframe at rsp (rsp == cframe
  *          there); C code: the one at vm_sp; traces: G->tmpbuf.L, which
  *          the trace entry (BC_JLOOP) sets; G->cur_L as the fallback.
  *          Accepted only if it is a thread whose glref is G.
  *   base   interpreter: the BASE register (L->base is stale there);
- *          traces: G->jit_base; otherwise L->base.  Must lie in L's stack.
+ *          traces: G->jit_base (GC from a trace: also L->base, which
+ *          lj_gc_step_jit sets from it; both must agree); otherwise
+ *          L->base.  Must lie in L's stack.
  *   pc     innermost Lua frame: the PC register in the interpreter when it
  *          points into that frame's bytecode; unknown otherwise.  Every
  *          outer frame's pc is its callee's frame link (the return pc).
@@ -125,6 +128,14 @@ struct luw_lj_walk_in {
 	u64 vm_start, interp_end, vm_end;
 	u64 vm_sp;
 	u64 g_hint;
+	/*
+	 * The trace whose machine code holds ip when ip is a return
+	 * address there (a C helper called from the trace: the host
+	 * unwinder's caller frame), 0 if none.  Used when G->vmstate says
+	 * GC: lj_gc_step_jit, called from a trace, runs the GC steps with
+	 * L = G->cur_L and L->base = G->jit_base.
+	 */
+	u32 mcode_trace;
 	u32 max_reads;	/* bound on callback calls, 0 = 4096 */
 	/*
 	 * Optional (NULL: none): told before the walk of a Lua stack reads

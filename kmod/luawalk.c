@@ -119,7 +119,7 @@ static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
  * from the hint instead.
  */
 static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
-			 u64 vm_sp)
+			 u64 vm_sp, u32 mcode_trace)
 {
 	const struct luw_proc *t = lw->t;
 	u64 g;
@@ -132,6 +132,7 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		.interp_end = t->interp_end,
 		.vm_end = t->vm_end,
 		.vm_sp = vm_sp,
+		.mcode_trace = mcode_trace,
 		/*
 		 * The budget refuses reads past the sample's; this only
 		 * keeps the walker's own count meaningful.
@@ -160,9 +161,10 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 /*
  * G->vmstate is set when a trace is entered from the interpreter; a trace
  * that links or jumps to another leaves it alone.  So pc may be in any
- * trace: look through J->trace[] (bounded).
+ * trace: look through J->trace[] (bounded).  Returns the number of the
+ * trace whose machine code holds pc, 0 if none.
  */
-static bool luw_lua_in_any_trace(struct luw_lw *lw, u64 pc)
+static u32 luw_lua_in_any_trace(struct luw_lw *lw, u64 pc)
 {
 	const struct luw_lj_layout *ly = &lw->t->ly;
 	u64 j = lw->out.G + (s64)ly->gg_g2j, arr = 0;
@@ -172,23 +174,23 @@ static bool luw_lua_in_any_trace(struct luw_lw *lw, u64 pc)
 	if (ly->j_trace == LUW_LJ_NOFIELD || ly->j_sizetrace == LUW_LJ_NOFIELD ||
 	    luw_lj_read(lw, j + ly->j_trace, &arr, sizeof(arr)) ||
 	    luw_lj_read(lw, j + ly->j_sizetrace, &size, sizeof(size)))
-		return false;
+		return 0;
 	for (i = 1; i < size && i <= LUW_TRACE_SCAN; i++) {
 		u64 t = 0, mcode = 0;
 		u32 sz = 0;
 
 		if (luw_lj_read(lw, arr + (u64)i * (gc64 ? 8 : 4), &t,
 				gc64 ? 8 : 4))
-			return false;
+			return 0;
 		if (!t)
 			continue;
 		if (luw_lj_read(lw, t + ly->tr_mcode, &mcode, sizeof(mcode)) ||
 		    luw_lj_read(lw, t + ly->tr_szmcode, &sz, sizeof(sz)))
 			continue;
 		if (pc >= mcode && pc < mcode + sz)
-			return true;
+			return i;
 	}
-	return false;
+	return 0;
 }
 
 /*
@@ -205,12 +207,27 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 	const struct luw_lj_layout *ly = &lw->t->ly;
 	const struct luw_lj_frame *f = &lw->ws->lf[0];
 	u64 mcode = 0;
-	u32 size = 0;
+	u32 size = 0, tno;
 	bool in_mcode;
 
 	if (ly->tr_mcode == LUW_LJ_NOFIELD || ly->tr_szmcode == LUW_LJ_NOFIELD)
 		return false;
-	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0);
+	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0, 0);
+	if (lw->out.vmstate == LUW_VMST_GC && !sample_frame && lw->out.G &&
+	    (tno = luw_lua_in_any_trace(lw, pc))) {
+		/*
+		 * pc is the return address of a GC step the trace called
+		 * (lj_gc_step_jit): the walk again, told which trace.  It
+		 * takes the trace only where G->jit_base and L->base agree.
+		 */
+		luw_lua_walk(lw, false, pc, sp, 0, tno);
+		if (lw->out.nframes && f->kind == LUW_LJF_TRACE && f->func) {
+			lw->walked = true;
+			return true;
+		}
+		lw->in_mcode = true;
+		return false;
+	}
 	if (lw->out.vmstate != LUW_VMST_TRACE || !lw->out.nframes ||
 	    f->kind != LUW_LJF_TRACE || !f->func) {
 		/*
@@ -437,9 +454,9 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		if (vm && !lw.walked) {
 			lw.walked = true;
 			if (n == 1 || sub)
-				luw_lua_walk(&lw, true, 0, 0, 0);
+				luw_lua_walk(&lw, true, 0, 0, 0, 0);
 			else
-				luw_lua_walk(&lw, false, 0, w.r.sp, w.r.sp);
+				luw_lua_walk(&lw, false, 0, w.r.sp, w.r.sp, 0);
 		}
 		if (vm && seg < lw.out.nsegs) {
 			const struct luw_lj_seg *g = &ws->segs[seg];
@@ -493,7 +510,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	 */
 	if (!lw.walked && !complete) {
 		if (!probed_here)
-			luw_lua_walk(&lw, true, 0, 0, 0);
+			luw_lua_walk(&lw, true, 0, 0, 0, 0);
 		lw.walked = lw.out.status != LUW_LJW_NOG &&
 			    lw.out.status != LUW_LJW_NOL;
 	}
