@@ -7,10 +7,10 @@
  * module's sample handler and are built a second time, unchanged, into the
  * userspace library: luaunwind-ljprobe, luaunwind-hostunwind, the layout
  * validation of userspace/lib/process/ljlayout.c, the unit tests and the
- * walkcost benchmark run the very code the module runs.  Kbuild compiles them with
- * __KERNEL__ defined; userspace gets here the few kernel things they use:
- * the fixed-size integer types and the errno values.  Nothing else may be
- * used by them: no libc call, no allocation, no lock.
+ * walkcost benchmark run the very code the module runs.  Kbuild compiles
+ * them with __KERNEL__ defined; userspace gets here the few kernel things
+ * they use: the fixed-size integer types and the errno values.  Nothing
+ * else may be used by them: no libc call, no allocation, no lock.
  */
 #ifndef LUW_WALKENV_H
 #define LUW_WALKENV_H
