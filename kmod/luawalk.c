@@ -213,8 +213,9 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 	if (ly->tr_mcode == LUW_LJ_NOFIELD || ly->tr_szmcode == LUW_LJ_NOFIELD)
 		return false;
 	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0, 0);
-	if (lw->out.vmstate == LUW_VMST_GC && !sample_frame && lw->out.G &&
-	    (tno = luw_lua_in_any_trace(lw, pc))) {
+	tno = lw->out.vmstate == LUW_VMST_GC && !sample_frame && lw->out.G ?
+	      luw_lua_in_any_trace(lw, pc) : 0;
+	if (tno) {
 		/*
 		 * pc is the return address of a GC step the trace called
 		 * (lj_gc_step_jit): the walk again, told which trace.  It
