@@ -514,8 +514,8 @@ stop:
  *
  * So the frame at BASE is taken when PC agrees with it: a Lua function
  * whose bytecode holds PC, or a fast/C function either running (PC is its
- * own pc + 4, as the call's dispatch left it) or returning with its link
- * still in place (PC == link).  Otherwise PC is tried as a return pc: the
+ * own pc, + 4 once the call's dispatch is done) or returning with its
+ * link still in place (PC == link).  Otherwise PC is tried as a return pc: the
  * call instruction before it gives the caller's base (as for any Lua frame
  * link, frame_prevl), and that frame must be a Lua function whose bytecode
  * holds PC.  If neither holds, BASE as before (the caller's fallbacks
@@ -542,7 +542,7 @@ static u64 lj_interp_base(struct lj_st *st, u64 l, u64 base, u64 pc)
 				return base;
 		} else if (pc == link ||
 			   (!lj_ref(st, fn + ly->fn_pc, &own) &&
-			    pc == own + 4)) {
+			    (pc == own || pc == own + 4))) {
 			return base;
 		}
 	}

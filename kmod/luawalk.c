@@ -465,10 +465,16 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			/*
 			 * A trace runs below its activation's C frame, and so
 			 * do the VM subroutines it calls (lj_vm_floor, the
-			 * exit handler...): vmstate names a trace there.
+			 * exit handler...): vmstate names a trace there, or
+			 * EXIT, or GC when the exit handler's lj_trace_exit
+			 * runs a GC step (the Lua stack is whole by then: the
+			 * GC marks it).
 			 */
-			bool below = trace || (seg == 0 &&
-					       lw.out.vmstate == LUW_VMST_TRACE);
+			bool below = trace ||
+				     (seg == 0 &&
+				      (lw.out.vmstate == LUW_VMST_TRACE ||
+				       lw.out.vmstate == LUW_VMST_EXIT ||
+				       lw.out.vmstate == LUW_VMST_GC));
 
 			/*
 			 * The activation's C frame is where the interpreter
