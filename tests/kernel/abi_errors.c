@@ -89,7 +89,7 @@ static int set_max_rate(const char *val)
 /* LUW_IOC_JOIN: its errors, and the kept session it shares. */
 static void check_join(int pid)
 {
-	int a = luwdev_open(0), b = luwdev_open(0), c = luwdev_open(0);
+	int a = luw_dev_open(0), b = luw_dev_open(0), c = luw_dev_open(0);
 	int nul = open("/dev/null", O_RDONLY);
 	struct luw_join j = { .size = sizeof(j), .fd = -1 };
 	struct luw_attach at = attach_args(pid);
@@ -104,38 +104,38 @@ static void check_join(int pid)
 	EXPECT(ioctl(a, LUW_IOC_JOIN, &j), -EINVAL);
 	j = (struct luw_join){ .size = sizeof(j), .fd = -2 };
 	EXPECT(ioctl(a, LUW_IOC_JOIN, &j), -EINVAL);
-	EXPECT(luwdev_join(a, nul, 0), -EBADF);
-	EXPECT(luwdev_join(a, 1000, 0), -EBADF);
+	EXPECT(luw_dev_join(a, nul, 0), -EBADF);
+	EXPECT(luw_dev_join(a, 1000, 0), -EBADF);
 	/* No kept session yet in this guest. */
-	EXPECT(luwdev_join(a, -1, 0), -ENOENT);
+	EXPECT(luw_dev_join(a, -1, 0), -ENOENT);
 	/* a's session becomes the kept one; b joins it and sees a's target. */
-	EXPECT(luwdev_join(a, -1, LUW_JOIN_CREATE), 0);
-	EXPECT(luwdev_attach(a, &at), 0);
-	EXPECT(luwdev_join(b, -1, 0), 0);
-	if (luwdev_list(b, pids, 4) != 1 || pids[0] != pid) {
+	EXPECT(luw_dev_join(a, -1, LUW_JOIN_CREATE), 0);
+	EXPECT(luw_dev_attach(a, &at), 0);
+	EXPECT(luw_dev_join(b, -1, 0), 0);
+	if (luw_dev_list(b, pids, 4) != 1 || pids[0] != pid) {
 		fprintf(stderr, "FAIL joined file does not see the kept target\n");
 		failures++;
 	}
 	/* c has a target of its own: it cannot join (they would orphan). */
-	EXPECT(luwdev_attach(c, &at), 0);
-	EXPECT(luwdev_join(c, a, 0), -EBUSY);
+	EXPECT(luw_dev_attach(c, &at), 0);
+	EXPECT(luw_dev_join(c, a, 0), -EBUSY);
 	/* A file that has read cannot change session either (nothing was
 	 * ever attached in its own: no end of file, just nothing yet). */
 	close(c);
-	c = luwdev_open(O_NONBLOCK);
+	c = luw_dev_open(O_NONBLOCK);
 	EXPECT(read(c, buf, sizeof(buf)), -EAGAIN);
-	EXPECT(luwdev_join(c, a, 0), -EBUSY);
+	EXPECT(luw_dev_join(c, a, 0), -EBUSY);
 	close(c);
 	/* The kept session outlives its files ... */
 	close(a);
 	close(b);
-	a = luwdev_open(0);
-	EXPECT(luwdev_join(a, -1, 0), 0);
-	EXPECT(luwdev_detach(a, pid), 0);
+	a = luw_dev_open(0);
+	EXPECT(luw_dev_join(a, -1, 0), 0);
+	EXPECT(luw_dev_detach(a, pid), 0);
 	close(a);
 	/* ... and ends with its last target. */
-	a = luwdev_open(0);
-	EXPECT(luwdev_join(a, -1, 0), -ENOENT);
+	a = luw_dev_open(0);
+	EXPECT(luw_dev_join(a, -1, 0), -ENOENT);
 	close(a);
 	close(nul);
 }
@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	pid = atoi(argv[1]);
-	fd = luwdev_open(0);
+	fd = luw_dev_open(0);
 	if (fd < 0) {
 		fprintf(stderr, "open: %s\n", strerror(-fd));
 		return 1;
@@ -170,7 +170,7 @@ int main(int argc, char **argv)
 	EXPECT(ioctl(fd, TCGETS, &big), -ENOTTY);
 
 	/* Version: good, short, bad pointers, larger with zero tail. */
-	EXPECT(luwdev_version(fd, &v), 0);
+	EXPECT(luw_dev_version(fd, &v), 0);
 	if (v.abi_version != LUW_ABI_VERSION || v.record_version != LUW_RECORD_VERSION ||
 	    v.size != sizeof(v) || !v.nr_cpus || !v.ring_bytes) {
 		fprintf(stderr, "FAIL version fields: abi %u rec %u size %u\n",
@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);
 		a = attach_args(pid); a.sample_rate = 1000;
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
-		EXPECT(luwdev_detach(fd, pid), 0);
+		EXPECT(luw_dev_detach(fd, pid), 0);
 		set_max_rate(saved_rate);
 	}
 	a = attach_args(pid); a.layout_size = 16;
@@ -296,13 +296,13 @@ int main(int argc, char **argv)
 		a = lua_args(pid, &ly); a.size = LUW_ATTACH_SIZE_VER0;
 		a.interp_end = 0;
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
-		EXPECT(luwdev_detach(fd, pid), 0);
+		EXPECT(luw_dev_detach(fd, pid), 0);
 		EXPECT(ioctl(fd, _IOW(LUW_IOC_MAGIC, 0x01,
 				      char[LUW_ATTACH_SIZE_VER0]), &a), 0);
-		EXPECT(luwdev_detach(fd, pid), 0);
+		EXPECT(luw_dev_detach(fd, pid), 0);
 		a = lua_args(pid, &ly);
 		EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), 0);
-		EXPECT(luwdev_detach(fd, pid), 0);
+		EXPECT(luw_dev_detach(fd, pid), 0);
 	}
 
 	/* Good attach, then the same pid again. */
@@ -319,28 +319,28 @@ int main(int argc, char **argv)
 		failures++;
 	}
 	if (r == 0)
-		EXPECT(luwdev_detach(fd, getpid()), 0);
+		EXPECT(luw_dev_detach(fd, getpid()), 0);
 
 	/* Target commands. */
 	t = (struct luw_target){ .size = sizeof(t), .pid = pid, .flags = 1 };
 	EXPECT(ioctl(fd, LUW_IOC_STOP, &t), -EINVAL);
 	t = (struct luw_target){ .size = sizeof(t), .pid = pid, .reserved = 1 };
 	EXPECT(ioctl(fd, LUW_IOC_STOP, &t), -EINVAL);
-	EXPECT(luwdev_stop(fd, pid), 0);
-	EXPECT(luwdev_start(fd, pid), 0);
-	EXPECT(luwdev_stop(fd, 0), 0);
-	EXPECT(luwdev_start(fd, 0), 0);
-	EXPECT(luwdev_start(fd, 0x3ffffff0), -ESRCH);
-	EXPECT(luwdev_start(fd, -5), -EINVAL);
+	EXPECT(luw_dev_stop(fd, pid), 0);
+	EXPECT(luw_dev_start(fd, pid), 0);
+	EXPECT(luw_dev_stop(fd, 0), 0);
+	EXPECT(luw_dev_start(fd, 0), 0);
+	EXPECT(luw_dev_start(fd, 0x3ffffff0), -ESRCH);
+	EXPECT(luw_dev_start(fd, -5), -EINVAL);
 
 	/* Stats. */
 	st = calloc(1, sizeof(*st) + 64);
-	EXPECT(luwdev_stats(fd, pid, st), 0);
+	EXPECT(luw_dev_stats(fd, pid, st), 0);
 	if (st->nr_targets != 1) {
 		fprintf(stderr, "FAIL nr_targets %u, want 1\n", st->nr_targets);
 		failures++;
 	}
-	EXPECT(luwdev_stats(fd, 0x3ffffff0, st), -ESRCH);
+	EXPECT(luw_dev_stats(fd, 0x3ffffff0, st), -ESRCH);
 	memset(st, 0, sizeof(*st));
 	st->size = sizeof(*st);
 	st->flags = 2;
@@ -393,18 +393,18 @@ int main(int argc, char **argv)
 
 	/* Unwind tables. */
 	one_entry_table_init(&tab);
-	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), 0);
-	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x402000, 0, &tab, sizeof(tab)), 0);
-	EXPECT(luwdev_upload_table(fd, 0x3ffffff0, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -ESRCH);
-	EXPECT(luwdev_upload_table(fd, pid, 0x400001, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
-	EXPECT(luwdev_upload_table(fd, pid, 0x401000, 0x400000, 0, &tab, sizeof(tab)), -EINVAL);
-	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab) - 1), -EINVAL);
-	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, unmapped, sizeof(tab)), -EFAULT);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), 0);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x402000, 0, &tab, sizeof(tab)), 0);
+	EXPECT(luw_dev_upload_table(fd, 0x3ffffff0, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -ESRCH);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400001, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x401000, 0x400000, 0, &tab, sizeof(tab)), -EINVAL);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab) - 1), -EINVAL);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, unmapped, sizeof(tab)), -EFAULT);
 	tab.h.magic++;
-	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
 	tab.h.magic--;
 	tab.h.flags = 0x80;
-	EXPECT(luwdev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
 	tab.h.flags = 0;
 	memset(&u, 0, sizeof(u));
 	u.size = sizeof(u);
@@ -417,10 +417,10 @@ int main(int argc, char **argv)
 	EXPECT(ioctl(fd, LUW_IOC_UNWIND_TABLE, &u), -EINVAL);
 
 	/* Detach. */
-	EXPECT(luwdev_detach(fd, pid), 0);
-	EXPECT(luwdev_detach(fd, pid), -ESRCH);
-	EXPECT(luwdev_detach(fd, 0), -EINVAL);
-	EXPECT(luwdev_stats(fd, 0, st), 0);
+	EXPECT(luw_dev_detach(fd, pid), 0);
+	EXPECT(luw_dev_detach(fd, pid), -ESRCH);
+	EXPECT(luw_dev_detach(fd, 0), -EINVAL);
+	EXPECT(luw_dev_stats(fd, 0, st), 0);
 	if (st->nr_targets != 0) {
 		fprintf(stderr, "FAIL nr_targets %u after detach\n", st->nr_targets);
 		failures++;
@@ -431,10 +431,10 @@ int main(int argc, char **argv)
 	 * rings drained, read() is end of file, and so is a 0-byte read.
 	 */
 	{
-		int nfd = luwdev_open(O_NONBLOCK);
+		int nfd = luw_dev_open(O_NONBLOCK);
 		char small[8];
 
-		EXPECT(luwdev_join(nfd, fd, 0), 0);
+		EXPECT(luw_dev_join(nfd, fd, 0), 0);
 		while (read(nfd, big, sizeof(big)) > 0)
 			;
 		EXPECT(read(nfd, small, sizeof(small)), 0);

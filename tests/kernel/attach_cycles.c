@@ -44,23 +44,23 @@ int main(int argc, char **argv)
 		return 2;
 	rounds = atoi(argv[1]);
 	npids = argc - 2;
-	fd = luwdev_open(0);
-	rd = luwdev_open(O_NONBLOCK);
-	if (fd < 0 || rd < 0 || luwdev_join(rd, fd, 0))
+	fd = luw_dev_open(0);
+	rd = luw_dev_open(O_NONBLOCK);
+	if (fd < 0 || rd < 0 || luw_dev_join(rd, fd, 0))
 		return 1;
 	pthread_create(&th, NULL, reader, &rd);
 	for (int i = 0; i < rounds; i++) {
 		int pid = atoi(argv[2 + i % npids]);
 		struct luw_attach a = { .pid = pid, .sample_rate = 4999 };
 
-		err = luwdev_attach(fd, &a);
+		err = luw_dev_attach(fd, &a);
 		if (err) {
 			fprintf(stderr, "round %d: attach %d: %s\n", i, pid, strerror(-err));
 			return 1;
 		}
 		if (i % 10 == 0)
 			usleep(2000);
-		err = luwdev_detach(fd, pid);
+		err = luw_dev_detach(fd, pid);
 		if (err) {
 			fprintf(stderr, "round %d: detach %d: %s\n", i, pid, strerror(-err));
 			return 1;
@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	}
 	done = 1;
 	pthread_join(th, NULL);
-	err = luwdev_stats(fd, 0, &st);
+	err = luw_dev_stats(fd, 0, &st);
 	if (err || st.nr_targets) {
 		fprintf(stderr, "after %d rounds: stats %d, %u targets left\n",
 			rounds, err, st.nr_targets);

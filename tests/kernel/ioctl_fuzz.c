@@ -204,13 +204,13 @@ int main(int argc, char **argv)
 	unmapped = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	munmap(unmapped, 4096);
 
-	fd = luwdev_open(0);
-	rd = luwdev_open(O_NONBLOCK);
+	fd = luw_dev_open(0);
+	rd = luw_dev_open(O_NONBLOCK);
 	if (fd < 0 || rd < 0) {
 		fprintf(stderr, "open: %s\n", strerror(fd < 0 ? -fd : -rd));
 		return 1;
 	}
-	if (luwdev_join(rd, fd, 0)) {
+	if (luw_dev_join(rd, fd, 0)) {
 		fprintf(stderr, "join: %s\n", strerror(errno));
 		return 1;
 	}
@@ -260,17 +260,17 @@ int main(int argc, char **argv)
 	/* Leave nothing attached; then the module must answer normally. */
 	{
 		pid_t left[LUW_MAX_TARGETS];
-		int n = luwdev_list(fd, left, LUW_MAX_TARGETS);
+		int n = luw_dev_list(fd, left, LUW_MAX_TARGETS);
 
 		for (int i = 0; i < n && i < LUW_MAX_TARGETS; i++)
-			luwdev_detach(fd, left[i]);
+			luw_dev_detach(fd, left[i]);
 	}
 	{
 		struct luw_version v;
 		struct luw_stats st;
 
-		if (luwdev_version(fd, &v) || v.abi_version != LUW_ABI_VERSION ||
-		    luwdev_stats(fd, 0, &st) || st.nr_targets != 0) {
+		if (luw_dev_version(fd, &v) || v.abi_version != LUW_ABI_VERSION ||
+		    luw_dev_stats(fd, 0, &st) || st.nr_targets != 0) {
 			fprintf(stderr, "ioctl_fuzz: module misbehaves after fuzzing\n");
 			return 1;
 		}

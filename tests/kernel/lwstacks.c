@@ -103,7 +103,7 @@ static void lua_name(struct luw_ljp_ctx *sym, const struct luw_lj_layout *ly,
 }
 
 static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
-			 const struct luw_ljl_target *t, const struct luwdev_rec *r)
+			 const struct luw_ljl_target *t, const struct luw_dev_rec *r)
 {
 	const struct luw_lj_layout *ly = &t->layout;
 	const struct luw_sample *s = r->sample;
@@ -122,7 +122,7 @@ static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
 	}
 	k = 0;
 	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u "
-	       "rawvm=%u stack=", luwdev_vmstate_name(s->vmstate), s->flags,
+	       "rawvm=%u stack=", luw_dev_vmstate_name(s->vmstate), s->flags,
 	       s->nhost, s->nlua, s->nsplice, s->trace, rawvm);
 	for (;;) {
 		const struct luw_splice *sp = k < s->nsplice ? &r->splice[k] : NULL;
@@ -165,13 +165,13 @@ static int cmd_read(pid_t pid, double secs)
 	else
 		sym = luw_ljp_new(pid, &t->layout, &t->ff);
 	luw_maps_read(pid, &maps);
-	fd = luwdev_open(O_NONBLOCK);
+	fd = luw_dev_open(O_NONBLOCK);
 	if (fd < 0) {
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
 		return 1;
 	}
 	/* The target was attached by luaunwind-ctl attach: its session. */
-	if (luwdev_join(fd, -1, 0)) {
+	if (luw_dev_join(fd, -1, 0)) {
 		fprintf(stderr, "lwstacks: no kept session (attach first)\n");
 		return 1;
 	}
@@ -179,7 +179,7 @@ static int cmd_read(pid_t pid, double secs)
 	 * take longer than that in a loaded TCG guest. */
 	end = now_s() + secs;
 	while (now_s() < end) {
-		struct luwdev_rec r;
+		struct luw_dev_rec r;
 		size_t off = 0;
 		ssize_t n = read(fd, buf, sizeof(buf));
 		int got;
@@ -195,7 +195,7 @@ static int cmd_read(pid_t pid, double secs)
 			rc = 1;
 			break;
 		}
-		while ((got = luwdev_next(buf, (size_t)n, &off, &r)) > 0) {
+		while ((got = luw_dev_next(buf, (size_t)n, &off, &r)) > 0) {
 			if (r.type == LUW_REC_SAMPLE && (pid_t)r.sample->pid == pid)
 				print_sample(pid, sym, t, &r);
 		}
@@ -242,25 +242,25 @@ static int cmd_badattach(pid_t pid, const char *field, int delta)
 		fprintf(stderr, "lwstacks: unknown field %s\n", field);
 		return 2;
 	}
-	fd = luwdev_open(0);
+	fd = luw_dev_open(0);
 	if (fd < 0) {
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
 		return 1;
 	}
 	/* In the kept session, as luaunwind-ctl attach: it outlives us. */
-	r = luwdev_join(fd, -1, LUW_JOIN_CREATE);
+	r = luw_dev_join(fd, -1, LUW_JOIN_CREATE);
 	if (r) {
 		fprintf(stderr, "lwstacks: join: %s\n", strerror(-r));
 		return 1;
 	}
 	luw_att_fill(a, &req);
-	r = luwdev_attach(fd, &req);
+	r = luw_dev_attach(fd, &req);
 	if (r) {
 		printf("refused: %s\n", strerror(-r));
 		return 0;
 	}
 	if (luw_att_upload(a, fd, NULL, err, sizeof(err)) < 0 ||
-	    luwdev_start(fd, pid)) {
+	    luw_dev_start(fd, pid)) {
 		fprintf(stderr, "lwstacks: %s\n", err);
 		return 1;
 	}

@@ -35,7 +35,7 @@ static void *attacher(void *arg)
 	while (!stop) {
 		struct luw_attach a = { .pid = target, .sample_rate = 4999 };
 
-		luwdev_attach(fd, &a);
+		luw_dev_attach(fd, &a);
 	}
 	return NULL;
 }
@@ -45,7 +45,7 @@ static void *uploader(void *arg)
 	pid_t *pid = arg;
 
 	while (!stop)
-		luwdev_upload_table(fd, *pid ? *pid : target, 0x400000,
+		luw_dev_upload_table(fd, *pid ? *pid : target, 0x400000,
 				    0x401000, 0, &tab, sizeof(tab));
 	return NULL;
 }
@@ -54,7 +54,7 @@ static void *detacher(void *arg)
 {
 	(void)arg;
 	while (!stop) {
-		luwdev_detach(fd, target);
+		luw_dev_detach(fd, target);
 		usleep(1000);
 	}
 	return NULL;
@@ -67,9 +67,9 @@ static void *watcher(void *arg)
 
 	(void)arg;
 	while (!stop) {
-		luwdev_stats(fd, 0, &s);
-		luwdev_stats(fd, target, &s);
-		luwdev_list(fd, pids, LUW_MAX_TARGETS);
+		luw_dev_stats(fd, 0, &s);
+		luw_dev_stats(fd, target, &s);
+		luw_dev_list(fd, pids, LUW_MAX_TARGETS);
 	}
 	return NULL;
 }
@@ -77,10 +77,10 @@ static void *watcher(void *arg)
 static void *reader(void *arg)
 {
 	static char buf[1 << 16];
-	int rd = luwdev_open(O_NONBLOCK);
+	int rd = luw_dev_open(O_NONBLOCK);
 
 	(void)arg;
-	if (rd < 0 || luwdev_join(rd, fd, 0))
+	if (rd < 0 || luw_dev_join(rd, fd, 0))
 		return NULL;
 	while (!stop)
 		if (read(rd, buf, sizeof(buf)) < 0)
@@ -93,10 +93,10 @@ static void *joiner(void *arg)
 {
 	(void)arg;
 	while (!stop) {
-		int j = luwdev_open(0);
+		int j = luw_dev_open(0);
 
 		if (j >= 0) {
-			luwdev_join(j, fd, 0);
+			luw_dev_join(j, fd, 0);
 			close(j);
 		}
 	}
@@ -119,7 +119,7 @@ static void *spawner(void *arg)
 		if (c < 0)
 			continue;
 		a.pid = c;
-		luwdev_attach(fd, &a);
+		luw_dev_attach(fd, &a);
 		*child = c;
 		waitpid(c, NULL, 0);
 		usleep(rand() % 200000);	/* the reaper runs every 100 ms */
@@ -140,7 +140,7 @@ int main(int argc, char **argv)
 	if (argc < 3)
 		return 2;
 	target = atoi(argv[1]);
-	fd = luwdev_open(0);
+	fd = luw_dev_open(0);
 	if (fd < 0)
 		return 1;
 	one_entry_table_init(&tab);
@@ -154,10 +154,10 @@ int main(int argc, char **argv)
 	for (unsigned int i = 0; i < sizeof(fn) / sizeof(fn[0]); i++)
 		pthread_join(th[i], NULL);
 
-	luwdev_detach(fd, target);
+	luw_dev_detach(fd, target);
 	a.pid = target;
-	r = luwdev_attach(fd, &a);
-	if (r || luwdev_stats(fd, target, &s) || luwdev_detach(fd, target)) {
+	r = luw_dev_attach(fd, &a);
+	if (r || luw_dev_stats(fd, target, &s) || luw_dev_detach(fd, target)) {
 		fprintf(stderr, "race: the module does not work after the races: %s\n",
 			strerror(-r));
 		return 1;

@@ -37,12 +37,12 @@ static uint64_t buf[(1 << 20) / 8];
 /* Validate a read buffer; returns the number of samples for pid. */
 static long check_records(ssize_t n, int pid, long *lost)
 {
-	struct luwdev_rec r;
+	struct luw_dev_rec r;
 	size_t off = 0;
 	long samples = 0;
 	int got;
 
-	while ((got = luwdev_next(buf, (size_t)n, &off, &r)) > 0) {
+	while ((got = luw_dev_next(buf, (size_t)n, &off, &r)) > 0) {
 		if (r.type == LUW_REC_SAMPLE) {
 			CHECK(r.sample->pid == (uint32_t)pid, "sample of pid %u",
 			      r.sample->pid);
@@ -87,15 +87,15 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	pid = atoi(argv[1]);
-	ctl = luwdev_open(0);
-	nb = luwdev_open(O_NONBLOCK);
-	bl = luwdev_open(0);
+	ctl = luw_dev_open(0);
+	nb = luw_dev_open(O_NONBLOCK);
+	bl = luw_dev_open(0);
 	if (ctl < 0 || nb < 0 || bl < 0) {
 		fprintf(stderr, "open failed\n");
 		return 1;
 	}
 	/* The readers share the session ctl attaches in. */
-	CHECK(luwdev_join(nb, ctl, 0) == 0 && luwdev_join(bl, ctl, 0) == 0,
+	CHECK(luw_dev_join(nb, ctl, 0) == 0 && luw_dev_join(bl, ctl, 0) == 0,
 	      "join");
 
 	/* Drain whatever an earlier test left. */
@@ -112,7 +112,7 @@ int main(int argc, char **argv)
 	pthread_create(&th, NULL, blocked_read, &b);
 	usleep(200000);
 	a.pid = pid;
-	CHECK(luwdev_attach(ctl, &a) == 0, "attach %d", pid);
+	CHECK(luw_dev_attach(ctl, &a) == 0, "attach %d", pid);
 	pthread_join(th, NULL);
 	CHECK(b.n > 0, "blocked read: %zd %s", b.n, strerror(b.err));
 	if (b.n > 0)
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 
 	/* No reader: a 16 KiB ring (module loaded with ring_kb=16) fills. */
 	sleep(4);
-	CHECK(luwdev_stats(ctl, pid, &st) == 0, "stats");
+	CHECK(luw_dev_stats(ctl, pid, &st) == 0, "stats");
 	CHECK(st.drops > 0, "no drops with a full ring (samples %llu)",
 	      (unsigned long long)st.samples);
 	samples = 0;
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	printf("readpoll: drops=%llu lost-records-count=%ld\n",
 	       (unsigned long long)st.drops, lost);
 
-	CHECK(luwdev_detach(ctl, pid) == 0, "detach");
+	CHECK(luw_dev_detach(ctl, pid) == 0, "detach");
 	if (failures) {
 		fprintf(stderr, "readpoll: %d failures\n", failures);
 		return 1;

@@ -26,12 +26,12 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		return 2;
 	a.pid = atoi(argv[1]);
-	fd = luwdev_open(0);
+	fd = luw_dev_open(0);
 	if (fd < 0) {
 		printf("open: %s\n", strerrorname_np(-fd));
 		return 1;
 	}
-	r = luwdev_attach(fd, &a);
+	r = luw_dev_attach(fd, &a);
 	if (r) {
 		printf("%s\n", strerrorname_np(-r));
 		return 1;
@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	if (argc > 2 && !strcmp(argv[2], "replace")) {
 		one_entry_table_init(&tab);
 		for (int i = 0; i < 2; i++) {
-			r = luwdev_upload_table(fd, a.pid, 0x400000, 0x401000,
+			r = luw_dev_upload_table(fd, a.pid, 0x400000, 0x401000,
 						0, &tab, sizeof(tab));
 			if (r) {
 				printf("upload: %s\n", strerrorname_np(-r));

@@ -18,52 +18,52 @@
 #include "output/stacks.h"
 #include "testlib.h"
 
-static void host(struct luwf_writer *w, uint64_t pc, uint32_t mapno,
+static void host(struct luw_file_writer *w, uint64_t pc, uint32_t mapno,
 		 uint32_t flags, const char *name)
 {
-	struct luwf_buf b = { 0 };
+	struct luw_file_buf b = { 0 };
 
-	luwf_put_u32(&b, 42);
-	luwf_put_u32(&b, mapno);
-	luwf_put_u32(&b, flags);
-	luwf_put_u32(&b, 0);
-	luwf_put_u64(&b, pc);
-	luwf_put_u64(&b, 0);
-	luwf_put_str(&b, name);
-	luwf_write_buf(w, LUWF_SEC_HOST, &b);
-	luwf_buf_free(&b);
+	luw_file_put_u32(&b, 42);
+	luw_file_put_u32(&b, mapno);
+	luw_file_put_u32(&b, flags);
+	luw_file_put_u32(&b, 0);
+	luw_file_put_u64(&b, pc);
+	luw_file_put_u64(&b, 0);
+	luw_file_put_str(&b, name);
+	luw_file_write_buf(w, LUWF_SEC_HOST, &b);
+	luw_file_buf_free(&b);
 }
 
-static void proto_n(struct luwf_writer *w, uint64_t addr, int32_t line,
+static void proto_n(struct luw_file_writer *w, uint64_t addr, int32_t line,
 		    int32_t numline, const char *chunk, const char *name)
 {
-	struct luwf_buf b = { 0 };
+	struct luw_file_buf b = { 0 };
 
-	luwf_put_u32(&b, 42);
-	luwf_put_u32(&b, (uint32_t)line);
-	luwf_put_u32(&b, (uint32_t)numline);
-	luwf_put_u32(&b, 0);
-	luwf_put_u64(&b, addr);
-	luwf_put_str(&b, chunk);
-	luwf_write_buf(w, LUWF_SEC_PROTO, &b);
+	luw_file_put_u32(&b, 42);
+	luw_file_put_u32(&b, (uint32_t)line);
+	luw_file_put_u32(&b, (uint32_t)numline);
+	luw_file_put_u32(&b, 0);
+	luw_file_put_u64(&b, addr);
+	luw_file_put_str(&b, chunk);
+	luw_file_write_buf(w, LUWF_SEC_PROTO, &b);
 	if (name) {
-		luwf_put_u32(&b, 42);
-		luwf_put_u32(&b, 0);
-		luwf_put_u64(&b, addr);
-		luwf_put_str(&b, name);
-		luwf_write_buf(w, LUWF_SEC_FNAME, &b);
+		luw_file_put_u32(&b, 42);
+		luw_file_put_u32(&b, 0);
+		luw_file_put_u64(&b, addr);
+		luw_file_put_str(&b, name);
+		luw_file_write_buf(w, LUWF_SEC_FNAME, &b);
 	}
-	luwf_buf_free(&b);
+	luw_file_buf_free(&b);
 }
 
-static void proto(struct luwf_writer *w, uint64_t addr, int32_t line,
+static void proto(struct luw_file_writer *w, uint64_t addr, int32_t line,
 		  const char *chunk, const char *name)
 {
 	proto_n(w, addr, line, 10, chunk, name);
 }
 
 /* A sample record: host pcs, Lua frames (kind, addr), splices. */
-static void sample(struct luwf_buf *b, uint8_t vmstate, const uint64_t *h,
+static void sample(struct luw_file_buf *b, uint8_t vmstate, const uint64_t *h,
 		   unsigned int nh, const struct luw_lua_frame *l,
 		   unsigned int nl, const struct luw_splice *sp, unsigned int ns)
 {
@@ -78,10 +78,10 @@ static void sample(struct luwf_buf *b, uint8_t vmstate, const uint64_t *h,
 	s.nsplice = (uint16_t)ns;
 	s.pid = 42;
 	s.tid = 42;
-	luwf_put(b, &s, sizeof(s));
-	luwf_put(b, h, nh * 8);
-	luwf_put(b, l, nl * sizeof(*l));
-	luwf_put(b, sp, ns * sizeof(*sp));
+	luw_file_put(b, &s, sizeof(s));
+	luw_file_put(b, h, nh * 8);
+	luw_file_put(b, l, nl * sizeof(*l));
+	luw_file_put(b, sp, ns * sizeof(*sp));
 }
 
 /*
@@ -92,33 +92,33 @@ static size_t build(char **mem, size_t *samples_end, int version)
 {
 	size_t len = 0;
 	FILE *f = open_memstream(mem, &len);
-	struct luwf_writer w;
-	struct luwf_buf b = { 0 };
+	struct luw_file_writer w;
+	struct luw_file_buf b = { 0 };
 	struct luw_lua_frame lf[4];
 	struct luw_lost lost = { .size = sizeof(lost), .type = LUW_REC_LOST,
 				 .count = 7 };
 
-	luwf_writer_init(&w, f);
+	luw_file_writer_init(&w, f);
 	/* process: pid flags vm_start vm_end start_ns freq comm exe kind */
-	luwf_put_u32(&b, 42);
-	luwf_put_u32(&b, LUWF_PF_GC64);
-	luwf_put_u64(&b, 0x9000);
-	luwf_put_u64(&b, 0xa000);
-	luwf_put_u64(&b, 1);
-	luwf_put_u32(&b, 999);
-	luwf_put_str(&b, "sw");
-	luwf_put_str(&b, "/usr/bin/luajit");
-	luwf_put_str(&b, "luajit");
-	luwf_write_buf(&w, LUWF_SEC_PROCESS, &b);
+	luw_file_put_u32(&b, 42);
+	luw_file_put_u32(&b, LUWF_PF_GC64);
+	luw_file_put_u64(&b, 0x9000);
+	luw_file_put_u64(&b, 0xa000);
+	luw_file_put_u64(&b, 1);
+	luw_file_put_u32(&b, 999);
+	luw_file_put_str(&b, "sw");
+	luw_file_put_str(&b, "/usr/bin/luajit");
+	luw_file_put_str(&b, "luajit");
+	luw_file_write_buf(&w, LUWF_SEC_PROCESS, &b);
 	/* mapping 0 */
-	luwf_put_u32(&b, 42);
-	luwf_put_u32(&b, LUWF_MAP_R | LUWF_MAP_X);
-	luwf_put_u64(&b, 0x400000);
-	luwf_put_u64(&b, 0x500000);
-	luwf_put_u64(&b, 0x1000);
-	luwf_put_strn(&b, "\x01\x02", 2);
-	luwf_put_str(&b, "/usr/lib/x86_64-linux-gnu/libsw.so.1");
-	luwf_write_buf(&w, LUWF_SEC_MAPPING, &b);
+	luw_file_put_u32(&b, 42);
+	luw_file_put_u32(&b, LUWF_MAP_R | LUWF_MAP_X);
+	luw_file_put_u64(&b, 0x400000);
+	luw_file_put_u64(&b, 0x500000);
+	luw_file_put_u64(&b, 0x1000);
+	luw_file_put_strn(&b, "\x01\x02", 2);
+	luw_file_put_str(&b, "/usr/lib/x86_64-linux-gnu/libsw.so.1");
+	luw_file_write_buf(&w, LUWF_SEC_MAPPING, &b);
 	host(&w, 0x30, LUWF_NO_MAP, 0, "main");
 	host(&w, 0x20, LUWF_NO_MAP, 0, "lua_pcall");
 	host(&w, 0x40, LUWF_NO_MAP, 0, "lua_call");
@@ -128,41 +128,41 @@ static size_t build(char **mem, size_t *samples_end, int version)
 	proto(&w, 0x100, 3, "sw.lua", "outer");
 	proto(&w, 0x200, 9, "sw.lua", NULL);
 	/* ffnames: 0..3, ffid 3 = "string.rep" */
-	luwf_put_u32(&b, 42);
-	luwf_put_u32(&b, 4);
-	luwf_put_str(&b, "");
-	luwf_put_str(&b, "");
-	luwf_put_str(&b, "assert");
-	luwf_put_str(&b, "string.rep");
-	luwf_write_buf(&w, LUWF_SEC_FFNAMES, &b);
+	luw_file_put_u32(&b, 42);
+	luw_file_put_u32(&b, 4);
+	luw_file_put_str(&b, "");
+	luw_file_put_str(&b, "");
+	luw_file_put_str(&b, "assert");
+	luw_file_put_str(&b, "string.rep");
+	luw_file_write_buf(&w, LUWF_SEC_FFNAMES, &b);
 	/* trace 5 starts at 0x200 line 11 */
-	luwf_put_u32(&b, 42);
-	luwf_put_u32(&b, 5);
-	luwf_put_u64(&b, 0x200);
-	luwf_put_u32(&b, 11);
-	luwf_put_u32(&b, 0);
+	luw_file_put_u32(&b, 42);
+	luw_file_put_u32(&b, 5);
+	luw_file_put_u64(&b, 0x200);
+	luw_file_put_u32(&b, 11);
+	luw_file_put_u32(&b, 0);
 	if (version >= 2) {
-		luwf_put_u64(&b, 0x200);
-		luwf_put_u64(&b, 0x7000);
+		luw_file_put_u64(&b, 0x200);
+		luw_file_put_u64(&b, 0x7000);
 	}
-	luwf_write_buf(&w, LUWF_SEC_TRACE, &b);
+	luw_file_write_buf(&w, LUWF_SEC_TRACE, &b);
 	if (version >= 2) {
 		/* Trace 5 of another universe starts in 0x400, line 21. */
 		proto(&w, 0x400, 20, "other.lua", NULL);
-		luwf_put_u32(&b, 42);
-		luwf_put_u32(&b, 5);
-		luwf_put_u64(&b, 0x400);
-		luwf_put_u32(&b, 21);
-		luwf_put_u32(&b, 0);
-		luwf_put_u64(&b, 0x400);
-		luwf_put_u64(&b, 0x8000);
-		luwf_write_buf(&w, LUWF_SEC_TRACE, &b);
+		luw_file_put_u32(&b, 42);
+		luw_file_put_u32(&b, 5);
+		luw_file_put_u64(&b, 0x400);
+		luw_file_put_u32(&b, 21);
+		luw_file_put_u32(&b, 0);
+		luw_file_put_u64(&b, 0x400);
+		luw_file_put_u64(&b, 0x8000);
+		luw_file_write_buf(&w, LUWF_SEC_TRACE, &b);
 		/* 0x100 calls its callee at pc 7 by the name "cb". */
-		luwf_put_u32(&b, 42);
-		luwf_put_u32(&b, 7);
-		luwf_put_u64(&b, 0x100);
-		luwf_put_str(&b, "cb");
-		luwf_write_buf(&w, LUWF_SEC_CALLSITE, &b);
+		luw_file_put_u32(&b, 42);
+		luw_file_put_u32(&b, 7);
+		luw_file_put_u64(&b, 0x100);
+		luw_file_put_str(&b, "cb");
+		luw_file_write_buf(&w, LUWF_SEC_CALLSITE, &b);
 		/* A main chunk (line 0, 40 lines), called at 0x100's pc 7
 		 * too; a proto of stripped bytecode (line 0, no lines). */
 		proto_n(&w, 0x500, 0, 40, "sw.lua", NULL);
@@ -182,7 +182,7 @@ static size_t build(char **mem, size_t *samples_end, int version)
 	lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x100;
 	sample(&b, LUW_VMST_TRACE, (const uint64_t[]){ 0x9100, 0x20, 0x30 }, 3,
 	       lf, 2, (const struct luw_splice[]){ { 0, 1, 0, 2 } }, 1);
-	luwf_put(&b, &lost, sizeof(lost));
+	luw_file_put(&b, &lost, sizeof(lost));
 	lf[0].kind = LUW_LF_FFUNC; lf[0].addr = 0x300; lf[0].ffid = 3;
 	lf[0].trace = 0;
 	lf[1].kind = LUW_LF_LUA; lf[1].addr = 0x999;	/* unknown proto */
@@ -209,10 +209,10 @@ static size_t build(char **mem, size_t *samples_end, int version)
 		       2, lf, 3, (const struct luw_splice[]){ { 0, 1, 0, 3 } },
 		       1);
 	}
-	luwf_write_buf(&w, LUWF_SEC_SAMPLES, &b);
+	luw_file_write_buf(&w, LUWF_SEC_SAMPLES, &b);
 	*samples_end = w.off;
-	luwf_write_end(&w);
-	luwf_buf_free(&b);
+	luw_file_write_end(&w);
+	luw_file_buf_free(&b);
 	fclose(f);
 	if (version == 1)
 		(*mem)[4] = 1;
@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 {
 	char *mem = NULL, err[512];
 	size_t samples_end, len;
-	struct luwf_file f;
+	struct luw_file f;
 	struct luw_lrep_opts o = { 0 };
 	struct luw_lrep_result res;
 	struct luw_stacks *s = luw_stacks_new();
@@ -272,7 +272,7 @@ int main(int argc, char **argv)
 
 	/* A version 1 file reads as before. */
 	len = build(&mem, &samples_end, 1);
-	luwf_from_mem(&f, (uint8_t *)mem, len);
+	luw_file_from_mem(&f, (uint8_t *)mem, len);
 	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0 && !strcmp(text, want_v1), "v1 file: rc %d (%s)\n%s", rc,
@@ -285,7 +285,7 @@ int main(int argc, char **argv)
 	len = build(&mem, &samples_end, 2);
 
 	/* The whole file. */
-	luwf_from_mem(&f, (uint8_t *)mem, len);
+	luw_file_from_mem(&f, (uint8_t *)mem, len);
 	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0, "complete file: rc %d (%s)", rc, err);
@@ -313,9 +313,9 @@ int main(int argc, char **argv)
 	/* Cut at every length: never more than the whole, always an error
 	 * naming an offset, all samples once the samples section is in. */
 	for (size_t cut = 0; cut < len; cut++) {
-		struct luwf_file g;
+		struct luw_file g;
 
-		luwf_from_mem(&g, (uint8_t *)mem, cut);
+		luw_file_from_mem(&g, (uint8_t *)mem, cut);
 		s = luw_stacks_new();
 		rc = luw_lrep_run(&g, &o, s, &res, err, sizeof(err));
 		CHECK(rc == 2, "cut %zu: rc %d", cut, rc);

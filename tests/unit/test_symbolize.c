@@ -50,7 +50,7 @@ static uint64_t abs_of(const struct luw_maps *m, const char *path, uint64_t off)
 
 static char *report(uint8_t *mem, size_t len, int *rc)
 {
-	struct luwf_file f;
+	struct luw_file f;
 	struct luw_lrep_opts o = { 0 };
 	struct luw_lrep_result res;
 	struct luw_stacks *s = luw_stacks_new();
@@ -58,12 +58,12 @@ static char *report(uint8_t *mem, size_t len, int *rc)
 	size_t n = 0;
 	FILE *out = open_memstream(&p, &n);
 
-	luwf_from_mem(&f, mem, len);
+	luw_file_from_mem(&f, mem, len);
 	*rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
 	luw_stacks_write_folded(s, out);
 	fclose(out);
 	luw_stacks_free(s);
-	luwf_close(&f);
+	luw_file_close(&f);
 	return p;
 }
 
@@ -157,7 +157,7 @@ int main(void)
 		uint64_t off = luw_map_fileoff(luw_maps_find(&maps, abs_unnamed),
 					       abs_unnamed) + 1;
 
-		CHECK(luwf_is_luw(mem, len), "no magic");
+		CHECK(luw_file_is_luw(mem, len), "no magic");
 		text = report(mem, len, &rc);
 		snprintf(want, sizeof(want), "%s+0x%llx;lua_pcall;string.rep 1\n",
 			 strrchr(t->path, '/') + 1, (unsigned long long)off);

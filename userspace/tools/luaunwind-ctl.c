@@ -141,7 +141,7 @@ static void set_mode(struct luw_att_opts *o, const char *m)
 
 static int open_dev(int flags)
 {
-	int fd = luwdev_open(flags);
+	int fd = luw_dev_open(flags);
 
 	if (fd < 0) {
 		fprintf(stderr, "luaunwind-ctl: %s: %s%s\n", LUW_DEVICE,
@@ -163,7 +163,7 @@ static int open_dev(int flags)
 static int open_kept(int flags, int create)
 {
 	int fd = open_dev(flags);
-	int err = luwdev_join(fd, -1, create ? LUW_JOIN_CREATE : 0);
+	int err = luw_dev_join(fd, -1, create ? LUW_JOIN_CREATE : 0);
 
 	if (err && !(err == -ENOENT && !create)) {
 		fprintf(stderr, "luaunwind-ctl: joining the kept session: %s\n",
@@ -182,7 +182,7 @@ static int fail(const char *what, int err)
 static int cmd_version(int fd)
 {
 	struct luw_version v;
-	int err = luwdev_version(fd, &v);
+	int err = luw_dev_version(fd, &v);
 
 	if (err)
 		return fail("version", err);
@@ -293,10 +293,10 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->faults, (unsigned long long)s->truncated,
 	       (unsigned long long)s->skipped,
 	       (unsigned long long)s->handler_calls,
-	       (unsigned long long)luwdev_hist_quantile(s->hist, 0.5),
-	       (unsigned long long)luwdev_hist_quantile(s->hist, 0.99),
-	       (unsigned long long)luwdev_hist_quantile(s->reads_hist, 0.5),
-	       (unsigned long long)luwdev_hist_quantile(s->reads_hist, 0.99),
+	       (unsigned long long)luw_dev_hist_quantile(s->hist, 0.5),
+	       (unsigned long long)luw_dev_hist_quantile(s->hist, 0.99),
+	       (unsigned long long)luw_dev_hist_quantile(s->reads_hist, 0.5),
+	       (unsigned long long)luw_dev_hist_quantile(s->reads_hist, 0.99),
 	       hist_max(s->reads_hist),
 	       (unsigned long long)s->read_bytes,
 	       (unsigned long long)s->budget_cuts,
@@ -305,7 +305,7 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->thread_events);
 	printf("vmstates");
 	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
-		printf(" %s=%llu", luwdev_vmstate_name(i),
+		printf(" %s=%llu", luw_dev_vmstate_name(i),
 		       (unsigned long long)s->vmstate[i]);
 	printf("\n");
 }
@@ -317,7 +317,7 @@ static int cmd_status(int fd, pid_t pid)
 	int n, err;
 
 	if (!pid) {
-		n = luwdev_list(fd, pids, LUW_MAX_TARGETS);
+		n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
 		if (n < 0)
 			return fail("list", n);
 		printf("targets=%d", n);
@@ -325,7 +325,7 @@ static int cmd_status(int fd, pid_t pid)
 			printf("%s%d", i ? "," : " pids=", (int)pids[i]);
 		printf("\n");
 	}
-	err = luwdev_stats(fd, pid, &s);
+	err = luw_dev_stats(fd, pid, &s);
 	if (err)
 		return fail("stats", err);
 	print_stats(&s);
@@ -340,7 +340,7 @@ static void on_signal(int sig)
 	stop_dump = 1;
 }
 
-static void print_record(const struct luwdev_rec *r)
+static void print_record(const struct luw_dev_rec *r)
 {
 	const struct luw_sample *s = r->sample;
 
@@ -357,7 +357,7 @@ static void print_record(const struct luwdev_rec *r)
 	}
 	printf("sample pid=%u tid=%u cpu=%u time=%llu vmstate=%s flags=0x%x host=",
 	       s->pid, s->tid, s->cpu, (unsigned long long)s->time,
-	       luwdev_vmstate_name(s->vmstate), s->flags);
+	       luw_dev_vmstate_name(s->vmstate), s->flags);
 	for (unsigned int i = 0; i < s->nhost; i++)
 		printf("%s0x%" PRIx64, i ? "," : "", r->host[i]);
 	if (s->nlua) {
@@ -413,7 +413,7 @@ static int cmd_dump(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	fd = open_dev(O_NONBLOCK);
-	if (luwdev_join(fd, -1, 0)) {
+	if (luw_dev_join(fd, -1, 0)) {
 		fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
 			"(luaunwind-ctl attach PID first)\n");
 		close(fd);
@@ -425,7 +425,7 @@ static int cmd_dump(int argc, char **argv)
 		deadline = now_s() + duration;
 
 	while (!stop_dump && count != 0) {
-		struct luwdev_rec r;
+		struct luw_dev_rec r;
 		size_t off = 0;
 		ssize_t n;
 
@@ -456,7 +456,7 @@ static int cmd_dump(int argc, char **argv)
 		if (n == 0)
 			break;	/* no target left */
 		while (count != 0) {
-			int got = luwdev_next(buf, (size_t)n, &off, &r);
+			int got = luw_dev_next(buf, (size_t)n, &off, &r);
 
 			if (got == 0)
 				break;
@@ -484,7 +484,7 @@ static int cmd_dump(int argc, char **argv)
 		struct luw_stats st;
 
 		/* The session's totals, as perf record ends with its own. */
-		if (!luwdev_stats(fd, 0, &st))
+		if (!luw_dev_stats(fd, 0, &st))
 			fprintf(stderr, "luaunwind-ctl: dump: samples=%llu "
 				"drops=%llu targets=%u ended=%llu\n",
 				(unsigned long long)st.samples,
@@ -507,7 +507,7 @@ static void on_record_signal(int sig)
 static int kept_has(int fd, pid_t pid)
 {
 	pid_t pids[LUW_MAX_TARGETS];
-	int n = luwdev_list(fd, pids, LUW_MAX_TARGETS);
+	int n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
 
 	for (int i = 0; i < n && i < LUW_MAX_TARGETS; i++)
 		if (pids[i] == pid)
@@ -627,7 +627,7 @@ static int cmd_record(int argc, char **argv)
 	rc = luw_record(fd, &o, &res, err, sizeof(err));
 	for (unsigned int i = 0; i < natt; i++) {
 		if (owned)
-			luwdev_detach(fd, pids[i]);
+			luw_dev_detach(fd, pids[i]);
 		luw_att_free(att[i]);
 	}
 	close(fd);
@@ -680,12 +680,12 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "version")) {
 		rc = cmd_version(fd);
 	} else if (!strcmp(cmd, "detach")) {
-		int err = luwdev_detach(fd, pid);
+		int err = luw_dev_detach(fd, pid);
 
 		rc = err ? fail("detach", err) : 0;
 	} else if (!strcmp(cmd, "start") || !strcmp(cmd, "stop")) {
-		int err = cmd[2] == 'a' ? luwdev_start(fd, pid) :
-					  luwdev_stop(fd, pid);
+		int err = cmd[2] == 'a' ? luw_dev_start(fd, pid) :
+					  luw_dev_stop(fd, pid);
 
 		rc = err ? fail(cmd, err) : 0;
 	} else {

@@ -210,7 +210,7 @@ static int report_memprof(const char *file, struct luw_rd *r,
 }
 
 /* A .luw record file (or a raw capture turned into one), all in f. */
-static int report_luw(const char *file, struct luwf_file *f, enum mode mode)
+static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 {
 	struct luw_lrep_opts o = { .keep_vm = vm_frames, .by_pid = by_pid };
 	struct luw_lrep_result res;
@@ -254,42 +254,42 @@ static int report_luw(const char *file, struct luwf_file *f, enum mode mode)
 }
 
 /* Everything left on fd after the head bytes already read. */
-static int slurp(int fd, const void *head, size_t n, struct luwf_file *f)
+static int slurp(int fd, const void *head, size_t n, struct luw_file *f)
 {
-	struct luwf_file rest;
+	struct luw_file rest;
 	uint8_t *p;
 
-	if (luwf_read_fd(fd, &rest))
+	if (luw_file_read_fd(fd, &rest))
 		return -1;
 	p = malloc(n + rest.size + 1);
 	if (!p) {
-		luwf_close(&rest);
+		luw_file_close(&rest);
 		errno = ENOMEM;
 		return -1;
 	}
 	memcpy(p, head, n);
 	if (rest.size)
 		memcpy(p + n, rest.data, rest.size);
-	luwf_from_mem(f, p, n + rest.size);
-	luwf_close(&rest);
+	luw_file_from_mem(f, p, n + rest.size);
+	luw_file_close(&rest);
 	return 0;
 }
 
 static int report_raw(const char *file, int fd, enum mode mode)
 {
-	struct luwf_file raw, luw;
+	struct luw_file raw, luw;
 	uint8_t *mem;
 	size_t len;
 	char err[1024];
 	int rc, status;
 
-	if (luwf_read_fd(fd, &raw)) {
+	if (luw_file_read_fd(fd, &raw)) {
 		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
 		return 1;
 	}
 	rc = luw_symz_raw((pid_t)raw_pid, raw.data, raw.size, &mem, &len, err,
 			  sizeof(err));
-	luwf_close(&raw);
+	luw_file_close(&raw);
 	if (rc < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", file, err);
 		return 2;
@@ -297,9 +297,9 @@ static int report_raw(const char *file, int fd, enum mode mode)
 	if (rc > 0)
 		fprintf(stderr, PROG ": pid %ld: %s; naming host frames only\n",
 			raw_pid, err);
-	luwf_from_mem(&luw, mem, len);
+	luw_file_from_mem(&luw, mem, len);
 	status = report_luw(file, &luw, mode);
-	luwf_close(&luw);
+	luw_file_close(&luw);
 	return status;
 }
 
@@ -407,15 +407,15 @@ int main(int argc, char **argv)
 
 	/* A .luw record file: taken in whole, with the bytes already read. */
 	if ((r.end - r.p >= 4 || luw_rd_fill(&r, 4)) &&
-	    luwf_is_luw(r.p, (size_t)(r.end - r.p))) {
-		struct luwf_file f;
+	    luw_file_is_luw(r.p, (size_t)(r.end - r.p))) {
+		struct luw_file f;
 
 		if (slurp(fd, r.p, (size_t)(r.end - r.p), &f)) {
 			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
 			status = 1;
 		} else {
 			status = report_luw(file, &f, mode);
-			luwf_close(&f);
+			luw_file_close(&f);
 		}
 		luw_rd_close(&r);
 		luw_symtab_free(st);

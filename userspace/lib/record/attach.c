@@ -187,7 +187,7 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 			nskip++;
 			continue;
 		}
-		r = luwdev_upload_table(fd, a->pid, mp->start, mp->end,
+		r = luw_dev_upload_table(fd, a->pid, mp->start, mp->end,
 					mp->offset, tab->hdr, tab->size);
 		if (r == -ENOSPC) {
 			/* LUW_MAX_MAPPINGS: the rest walk by frame pointers. */
@@ -230,7 +230,7 @@ int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 	req.sample_rate = o->sample_rate ? o->sample_rate : 999;
 	req.max_host_frames = o->max_host_frames;
 	req.max_lua_frames = o->max_lua_frames;
-	r = luwdev_attach(fd, &req);
+	r = luw_dev_attach(fd, &req);
 	if (r) {
 		*errnum = -r;
 		snprintf(err, errlen, "attach pid %d: %s", (int)pid, strerror(-r));
@@ -238,17 +238,17 @@ int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 		return -1;
 	}
 	if (!o->no_tables && luw_att_upload(a, fd, NULL, err, errlen) < 0) {
-		luwdev_detach(fd, pid);
+		luw_dev_detach(fd, pid);
 		luw_att_free(a);
 		return -1;
 	}
 	if (!(o->flags & LUW_ATTACH_STOPPED)) {
-		r = luwdev_start(fd, pid);
+		r = luw_dev_start(fd, pid);
 		if (r) {
 			*errnum = -r;
 			snprintf(err, errlen, "start pid %d: %s", (int)pid,
 				 strerror(-r));
-			luwdev_detach(fd, pid);
+			luw_dev_detach(fd, pid);
 			luw_att_free(a);
 			return -1;
 		}

@@ -6,69 +6,69 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-int luwdev_open(int extra_flags)
+int luw_dev_open(int extra_flags)
 {
 	int fd = open(LUW_DEVICE, O_RDONLY | O_CLOEXEC | extra_flags);
 
 	return fd < 0 ? -errno : fd;
 }
 
-static int luwdev_ioctl(int fd, unsigned long cmd, void *arg)
+static int luw_dev_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) < 0 ? -errno : 0;
 }
 
-int luwdev_version(int fd, struct luw_version *v)
+int luw_dev_version(int fd, struct luw_version *v)
 {
 	memset(v, 0, sizeof(*v));
 	v->size = sizeof(*v);
-	return luwdev_ioctl(fd, LUW_IOC_VERSION, v);
+	return luw_dev_ioctl(fd, LUW_IOC_VERSION, v);
 }
 
-int luwdev_attach(int fd, struct luw_attach *a)
+int luw_dev_attach(int fd, struct luw_attach *a)
 {
 	a->size = sizeof(*a);
-	return luwdev_ioctl(fd, LUW_IOC_ATTACH, a);
+	return luw_dev_ioctl(fd, LUW_IOC_ATTACH, a);
 }
 
-static int luwdev_target(int fd, unsigned long cmd, pid_t pid)
+static int luw_dev_target(int fd, unsigned long cmd, pid_t pid)
 {
 	struct luw_target t = { .size = sizeof(t), .pid = pid };
 
-	return luwdev_ioctl(fd, cmd, &t);
+	return luw_dev_ioctl(fd, cmd, &t);
 }
 
-int luwdev_detach(int fd, pid_t pid)
+int luw_dev_detach(int fd, pid_t pid)
 {
-	return luwdev_target(fd, LUW_IOC_DETACH, pid);
+	return luw_dev_target(fd, LUW_IOC_DETACH, pid);
 }
 
-int luwdev_start(int fd, pid_t pid)
+int luw_dev_start(int fd, pid_t pid)
 {
-	return luwdev_target(fd, LUW_IOC_START, pid);
+	return luw_dev_target(fd, LUW_IOC_START, pid);
 }
 
-int luwdev_stop(int fd, pid_t pid)
+int luw_dev_stop(int fd, pid_t pid)
 {
-	return luwdev_target(fd, LUW_IOC_STOP, pid);
+	return luw_dev_target(fd, LUW_IOC_STOP, pid);
 }
 
-int luwdev_stats(int fd, pid_t pid, struct luw_stats *s)
+int luw_dev_stats(int fd, pid_t pid, struct luw_stats *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->size = sizeof(*s);
 	s->pid = pid;
-	return luwdev_ioctl(fd, LUW_IOC_STATS, s);
+	return luw_dev_ioctl(fd, LUW_IOC_STATS, s);
 }
 
-int luwdev_join(int fd, int other_fd, unsigned int flags)
+int luw_dev_join(int fd, int other_fd, unsigned int flags)
 {
 	struct luw_join j = { .size = sizeof(j), .flags = flags, .fd = other_fd };
 
-	return luwdev_ioctl(fd, LUW_IOC_JOIN, &j);
+	return luw_dev_ioctl(fd, LUW_IOC_JOIN, &j);
 }
 
-int luwdev_list(int fd, pid_t *pids, unsigned int max)
+int luw_dev_list(int fd, pid_t *pids, unsigned int max)
 {
 	int32_t buf[LUW_MAX_TARGETS];
 	struct luw_list l = {
@@ -76,7 +76,7 @@ int luwdev_list(int fd, pid_t *pids, unsigned int max)
 		.max = max < LUW_MAX_TARGETS ? max : LUW_MAX_TARGETS,
 		.pids_ptr = (uintptr_t)buf,
 	};
-	int err = luwdev_ioctl(fd, LUW_IOC_LIST, &l);
+	int err = luw_dev_ioctl(fd, LUW_IOC_LIST, &l);
 
 	if (err)
 		return err;
@@ -85,7 +85,7 @@ int luwdev_list(int fd, pid_t *pids, unsigned int max)
 	return (int)l.count;
 }
 
-int luwdev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
+int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 			uint64_t file_offset, const void *table, size_t len)
 {
 	struct luw_unwind_table u = {
@@ -100,11 +100,11 @@ int luwdev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 
 	if (len > LUW_MAX_TABLE_BYTES)
 		return -EINVAL;
-	return luwdev_ioctl(fd, LUW_IOC_UNWIND_TABLE, &u);
+	return luw_dev_ioctl(fd, LUW_IOC_UNWIND_TABLE, &u);
 }
 
-static int luwdev_check_sample(const struct luw_sample *s, size_t size,
-			       struct luwdev_rec *r)
+static int luw_dev_check_sample(const struct luw_sample *s, size_t size,
+			       struct luw_dev_rec *r)
 {
 	size_t want = sizeof(*s) + (size_t)s->nhost * 8 +
 		      (size_t)s->nlua * sizeof(struct luw_lua_frame) +
@@ -136,7 +136,7 @@ static int luwdev_check_sample(const struct luw_sample *s, size_t size,
 	return 0;
 }
 
-int luwdev_next(const void *buf, size_t len, size_t *off, struct luwdev_rec *r)
+int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r)
 {
 	const unsigned char *p = (const unsigned char *)buf + *off;
 	size_t left = len - *off;
@@ -156,7 +156,7 @@ int luwdev_next(const void *buf, size_t len, size_t *off, struct luwdev_rec *r)
 	r->size = size;
 	switch (type) {
 	case LUW_REC_SAMPLE:
-		if (luwdev_check_sample((const struct luw_sample *)p, size, r))
+		if (luw_dev_check_sample((const struct luw_sample *)p, size, r))
 			return -EBADMSG;
 		break;
 	case LUW_REC_LOST:
@@ -179,7 +179,7 @@ int luwdev_next(const void *buf, size_t len, size_t *off, struct luwdev_rec *r)
 	return 1;
 }
 
-uint64_t luwdev_hist_quantile(const __u64 *hist, double q)
+uint64_t luw_dev_hist_quantile(const __u64 *hist, double q)
 {
 	uint64_t total = 0, seen = 0, rank;
 
@@ -196,7 +196,7 @@ uint64_t luwdev_hist_quantile(const __u64 *hist, double q)
 	return luw_hist_lower(LUW_HIST_BUCKETS - 1);
 }
 
-const char *luwdev_vmstate_name(unsigned int vmstate)
+const char *luw_dev_vmstate_name(unsigned int vmstate)
 {
 	static const char *const names[LUW_VMST_COUNT] = {
 		"INTERP", "LFUNC", "FFUNC", "CFUNC", "GC", "EXIT",

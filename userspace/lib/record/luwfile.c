@@ -14,13 +14,13 @@
 
 /* x86-64 only (like the record format): native order is little-endian. */
 
-void luwf_buf_free(struct luwf_buf *b)
+void luw_file_buf_free(struct luw_file_buf *b)
 {
 	free(b->p);
 	memset(b, 0, sizeof(*b));
 }
 
-void luwf_put(struct luwf_buf *b, const void *p, size_t n)
+void luw_file_put(struct luw_file_buf *b, const void *p, size_t n)
 {
 	void *np = b->p;
 
@@ -36,28 +36,28 @@ void luwf_put(struct luwf_buf *b, const void *p, size_t n)
 	b->n += n;
 }
 
-void luwf_put_u32(struct luwf_buf *b, uint32_t v)
+void luw_file_put_u32(struct luw_file_buf *b, uint32_t v)
 {
-	luwf_put(b, &v, 4);
+	luw_file_put(b, &v, 4);
 }
 
-void luwf_put_u64(struct luwf_buf *b, uint64_t v)
+void luw_file_put_u64(struct luw_file_buf *b, uint64_t v)
 {
-	luwf_put(b, &v, 8);
+	luw_file_put(b, &v, 8);
 }
 
-void luwf_put_strn(struct luwf_buf *b, const char *s, size_t n)
+void luw_file_put_strn(struct luw_file_buf *b, const char *s, size_t n)
 {
-	luwf_put_u32(b, (uint32_t)n);
-	luwf_put(b, s, n);
+	luw_file_put_u32(b, (uint32_t)n);
+	luw_file_put(b, s, n);
 }
 
-void luwf_put_str(struct luwf_buf *b, const char *s)
+void luw_file_put_str(struct luw_file_buf *b, const char *s)
 {
-	luwf_put_strn(b, s ? s : "", s ? strlen(s) : 0);
+	luw_file_put_strn(b, s ? s : "", s ? strlen(s) : 0);
 }
 
-static int wr(struct luwf_writer *w, const void *p, size_t n)
+static int wr(struct luw_file_writer *w, const void *p, size_t n)
 {
 	if (w->err)
 		return -1;
@@ -69,7 +69,7 @@ static int wr(struct luwf_writer *w, const void *p, size_t n)
 	return 0;
 }
 
-int luwf_writer_init(struct luwf_writer *w, FILE *f)
+int luw_file_writer_init(struct luw_file_writer *w, FILE *f)
 {
 	uint32_t h[4] = { 0, LUWF_VERSION, 0, 0 };
 
@@ -79,7 +79,7 @@ int luwf_writer_init(struct luwf_writer *w, FILE *f)
 	return wr(w, h, sizeof(h));
 }
 
-int luwf_write_section(struct luwf_writer *w, uint32_t type, const void *p,
+int luw_file_write_section(struct luw_file_writer *w, uint32_t type, const void *p,
 		       size_t n)
 {
 	static const uint8_t zero[8];
@@ -95,24 +95,24 @@ int luwf_write_section(struct luwf_writer *w, uint32_t type, const void *p,
 	return 0;
 }
 
-int luwf_write_buf(struct luwf_writer *w, uint32_t type, struct luwf_buf *b)
+int luw_file_write_buf(struct luw_file_writer *w, uint32_t type, struct luw_file_buf *b)
 {
 	int rc;
 
 	if (b->oom) {
 		if (!w->err)
 			w->err = ENOMEM;
-		luwf_buf_reset(b);
+		luw_file_buf_reset(b);
 		return -1;
 	}
-	rc = luwf_write_section(w, type, b->p, b->n);
-	luwf_buf_reset(b);
+	rc = luw_file_write_section(w, type, b->p, b->n);
+	luw_file_buf_reset(b);
 	return rc;
 }
 
-int luwf_write_end(struct luwf_writer *w)
+int luw_file_write_end(struct luw_file_writer *w)
 {
-	if (luwf_write_section(w, LUWF_SEC_END, NULL, 0))
+	if (luw_file_write_section(w, LUWF_SEC_END, NULL, 0))
 		return -1;
 	if (fflush(w->f)) {
 		w->err = errno ? errno : EIO;
@@ -121,7 +121,7 @@ int luwf_write_end(struct luwf_writer *w)
 	return 0;
 }
 
-int luwf_read_fd(int fd, struct luwf_file *f)
+int luw_file_read_fd(int fd, struct luw_file *f)
 {
 	size_t cap = 1 << 16, n = 0;
 	uint8_t *p = malloc(cap);
@@ -155,25 +155,25 @@ int luwf_read_fd(int fd, struct luwf_file *f)
 	return 0;
 }
 
-void luwf_from_mem(struct luwf_file *f, uint8_t *data, size_t size)
+void luw_file_from_mem(struct luw_file *f, uint8_t *data, size_t size)
 {
 	memset(f, 0, sizeof(*f));
 	f->data = data;
 	f->size = size;
 }
 
-void luwf_close(struct luwf_file *f)
+void luw_file_close(struct luw_file *f)
 {
 	free(f->data);
 	memset(f, 0, sizeof(*f));
 }
 
-int luwf_is_luw(const void *p, size_t n)
+int luw_file_is_luw(const void *p, size_t n)
 {
 	return n >= 4 && !memcmp(p, LUWF_MAGIC, 4);
 }
 
-int luwf_check_header(struct luwf_file *f, char *err, size_t errlen)
+int luw_file_check_header(struct luw_file *f, char *err, size_t errlen)
 {
 	uint32_t h[4];
 
@@ -183,7 +183,7 @@ int luwf_check_header(struct luwf_file *f, char *err, size_t errlen)
 		return -1;
 	}
 	memcpy(h, f->data, sizeof(h));
-	if (!luwf_is_luw(f->data, f->size)) {
+	if (!luw_file_is_luw(f->data, f->size)) {
 		snprintf(err, errlen, "offset 0: not a .luw file (no 'LUWF' magic)");
 		return -1;
 	}
@@ -202,7 +202,7 @@ int luwf_check_header(struct luwf_file *f, char *err, size_t errlen)
 	return 0;
 }
 
-int luwf_next(const struct luwf_file *f, uint64_t *off, struct luwf_sec *s,
+int luw_file_next(const struct luw_file *f, uint64_t *off, struct luw_file_sec *s,
 	      char *err, size_t errlen)
 {
 	uint64_t o = *off, padded;
@@ -244,7 +244,7 @@ int luwf_next(const struct luwf_file *f, uint64_t *off, struct luwf_sec *s,
 	return 1;
 }
 
-static const uint8_t *take(struct luwf_cur *c, size_t n)
+static const uint8_t *take(struct luw_file_cur *c, size_t n)
 {
 	const uint8_t *p = c->p;
 
@@ -256,7 +256,7 @@ static const uint8_t *take(struct luwf_cur *c, size_t n)
 	return p;
 }
 
-uint32_t luwf_get_u32(struct luwf_cur *c)
+uint32_t luw_file_get_u32(struct luw_file_cur *c)
 {
 	const uint8_t *p = take(c, 4);
 	uint32_t v = 0;
@@ -266,7 +266,7 @@ uint32_t luwf_get_u32(struct luwf_cur *c)
 	return v;
 }
 
-uint64_t luwf_get_u64(struct luwf_cur *c)
+uint64_t luw_file_get_u64(struct luw_file_cur *c)
 {
 	const uint8_t *p = take(c, 8);
 	uint64_t v = 0;
@@ -276,9 +276,9 @@ uint64_t luwf_get_u64(struct luwf_cur *c)
 	return v;
 }
 
-const char *luwf_get_str(struct luwf_cur *c, size_t *len)
+const char *luw_file_get_str(struct luw_file_cur *c, size_t *len)
 {
-	uint32_t n = luwf_get_u32(c);
+	uint32_t n = luw_file_get_u32(c);
 	const uint8_t *p = take(c, n);
 
 	*len = p ? n : 0;

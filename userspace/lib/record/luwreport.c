@@ -15,7 +15,7 @@
 
 /* Name indexes: key (pid [<< 32 | extra], addr) -> payload offset in v. */
 struct db {
-	const struct luwf_file *f;
+	const struct luw_file *f;
 	struct luw_kvmap proc, map, host, proto, pcline, fname, cfunc, trace,
 		ff, callsite;
 	struct luw_kvmap mapcount;	/* pid -> mapping sections so far */
@@ -39,7 +39,7 @@ static void db_free(struct db *d)
 
 /* Later sections win: a process section rewritten at exit, say. */
 static void put(struct db *d, struct luw_kvmap *m, uint64_t a, uint64_t b,
-		const struct luwf_sec *s)
+		const struct luw_file_sec *s)
 {
 	int isnew;
 	struct luw_kv *kv = luw_kvmap_put(m, a, b, &isnew);
@@ -52,16 +52,16 @@ static void put(struct db *d, struct luw_kvmap *m, uint64_t a, uint64_t b,
 	kv->w = (uint32_t)s->size;
 }
 
-static void index_sec(struct db *d, const struct luwf_sec *s)
+static void index_sec(struct db *d, const struct luw_file_sec *s)
 {
-	struct luwf_cur c;
+	struct luw_file_cur c;
 	uint32_t pid, x;
 	struct luw_kv *kv;
 	int isnew;
 
-	luwf_cur_init(&c, s);
-	pid = luwf_get_u32(&c);
-	x = luwf_get_u32(&c);
+	luw_file_cur_init(&c, s);
+	pid = luw_file_get_u32(&c);
+	x = luw_file_get_u32(&c);
 	if (c.bad)
 		return;
 	switch (s->type) {
@@ -80,31 +80,31 @@ static void index_sec(struct db *d, const struct luwf_sec *s)
 		put(d, &d->map, pid, kv->v++, s);
 		break;
 	case LUWF_SEC_HOST:
-		luwf_get_u32(&c);
-		luwf_get_u32(&c);
-		put(d, &d->host, pid, luwf_get_u64(&c), s);
+		luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		put(d, &d->host, pid, luw_file_get_u64(&c), s);
 		break;
 	case LUWF_SEC_PROTO:
-		luwf_get_u32(&c);
-		luwf_get_u32(&c);
-		put(d, &d->proto, pid, luwf_get_u64(&c), s);
+		luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		put(d, &d->proto, pid, luw_file_get_u64(&c), s);
 		break;
 	case LUWF_SEC_PCLINE:
-		put(d, &d->pcline, (uint64_t)pid << 32 | x, luwf_get_u64(&c), s);
+		put(d, &d->pcline, (uint64_t)pid << 32 | x, luw_file_get_u64(&c), s);
 		break;
 	case LUWF_SEC_FNAME:
-		put(d, &d->fname, pid, luwf_get_u64(&c), s);
+		put(d, &d->fname, pid, luw_file_get_u64(&c), s);
 		break;
 	case LUWF_SEC_CFUNC:
-		put(d, &d->cfunc, pid, luwf_get_u64(&c), s);
+		put(d, &d->cfunc, pid, luw_file_get_u64(&c), s);
 		break;
 	case LUWF_SEC_TRACE:
 		/* v1: one per number; v2: per (number, start proto). */
 		put(d, &d->trace, (uint64_t)pid << 32 | x,
-		    d->f->version >= 2 ? luwf_get_u64(&c) : 0, s);
+		    d->f->version >= 2 ? luw_file_get_u64(&c) : 0, s);
 		break;
 	case LUWF_SEC_CALLSITE:
-		put(d, &d->callsite, (uint64_t)pid << 32 | x, luwf_get_u64(&c),
+		put(d, &d->callsite, (uint64_t)pid << 32 | x, luw_file_get_u64(&c),
 		    s);
 		break;
 	default:
@@ -113,7 +113,7 @@ static void index_sec(struct db *d, const struct luwf_sec *s)
 }
 
 static int cur_of(const struct db *d, const struct luw_kvmap *m, uint64_t a,
-		  uint64_t b, struct luwf_cur *c)
+		  uint64_t b, struct luw_file_cur *c)
 {
 	const struct luw_kv *kv = luw_kvmap_get(m, a, b);
 
@@ -156,7 +156,7 @@ struct ctx {
 
 static void host_text(struct ctx *x, uint64_t pc)
 {
-	struct luwf_cur c, mc;
+	struct luw_file_cur c, mc;
 	uint32_t mapno;
 	const char *name;
 	size_t n;
@@ -165,13 +165,13 @@ static void host_text(struct ctx *x, uint64_t pc)
 		uint32_t flags;
 		uint64_t symoff;
 
-		luwf_get_u32(&c);
-		mapno = luwf_get_u32(&c);
-		flags = luwf_get_u32(&c);
-		luwf_get_u32(&c);
-		luwf_get_u64(&c);
-		symoff = luwf_get_u64(&c);
-		name = luwf_get_str(&c, &n);
+		luw_file_get_u32(&c);
+		mapno = luw_file_get_u32(&c);
+		flags = luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		luw_file_get_u64(&c);
+		symoff = luw_file_get_u64(&c);
+		name = luw_file_get_str(&c, &n);
 		/* Unnamed code in an FDE: named by the function's start. */
 		if (!c.bad && !n && (flags & LUWF_HF_FDE) && symoff <= pc)
 			pc -= symoff;
@@ -185,13 +185,13 @@ static void host_text(struct ctx *x, uint64_t pc)
 			const char *path, *bn;
 			size_t pl, bl;
 
-			luwf_get_u32(&mc);
-			luwf_get_u32(&mc);
-			start = luwf_get_u64(&mc);
-			luwf_get_u64(&mc);
-			off = luwf_get_u64(&mc);
-			luwf_get_str(&mc, &pl);
-			path = luwf_get_str(&mc, &pl);
+			luw_file_get_u32(&mc);
+			luw_file_get_u32(&mc);
+			start = luw_file_get_u64(&mc);
+			luw_file_get_u64(&mc);
+			off = luw_file_get_u64(&mc);
+			luw_file_get_str(&mc, &pl);
+			path = luw_file_get_str(&mc, &pl);
 			if (!mc.bad) {
 				bn = base_name(path, pl, &bl);
 				if (bl)
@@ -210,33 +210,33 @@ static void host_text(struct ctx *x, uint64_t pc)
 static int is_vm(void *vctx, uint64_t pc)
 {
 	struct ctx *x = vctx;
-	struct luwf_cur c;
+	struct luw_file_cur c;
 
 	if (pc >= x->vm_start && pc < x->vm_end)
 		return 1;
 	if (cur_of(x->d, &x->d->host, x->pid, pc, &c))
 		return 0;
-	luwf_get_u32(&c);
-	luwf_get_u32(&c);
-	return !c.bad && (luwf_get_u32(&c) & LUWF_HF_VM);
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	return !c.bad && (luw_file_get_u32(&c) & LUWF_HF_VM);
 }
 
 /* "@chunk:line" of a proto; 0, or -1 when the proto is unknown. */
 static int proto_text(struct ctx *x, uint64_t pt, int32_t line)
 {
-	struct luwf_cur c;
+	struct luw_file_cur c;
 	const char *chunk;
 	int32_t firstline;
 	size_t n;
 
 	if (cur_of(x->d, &x->d->proto, x->pid, pt, &c))
 		return -1;
-	luwf_get_u32(&c);
-	firstline = (int32_t)luwf_get_u32(&c);
-	luwf_get_u32(&c);
-	luwf_get_u32(&c);
-	luwf_get_u64(&c);
-	chunk = luwf_get_str(&c, &n);
+	luw_file_get_u32(&c);
+	firstline = (int32_t)luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u64(&c);
+	chunk = luw_file_get_str(&c, &n);
 	if (c.bad)
 		return -1;
 	luw_sb_putc(&x->b, '@');
@@ -250,16 +250,16 @@ static int proto_text(struct ctx *x, uint64_t pt, int32_t line)
 static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
 		   uint64_t b)
 {
-	struct luwf_cur c;
+	struct luw_file_cur c;
 	const char *s;
 	size_t n;
 
 	if (cur_of(x->d, m, a, b, &c))
 		return 0;
-	luwf_get_u32(&c);
-	luwf_get_u32(&c);
-	luwf_get_u64(&c);
-	s = luwf_get_str(&c, &n);
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u64(&c);
+	s = luw_file_get_str(&c, &n);
 	if (c.bad || !n)
 		return 0;
 	put_name(&x->b, s, n);
@@ -270,14 +270,14 @@ static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
 /* LUW_LJFN_MAIN_CHUNK and a space when proto pt is a main chunk (ljfuncname.h). */
 static int main_chunk(struct ctx *x, uint64_t pt)
 {
-	struct luwf_cur c;
+	struct luw_file_cur c;
 	int32_t firstline, numline;
 
 	if (cur_of(x->d, &x->d->proto, x->pid, pt, &c))
 		return 0;
-	luwf_get_u32(&c);
-	firstline = (int32_t)luwf_get_u32(&c);
-	numline = (int32_t)luwf_get_u32(&c);
+	luw_file_get_u32(&c);
+	firstline = (int32_t)luw_file_get_u32(&c);
+	numline = (int32_t)luw_file_get_u32(&c);
 	if (c.bad || !luw_ljfn_is_main_chunk(firstline, numline))
 		return 0;
 	luw_sb_puts(&x->b, LUW_LJFN_MAIN_CHUNK " ");
@@ -293,7 +293,7 @@ static int main_chunk(struct ctx *x, uint64_t pt)
 static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 		     const struct luw_lua_frame *caller)
 {
-	struct luwf_cur c;
+	struct luw_file_cur c;
 	const char *s;
 	size_t n;
 
@@ -315,10 +315,10 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 		if (cur_of(x->d, &x->d->ff, x->pid, 0, &c) == 0) {
 			uint32_t count;
 
-			luwf_get_u32(&c);
-			count = luwf_get_u32(&c);
+			luw_file_get_u32(&c);
+			count = luw_file_get_u32(&c);
 			for (uint32_t i = 0; i < count && i <= f->ffid && !c.bad; i++) {
-				s = luwf_get_str(&c, &n);
+				s = luw_file_get_str(&c, &n);
 				if (i == f->ffid && !c.bad && n) {
 					put_name(&x->b, s, n);
 					return;
@@ -333,10 +333,10 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 		if (cur_of(x->d, &x->d->cfunc, x->pid, f->addr, &c) == 0) {
 			uint64_t fn;
 
-			luwf_get_u32(&c);
-			luwf_get_u32(&c);
-			luwf_get_u64(&c);
-			fn = luwf_get_u64(&c);
+			luw_file_get_u32(&c);
+			luw_file_get_u32(&c);
+			luw_file_get_u64(&c);
+			fn = luw_file_get_u64(&c);
 			if (!c.bad && fn) {
 				host_text(x, fn);
 				return;
@@ -355,13 +355,13 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 			uint64_t pt;
 			int32_t line;
 
-			luwf_get_u32(&c);
-			luwf_get_u32(&c);
-			pt = luwf_get_u64(&c);
-			line = (int32_t)luwf_get_u32(&c);
+			luw_file_get_u32(&c);
+			luw_file_get_u32(&c);
+			pt = luw_file_get_u64(&c);
+			line = (int32_t)luw_file_get_u32(&c);
 			if (x->d->f->version >= 2) {
-				luwf_get_u32(&c);
-				pt = luwf_get_u64(&c);
+				luw_file_get_u32(&c);
+				pt = luw_file_get_u64(&c);
 			}
 			if (!c.bad && pt) {
 				luw_sb_putc(&x->b, ' ');
@@ -379,7 +379,7 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 
 static void set_proc(struct ctx *x, uint32_t pid)
 {
-	struct luwf_cur c;
+	struct luw_file_cur c;
 
 	x->pid = pid;
 	x->vm_start = x->vm_end = 0;
@@ -388,13 +388,13 @@ static void set_proc(struct ctx *x, uint32_t pid)
 		const char *comm;
 		size_t n;
 
-		luwf_get_u32(&c);
-		luwf_get_u32(&c);
-		x->vm_start = luwf_get_u64(&c);
-		x->vm_end = luwf_get_u64(&c);
-		luwf_get_u64(&c);
-		luwf_get_u32(&c);
-		comm = luwf_get_str(&c, &n);
+		luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		x->vm_start = luw_file_get_u64(&c);
+		x->vm_end = luw_file_get_u64(&c);
+		luw_file_get_u64(&c);
+		luw_file_get_u32(&c);
+		comm = luw_file_get_str(&c, &n);
 		if (c.bad) {
 			x->vm_start = x->vm_end = 0;
 		} else if (comm && n < sizeof(x->comm)) {
@@ -405,7 +405,7 @@ static void set_proc(struct ctx *x, uint32_t pid)
 }
 
 /* The Lua frame below frame j in its segment, or NULL. */
-static const struct luw_lua_frame *caller_of(const struct luwdev_rec *r,
+static const struct luw_lua_frame *caller_of(const struct luw_dev_rec *r,
 					     unsigned int j)
 {
 	unsigned int end = r->sample->nlua;
@@ -423,7 +423,7 @@ static const struct luw_lua_frame *caller_of(const struct luwdev_rec *r,
 }
 
 static int add_sample(struct ctx *x, struct luw_stacks *st,
-		      const struct luwdev_rec *r, const struct luw_lrep_opts *o,
+		      const struct luw_dev_rec *r, const struct luw_lrep_opts *o,
 		      struct luw_lrep_result *res)
 {
 	struct luw_mframe mf[LUW_MERGE_MAX];
@@ -470,7 +470,7 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 	if (n == 0) {
 		luw_sb_reset(&x->b);
 		luw_sb_putc(&x->b, '[');
-		luw_sb_puts(&x->b, luwdev_vmstate_name(r->sample->vmstate));
+		luw_sb_puts(&x->b, luw_dev_vmstate_name(r->sample->vmstate));
 		luw_sb_putc(&x->b, ']');
 		if (luw_sb_failed(&x->b) ||
 		    (fr[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
@@ -481,23 +481,23 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 		-1 : 0;
 }
 
-int luw_lrep_run(const struct luwf_file *f, const struct luw_lrep_opts *o,
+int luw_lrep_run(const struct luw_file *f, const struct luw_lrep_opts *o,
 		 struct luw_stacks *stacks, struct luw_lrep_result *res,
 		 char *err, size_t errlen)
 {
 	struct db d = { .f = f };
 	struct ctx x = { .d = &d, .pid = UINT32_MAX };
-	struct luwf_sec s;
+	struct luw_file_sec s;
 	uint64_t off = LUWF_HEADER_SIZE, stop, tmin = UINT64_MAX, tmax = 0;
 	int got, status = 0;
 	char msg[256] = "";
 
 	memset(res, 0, sizeof(*res));
 	luw_sb_init(&x.b);
-	if (luwf_check_header((struct luwf_file *)f, err, errlen))
+	if (luw_file_check_header((struct luw_file *)f, err, errlen))
 		return 2;
 	/* Pass 1: names; also finds where the readable part ends. */
-	while ((got = luwf_next(f, &off, &s, msg, sizeof(msg))) > 0) {
+	while ((got = luw_file_next(f, &off, &s, msg, sizeof(msg))) > 0) {
 		index_sec(&d, &s);
 		if (s.type == LUWF_SEC_STATS && s.size >= 16) {
 			memcpy(&res->duration_ns, s.p + 8, 8);
@@ -513,14 +513,14 @@ int luw_lrep_run(const struct luwf_file *f, const struct luw_lrep_opts *o,
 	stop = off;
 	/* Pass 2: samples. */
 	off = LUWF_HEADER_SIZE;
-	while (off < stop && luwf_next(f, &off, &s, msg, sizeof(msg)) > 0) {
-		struct luwdev_rec r;
+	while (off < stop && luw_file_next(f, &off, &s, msg, sizeof(msg)) > 0) {
+		struct luw_dev_rec r;
 		size_t ro = 0;
 		int rc;
 
 		if (s.type != LUWF_SEC_SAMPLES)
 			continue;
-		while ((rc = luwdev_next(s.p, s.size, &ro, &r)) > 0) {
+		while ((rc = luw_dev_next(s.p, s.size, &ro, &r)) > 0) {
 			if (r.type == LUW_REC_LOST)
 				res->lost += r.lost->count;
 			if (r.type != LUW_REC_SAMPLE)
@@ -564,7 +564,7 @@ int luw_lrep_write_vmstates(const struct luw_lrep_result *res, FILE *out)
 	if (fprintf(out, "samples\t%" PRIu64 "\n", res->records) < 0)
 		return -1;
 	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
-		if (fprintf(out, "%s\t%" PRIu64 "\n", luwdev_vmstate_name(i),
+		if (fprintf(out, "%s\t%" PRIu64 "\n", luw_dev_vmstate_name(i),
 			    res->vmstate[i]) < 0)
 			return -1;
 	return 0;

@@ -51,7 +51,7 @@ struct luw_lrep_result {
  * or damaged (what came before is reported; err names the offset); 1 on
  * out of memory.
  */
-int luw_lrep_run(const struct luwf_file *f, const struct luw_lrep_opts *o,
+int luw_lrep_run(const struct luw_file *f, const struct luw_lrep_opts *o,
 		 struct luw_stacks *stacks, struct luw_lrep_result *res,
 		 char *err, size_t errlen);
 

@@ -45,7 +45,7 @@ struct luw_mframe {
 typedef int (*luw_is_vm_fn)(void *ctx, uint64_t pc);
 
 /*
- * Merge one sample (r: fields of a struct luwdev_rec) into out[0..n),
+ * Merge one sample (r: fields of a struct luw_dev_rec) into out[0..n),
  * root first; returns n (at most max), or -1 when the record's splices
  * break the rule (unsorted, overlapping, out of range).
  */

@@ -34,24 +34,24 @@ static int all_gone(const pid_t *pids, unsigned int n)
 	return n > 0;
 }
 
-static void write_stats(struct luwf_writer *w, const struct luw_stats *a,
+static void write_stats(struct luw_file_writer *w, const struct luw_stats *a,
 			const struct luw_stats *b, const struct luw_rec_result *r)
 {
-	struct luwf_buf sb = { 0 };
+	struct luw_file_buf sb = { 0 };
 
-	luwf_put_u32(&sb, 0);
-	luwf_put_u32(&sb, 0);
-	luwf_put_u64(&sb, (uint64_t)(r->seconds * 1e9));
-	luwf_put_u64(&sb, r->records);
-	luwf_put_u64(&sb, b->samples - a->samples);
-	luwf_put_u64(&sb, r->lost);
-	luwf_put_u64(&sb, b->drops - a->drops);
-	luwf_put_u64(&sb, b->faults - a->faults);
-	luwf_put_u64(&sb, b->truncated - a->truncated);
+	luw_file_put_u32(&sb, 0);
+	luw_file_put_u32(&sb, 0);
+	luw_file_put_u64(&sb, (uint64_t)(r->seconds * 1e9));
+	luw_file_put_u64(&sb, r->records);
+	luw_file_put_u64(&sb, b->samples - a->samples);
+	luw_file_put_u64(&sb, r->lost);
+	luw_file_put_u64(&sb, b->drops - a->drops);
+	luw_file_put_u64(&sb, b->faults - a->faults);
+	luw_file_put_u64(&sb, b->truncated - a->truncated);
 	for (unsigned int i = 0; i < 16; i++)
-		luwf_put_u64(&sb, b->vmstate[i] - a->vmstate[i]);
-	luwf_write_buf(w, LUWF_SEC_STATS, &sb);
-	luwf_buf_free(&sb);
+		luw_file_put_u64(&sb, b->vmstate[i] - a->vmstate[i]);
+	luw_file_write_buf(w, LUWF_SEC_STATS, &sb);
+	luw_file_buf_free(&sb);
 }
 
 static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
@@ -70,15 +70,15 @@ static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
  * frames, their process being gone.  npids 0 keeps everything.
  * One read() worth of records: names first, then the records.
  */
-static int take(struct luw_symz *z, struct luwf_writer *w, void *buf,
+static int take(struct luw_symz *z, struct luw_file_writer *w, void *buf,
 		size_t n, const pid_t *pids, unsigned int npids,
 		struct luw_rec_result *res)
 {
-	struct luwdev_rec r;
+	struct luw_dev_rec r;
 	size_t off = 0, at = 0, keep = 0;
 	int got;
 
-	while ((got = luwdev_next(buf, n, &off, &r)) > 0) {
+	while ((got = luw_dev_next(buf, n, &off, &r)) > 0) {
 		/* End records say what record.c finds out by itself
 		 * (all_gone); the file keeps samples and losses. */
 		if (r.type == LUW_REC_END ||
@@ -101,7 +101,7 @@ static int take(struct luw_symz *z, struct luwf_writer *w, void *buf,
 	if (!keep)
 		return 0;
 	luw_symz_records(z, buf, keep);
-	return luwf_write_section(w, LUWF_SEC_SAMPLES, buf, keep);
+	return luw_file_write_section(w, LUWF_SEC_SAMPLES, buf, keep);
 }
 
 int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
@@ -109,7 +109,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 {
 	pid_t pids[LUW_MAX_TARGETS];
 	struct luw_stats s0, s1;
-	struct luwf_writer w = { 0 };
+	struct luw_file_writer w = { 0 };
 	struct luw_symz *z = NULL;
 	uint64_t *buf = NULL;
 	double t0, next_tick;
@@ -122,7 +122,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		for (unsigned int i = 0; i < o->natt && i < LUW_MAX_TARGETS; i++)
 			pids[npids++] = luw_att_pid(o->att[i]);
 	} else {
-		int n = luwdev_list(fd, pids, LUW_MAX_TARGETS);
+		int n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
 
 		if (n < 0) {
 			snprintf(err, errlen, "listing targets: %s", strerror(-n));
@@ -141,7 +141,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		return -1;
 	}
 	buf = malloc(BUF_BYTES);
-	if (!buf || luwf_writer_init(&w, f) || !(z = luw_symz_new(&w, o->freq))) {
+	if (!buf || luw_file_writer_init(&w, f) || !(z = luw_symz_new(&w, o->freq))) {
 		snprintf(err, errlen, "%s: %s", o->path,
 			 strerror(buf ? (w.err ? w.err : ENOMEM) : ENOMEM));
 		goto out;
@@ -153,7 +153,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		luw_symz_add(z, pids[i], why, sizeof(why));
 	}
 	memset(&s0, 0, sizeof(s0));
-	luwdev_stats(fd, 0, &s0);
+	luw_dev_stats(fd, 0, &s0);
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "%s: %s", LUW_DEVICE, strerror(errno));
@@ -224,10 +224,10 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 	res->seconds = now_s() - t0;
 	luw_symz_reap(z);
 	memset(&s1, 0, sizeof(s1));
-	if (luwdev_stats(fd, 0, &s1))
+	if (luw_dev_stats(fd, 0, &s1))
 		s1 = s0;
 	write_stats(&w, &s0, &s1, res);
-	if (luwf_write_end(&w)) {
+	if (luw_file_write_end(&w)) {
 		snprintf(err, errlen, "%s: %s", o->path, strerror(w.err));
 		goto out;
 	}
@@ -236,7 +236,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 out:
 	/* On a device error the samples so far still make a whole file. */
 	if (z && !ended && !w.err)
-		luwf_write_end(&w);
+		luw_file_write_end(&w);
 	if (o->progress) {
 		fprintf(o->progress, "\r%60s\r", "");
 		fflush(o->progress);

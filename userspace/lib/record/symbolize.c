@@ -58,10 +58,10 @@ struct known {
 };
 
 struct luw_symz {
-	struct luwf_writer *w;
+	struct luw_file_writer *w;
 	uint32_t freq;
 	uint64_t start_ns;
-	struct luwf_buf b;
+	struct luw_file_buf b;
 	struct proc *procs;
 	int failed;
 };
@@ -74,7 +74,7 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-struct luw_symz *luw_symz_new(struct luwf_writer *w, uint32_t freq)
+struct luw_symz *luw_symz_new(struct luw_file_writer *w, uint32_t freq)
 {
 	struct luw_symz *z = calloc(1, sizeof(*z));
 
@@ -108,13 +108,13 @@ void luw_symz_free(struct luw_symz *z)
 		z->procs = p->next;
 		proc_free(p);
 	}
-	luwf_buf_free(&z->b);
+	luw_file_buf_free(&z->b);
 	free(z);
 }
 
 static int emit(struct luw_symz *z, uint32_t type)
 {
-	if (luwf_write_buf(z->w, type, &z->b)) {
+	if (luw_file_write_buf(z->w, type, &z->b)) {
 		z->failed = 1;
 		return -1;
 	}
@@ -149,24 +149,24 @@ static int write_process(struct luw_symz *z, const struct proc *p)
 		flags |= LUWF_PF_GC64;
 	if (p->gone)
 		flags |= LUWF_PF_EXITED;
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, flags);
-	luwf_put_u64(&z->b, p->lj ? p->t->vm_start : 0);
-	luwf_put_u64(&z->b, p->lj ? p->t->vm_end : 0);
-	luwf_put_u64(&z->b, z->start_ns);
-	luwf_put_u32(&z->b, z->freq);
-	luwf_put_str(&z->b, comm);
-	luwf_put_str(&z->b, exe);
-	luwf_put_str(&z->b, p->lj ? p->t->kind : "");
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, flags);
+	luw_file_put_u64(&z->b, p->lj ? p->t->vm_start : 0);
+	luw_file_put_u64(&z->b, p->lj ? p->t->vm_end : 0);
+	luw_file_put_u64(&z->b, z->start_ns);
+	luw_file_put_u32(&z->b, z->freq);
+	luw_file_put_str(&z->b, comm);
+	luw_file_put_str(&z->b, exe);
+	luw_file_put_str(&z->b, p->lj ? p->t->kind : "");
 	return emit(z, LUWF_SEC_PROCESS);
 }
 
 static int write_ffnames(struct luw_symz *z, const struct proc *p)
 {
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, 256);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, 256);
 	for (unsigned int i = 0; i < 256; i++)
-		luwf_put_str(&z->b, luw_ljp_ffname(p->ljs, i));
+		luw_file_put_str(&z->b, luw_ljp_ffname(p->ljs, i));
 	return emit(z, LUWF_SEC_FFNAMES);
 }
 
@@ -271,14 +271,14 @@ static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
 		prot |= LUWF_MAP_W;
 	if (m->prot & LUW_MAP_X)
 		prot |= LUWF_MAP_X;
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, prot);
-	luwf_put_u64(&z->b, m->start);
-	luwf_put_u64(&z->b, m->end);
-	luwf_put_u64(&z->b, m->offset);
-	luwf_put_strn(&z->b, e ? (const char *)e->build_id : "",
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, prot);
+	luw_file_put_u64(&z->b, m->start);
+	luw_file_put_u64(&z->b, m->end);
+	luw_file_put_u64(&z->b, m->offset);
+	luw_file_put_strn(&z->b, e ? (const char *)e->build_id : "",
 		      e ? e->build_id_len : 0);
-	luwf_put_str(&z->b, m->path);
+	luw_file_put_str(&z->b, m->path);
 	if (emit(z, LUWF_SEC_MAPPING))
 		return LUWF_NO_MAP;
 	kv = luw_kvmap_put(&p->seen, (uint64_t)K_MAP << 32, m->start, &isnew);
@@ -343,13 +343,13 @@ static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 		flags |= LUWF_HF_VM;
 	if (s && (dem = luw_demangle(s->name)))
 		name = dem;
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, mapno);
-	luwf_put_u32(&z->b, flags);
-	luwf_put_u32(&z->b, 0);
-	luwf_put_u64(&z->b, pc);
-	luwf_put_u64(&z->b, symoff);
-	luwf_put_str(&z->b, name);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, mapno);
+	luw_file_put_u32(&z->b, flags);
+	luw_file_put_u32(&z->b, 0);
+	luw_file_put_u64(&z->b, pc);
+	luw_file_put_u64(&z->b, symoff);
+	luw_file_put_str(&z->b, name);
 	free(dem);
 	emit(z, LUWF_SEC_HOST);
 }
@@ -382,10 +382,10 @@ static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
 		return 0;
 	c->done = 1;
 	if (r == 1) {
-		luwf_put_u32(&z->b, (uint32_t)p->pid);
-		luwf_put_u32(&z->b, 0);
-		luwf_put_u64(&z->b, c->pt);
-		luwf_put_str(&z->b, name);
+		luw_file_put_u32(&z->b, (uint32_t)p->pid);
+		luw_file_put_u32(&z->b, 0);
+		luw_file_put_u64(&z->b, c->pt);
+		luw_file_put_str(&z->b, name);
 		emit(z, LUWF_SEC_FNAME);
 	}
 	return 1;
@@ -431,12 +431,12 @@ static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
 		return 0;
 	if (luw_ljp_proto(p->ljs, pt, &lp))
 		return -1;
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, (uint32_t)lp->firstline);
-	luwf_put_u32(&z->b, (uint32_t)lp->numline);
-	luwf_put_u32(&z->b, 0);
-	luwf_put_u64(&z->b, pt);
-	luwf_put_str(&z->b, lp->chunk);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, (uint32_t)lp->firstline);
+	luw_file_put_u32(&z->b, (uint32_t)lp->numline);
+	luw_file_put_u32(&z->b, 0);
+	luw_file_put_u64(&z->b, pt);
+	luw_file_put_str(&z->b, lp->chunk);
 	if (emit(z, LUWF_SEC_PROTO))
 		return -1;
 	name_def(z, p, lp);
@@ -452,11 +452,11 @@ static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
 	if (!first(z, p, K_PCLINE, key, pt))
 		return;
 	line = luw_ljp_line(p->ljs, pt, bc_addr(p, pt, pc & ~LUWF_PC_AT), !at);
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, key);
-	luwf_put_u64(&z->b, pt);
-	luwf_put_u32(&z->b, (uint32_t)line);
-	luwf_put_u32(&z->b, 0);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, key);
+	luw_file_put_u64(&z->b, pt);
+	luw_file_put_u32(&z->b, (uint32_t)line);
+	luw_file_put_u32(&z->b, 0);
 	emit(z, LUWF_SEC_PCLINE);
 }
 
@@ -471,10 +471,10 @@ static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
 	if (luw_ljfn_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
 			    sizeof(name)) != 1)
 		return;
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, caller_pc);
-	luwf_put_u64(&z->b, caller);
-	luwf_put_str(&z->b, name);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, caller_pc);
+	luw_file_put_u64(&z->b, caller);
+	luw_file_put_str(&z->b, name);
 	emit(z, LUWF_SEC_CALLSITE);
 }
 
@@ -493,10 +493,10 @@ static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
 		return;
 	if (luw_pmem_read(pid, fn + p->t->layout.fn_f, &f, 8))
 		f = 0;
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, 0);
-	luwf_put_u64(&z->b, fn);
-	luwf_put_u64(&z->b, f);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, 0);
+	luw_file_put_u64(&z->b, fn);
+	luw_file_put_u64(&z->b, f);
 	if (emit(z, LUWF_SEC_CFUNC) == 0 && f)
 		name_host(z, p, f, 0);
 }
@@ -581,18 +581,18 @@ static void name_trace(struct luw_symz *z, struct proc *p,
 	}
 	if (pt)
 		name_proto(z, p, pt);
-	luwf_put_u32(&z->b, (uint32_t)p->pid);
-	luwf_put_u32(&z->b, f->trace);
-	luwf_put_u64(&z->b, f->addr);
-	luwf_put_u32(&z->b, (uint32_t)line);
-	luwf_put_u32(&z->b, 0);
-	luwf_put_u64(&z->b, pt);
-	luwf_put_u64(&z->b, g);
+	luw_file_put_u32(&z->b, (uint32_t)p->pid);
+	luw_file_put_u32(&z->b, f->trace);
+	luw_file_put_u64(&z->b, f->addr);
+	luw_file_put_u32(&z->b, (uint32_t)line);
+	luw_file_put_u32(&z->b, 0);
+	luw_file_put_u64(&z->b, pt);
+	luw_file_put_u64(&z->b, g);
 	emit(z, LUWF_SEC_TRACE);
 }
 
 /* Index of the segment end (exclusive) holding Lua frame j. */
-static unsigned int seg_end(const struct luwdev_rec *r, unsigned int j)
+static unsigned int seg_end(const struct luw_dev_rec *r, unsigned int j)
 {
 	for (unsigned int i = 0; i < r->sample->nsplice; i++) {
 		const struct luw_splice *s = &r->splice[i];
@@ -604,7 +604,7 @@ static unsigned int seg_end(const struct luwdev_rec *r, unsigned int j)
 }
 
 static void name_sample(struct luw_symz *z, struct proc *p,
-			const struct luwdev_rec *r)
+			const struct luw_dev_rec *r)
 {
 	const struct luw_sample *s = r->sample;
 
@@ -686,10 +686,10 @@ static void name_held(struct luw_symz *z, struct proc *p)
 			for (size_t j = 0; j < p->nknown; j++)
 				if (p->known[j].pt == pts[i])
 					p->known[j].done = 1;
-			luwf_put_u32(&z->b, (uint32_t)p->pid);
-			luwf_put_u32(&z->b, 0);
-			luwf_put_u64(&z->b, pts[i]);
-			luwf_put_str(&z->b, names[i]);
+			luw_file_put_u32(&z->b, (uint32_t)p->pid);
+			luw_file_put_u32(&z->b, 0);
+			luw_file_put_u64(&z->b, pts[i]);
+			luw_file_put_str(&z->b, names[i]);
 			emit(z, LUWF_SEC_FNAME);
 		}
 	}
@@ -702,11 +702,11 @@ static void name_held(struct luw_symz *z, struct proc *p)
 int luw_symz_records(struct luw_symz *z, const void *buf, size_t len)
 {
 	size_t off = 0;
-	struct luwdev_rec r;
+	struct luw_dev_rec r;
 	int got;
 	char err[512];
 
-	while ((got = luwdev_next(buf, len, &off, &r)) > 0) {
+	while ((got = luw_dev_next(buf, len, &off, &r)) > 0) {
 		struct proc *p;
 		int status;
 
@@ -736,7 +736,7 @@ void luw_symz_reap(struct luw_symz *z)
 int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 		 size_t *outlen, char *err, size_t errlen)
 {
-	struct luwf_writer w;
+	struct luw_file_writer w;
 	struct luw_symz *z = NULL;
 	char *mem = NULL;
 	size_t memlen = 0;
@@ -745,7 +745,7 @@ int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 
 	*out = NULL;
 	*outlen = 0;
-	if (!f || luwf_writer_init(&w, f) || !(z = luw_symz_new(&w, 0))) {
+	if (!f || luw_file_writer_init(&w, f) || !(z = luw_symz_new(&w, 0))) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
@@ -758,8 +758,8 @@ int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 			 "copy of /dev/luaunwind?)");
 		goto done;
 	}
-	if (luwf_write_section(&w, LUWF_SEC_SAMPLES, raw, len) ||
-	    luwf_write_end(&w)) {
+	if (luw_file_write_section(&w, LUWF_SEC_SAMPLES, raw, len) ||
+	    luw_file_write_end(&w)) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}

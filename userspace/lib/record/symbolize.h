@@ -23,7 +23,7 @@
 struct luw_symz;
 
 /* Names go to w (which stays the caller's). */
-struct luw_symz *luw_symz_new(struct luwf_writer *w, uint32_t freq);
+struct luw_symz *luw_symz_new(struct luw_file_writer *w, uint32_t freq);
 void luw_symz_free(struct luw_symz *z);
 
 /*
