@@ -23,7 +23,9 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-build=${1:-$top/build}
+# Absolute: the programs below run with other working directories (make -C).
+build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) ||
+	{ echo "walkcost.sh: no build directory ${1:-$top/build}" >&2; exit 1; }
 wc=$build/userspace/tests/bench/luw-walkcost
 work=$build/bench/walkcost
 results=$top/tests/bench/RESULTS.md
