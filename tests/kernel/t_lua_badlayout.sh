@@ -45,8 +45,12 @@ for field in g_mainthref l_glref l_stack fn_pc cframe_ofs_l gg_g2disp; do
 	{
 		fl = $2; sub(/^flags=/, "", fl); fl = hex(fl)
 		trunc = int(fl / 4) % 2
-		raw = $8; sub(/^rawvm=/, "", raw)
-		if (raw + 0 > 0 && !trunc) { print "unflagged VM frame: " $0; bad++ }
+		# By name: a field added to lwstacks' lines must not move it.
+		raw = -1
+		for (i = 3; i <= NF; i++)
+			if ($i ~ /^rawvm=/) raw = substr($i, 7) + 0
+		if (raw < 0) { print "no rawvm field: " $0; bad++ }
+		if (raw > 0 && !trunc) { print "unflagged VM frame: " $0; bad++ }
 		if ($0 ~ /lua:\?/) { print "not a proto: " $0; bad++ }
 		if (!trunc && $0 !~ /payload_stock\.lua:0:/) {
 			print "no main chunk, not flagged: " $0; bad++
