@@ -44,7 +44,8 @@
  * aux            := <S16: RBP_CFA: caller's rbp is saved at CFA + aux;
  *                    CFA_PLT: the threshold T below; otherwise 0>
  * ra-off         := <S8: the return address is saved at CFA + ra-off>
- * rule           := <U8: cfa-rule | rbp-rule << 4>
+ * rule           := <U8: cfa-rule | rbp-rule << 4 | vmseq << 7; bits 3
+ *                    and 6 are zero>
  *
  * cfa-rule       := NONE   no CFI covers these bytes: try frame pointers
  *                 | RSP    CFA = rsp + N
@@ -60,6 +61,21 @@
  * rbp-rule       := SAME   the caller's rbp is this frame's rbp
  *                 | CFA    the caller's rbp is saved at CFA + aux
  *                 | UNDEF  the caller's rbp cannot be recovered
+ * vmseq          := 0
+ *                 | 1      these bytes are a LuaJIT VM entry's prologue
+ *                          (lj_vm_call/pcall/cpcall/resume, the FFI
+ *                          callback: the callee-saved pushes and the
+ *                          sub that reserves the C frame) or an exit's
+ *                          epilogue (the add, the pops, the ret or tail
+ *                          jmp).  The VM's FDE says CFA = rsp +
+ *                          CFRAME_SIZE for all of its code, true only
+ *                          once the C frame is set up; these rows are
+ *                          exact per instruction, worked out from the
+ *                          machine code (userspace/lib/process/vmseq.c).
+ *                          The frame is the VM entry's own, not the
+ *                          interpreter's C frame: a walker steps it like
+ *                          any C frame and does not look for Lua frames
+ *                          in it.
  *
  * The last entry is always a NONE entry at text-hi, so every lookup past
  * the described text falls into NONE.
@@ -74,7 +90,7 @@
 #include <linux/types.h>
 
 #define LUW_UW_MAGIC		0x5755554cU	/* "LUUW" little-endian */
-#define LUW_UW_VERSION		1
+#define LUW_UW_VERSION		2
 #define LUW_UW_BUILD_ID_MAX	20
 
 /* Header flags. */
@@ -96,9 +112,14 @@
 #define LUW_UW_RBP_UNDEF	2
 #define LUW_UW_RBP_MAX		LUW_UW_RBP_UNDEF
 
+/* rule bit 7: a LuaJIT VM entry/exit sequence row (vmseq above). */
+#define LUW_UW_VMSEQ		0x80
+/* Bits of rule no version defines: a table using them is refused. */
+#define LUW_UW_RULE_RSVD	0x48
+
 #define LUW_UW_RULE(cfa, rbp)	((__u8)((cfa) | ((rbp) << 4)))
 #define LUW_UW_CFA_OF(rule)	((rule) & 0x0f)
-#define LUW_UW_RBP_OF(rule)	((rule) >> 4)
+#define LUW_UW_RBP_OF(rule)	(((rule) >> 4) & 0x03)
 
 struct luw_uw_hdr {
 	__u32 magic;

@@ -161,6 +161,24 @@ bool luw_hw_has_table(const struct luw_hw *w)
 }
 
 /*
+ * Is the frame's pc in a LuaJIT VM entry's prologue or an exit's epilogue
+ * (include/luaunwind_unwind.h: vmseq)?  Its row is exact there, and the
+ * frame is not the interpreter's C frame.
+ */
+bool luw_hw_in_vmseq(const struct luw_hw *w)
+{
+	const struct luw_table *tab = luw_table_of(w->m, luw_uw_key(&w->r));
+	const struct luw_uw_entry *e;
+
+	if (!tab)
+		return false;
+	e = luw_uw_find(tab->ent, tab->nent,
+			luw_uw_rel(luw_uw_key(&w->r), tab->start,
+				   tab->file_offset));
+	return e && (e->rule & LUW_UW_VMSEQ);
+}
+
+/*
  * A sample's reads start: this CPU's cache, empty, serves cost from here
  * on, its stack window [sp, stack_end).  Nothing is kept from the last
  * sample: the target has run since.

@@ -427,6 +427,17 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		bool vm = pc >= t->vm_start && pc < t->interp_end;
 		bool trace = false;
 
+		/*
+		 * A VM entry's prologue or an exit's epilogue: the table
+		 * has its exact row, and its frame is a C frame on the
+		 * way in or out of the VM, no activation with Lua frames
+		 * of its own.  Stepping it leads to the C caller
+		 * (lua_pcall...); an enclosing activation's Lua frames are
+		 * spliced where its own VM frame comes up.
+		 */
+		if (vm && n == 1 && luw_hw_in_vmseq(&w))
+			vm = false;
+
 		if (!vm && !lw.walked && !probed &&
 		    (t->ly.flags & LUW_LJ_F_JIT) &&
 		    (pc < t->vm_start || pc >= t->vm_end) &&
@@ -445,10 +456,11 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		}
 		/*
 		 * The interpreter's unwind rule (CFA = rsp + cframe_size) holds
-		 * only where its C frame is set up.  In a VM entry's prologue
-		 * (lj_vm_call's pushes) or an exit's epilogue rsp holds no
-		 * frame with a lua_State: stepping would read garbage as the
-		 * return address, so the host walk ends here.
+		 * only where its C frame is set up.  Entry prologues and exit
+		 * epilogues the table marks were taken above; in any other
+		 * spot where rsp holds no frame with a lua_State, stepping
+		 * would read garbage as the return address, so the host walk
+		 * ends here.
 		 */
 		if (vm && !trace && n == 1 && !sub &&
 		    !luw_lua_cframe_at(&lw, w.r.sp))

@@ -219,6 +219,7 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 int luw_hw_step(struct luw_hw *w);
 bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
 bool luw_hw_has_table(const struct luw_hw *w);
+bool luw_hw_in_vmseq(const struct luw_hw *w);
 bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val);
 void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,

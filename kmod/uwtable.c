@@ -26,7 +26,8 @@ int luw_uw_check(const void *buf, u64 len)
 	e = luw_uw_entries(h);
 	for (i = 0; i < h->nentries; i++) {
 		if (LUW_UW_CFA_OF(e[i].rule) > LUW_UW_CFA_MAX ||
-		    LUW_UW_RBP_OF(e[i].rule) > LUW_UW_RBP_MAX)
+		    LUW_UW_RBP_OF(e[i].rule) > LUW_UW_RBP_MAX ||
+		    (e[i].rule & LUW_UW_RULE_RSVD))
 			return -EINVAL;
 		if (i && e[i].start <= e[i - 1].start)
 			return -EINVAL;

@@ -10,7 +10,9 @@
  *       the splices say) as lua:CHUNK:FIRSTLINE:LINE, ff:NAME, c:0xGCFUNC,
  *       trace:N:CHUNK:LINE (ljproto's names), the spliced-out VM frames not
  *       shown; rawvm counts the interpreter frames left as host frames (no
- *       Lua segment replaced them).  A process without LuaJIT gets host
+ *       Lua segment replaced them); at=entry|exit when the sampled pc is
+ *       in a VM entry's prologue or an exit's epilogue (the sequences
+ *       the file's unwind table lists, cfi.h), else at=-.  A process without LuaJIT gets host
  *       frames only.  A record that breaks the grammar fails the run.
  *   lwstacks badattach PID FIELD DELTA
  *       attach as luaunwind-ctl does, with FIELD of the layout descriptor
@@ -28,6 +30,7 @@
 #include <unistd.h>
 
 #include "record/attach.h"
+#include "process/cfi.h"
 #include "process/elf_symbols.h"
 #include "process/ljlayout.h"
 #include "process/ljproto.h"
@@ -76,6 +79,27 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
 	snprintf(buf, len, "%s+0x%" PRIx64, base, off);
 }
 
+/* Is pc in one of the VM entry/exit sequences of its file's table? */
+static const char *seq_at(uint64_t pc)
+{
+	const struct luw_map *mp = luw_maps_find(&maps, pc);
+	const struct luw_cfi *t;
+	uint64_t off;
+	char err[256];
+
+	if (!mp || !luw_map_is_file(mp) ||
+	    !(t = luw_cfi_get(mp->path, err, sizeof(err))))
+		return "-";
+	off = luw_map_fileoff(mp, pc);
+	for (size_t i = 0; i < t->vm.n; i++) {
+		const struct luw_vmseq *q = &t->vm.v[i];
+
+		if (off >= q->at[0] && off < q->at[q->n])
+			return q->kind == LUW_VMSEQ_ENTRY ? "entry" : "exit";
+	}
+	return "-";
+}
+
 static void lua_name(struct luw_ljp_ctx *sym, const struct luw_lj_layout *ly,
 		     const struct luw_lua_frame *r, char *buf, size_t len)
 {
@@ -122,8 +146,9 @@ static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
 	}
 	k = 0;
 	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u "
-	       "rawvm=%u stack=", luw_dev_vmstate_name(s->vmstate), s->flags,
-	       s->nhost, s->nlua, s->nsplice, s->trace, rawvm);
+	       "rawvm=%u at=%s stack=", luw_dev_vmstate_name(s->vmstate), s->flags,
+	       s->nhost, s->nlua, s->nsplice, s->trace, rawvm,
+	       s->nhost ? seq_at(r->host[0]) : "-");
 	for (;;) {
 		const struct luw_splice *sp = k < s->nsplice ? &r->splice[k] : NULL;
 

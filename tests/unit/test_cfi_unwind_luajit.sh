@@ -20,11 +20,14 @@ cleanup() {
 trap cleanup EXIT
 
 # The VM's FDE: an FDE (it follows a gap) whose first rule, rsp-based,
-# holds for more than 8 KiB: the interpreter's fixed CFRAME_SIZE frame.
+# holds for more than 8 KiB: the interpreter's fixed CFRAME_SIZE frame,
+# but for the exact rows of its entry and exit sequences (vmseq).
 read -r vm_lo vm_hi < <("$tool" --table "$luajit" | awk '
 	/^  [0-9a-f]+ / {
-		if (prev != "" && prule ~ /^rsp/ && pprule == "none") print prev, $1
-		pprule = prule; prev = $1; prule = $2
+		rule = $0; sub(/^  [0-9a-f]+ /, "", rule)
+		if (lo != "" && rule != body && rule !~ / vmseq$/) { print lo, $1; lo = "" }
+		if (lo == "" && prule == "none" && rule ~ /^rsp/) { lo = $1; body = rule }
+		prule = rule
 	}' |
 	while read -r lo hi _; do
 		[ $((16#$hi - 16#$lo)) -gt 8192 ] && { echo "$((16#$lo)) $((16#$hi))"; break; }

@@ -4,6 +4,7 @@
 #include "process/elf_symbols.h"
 #include "util/errbuf.h"
 #include "process/filecache.h"
+#include "process/vmseq.h"
 #include "util/grow.h"
 
 #include <dwarf.h>
@@ -244,11 +245,94 @@ static uint64_t fix_fp_prologue(const struct image *img,
 	return sizeof(prologue);
 }
 
+/*
+ * Is this row a fixed frame set up before the FDE's first byte (CFA =
+ * rsp + N, N > 8, from the start to the end of the FDE)?  No function
+ * entered by a call starts like that: it is LuaJIT's VM (vmseq.h), whose
+ * body rule is then its saved-register slots.
+ */
+static int vm_body(Dwarf_Frame *fr, const struct luw_uw_entry *rule,
+		   struct luw_vmseq_fde *f)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off;
+
+	if (rule->rule != LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_CFA) ||
+	    rule->cfa_off <= 8 || rule->ra_off != -8)
+		return 0;
+	memset(f, 0, sizeof(*f));
+	f->cfa = rule->cfa_off;
+	for (int r = 0; r < 17; r++) {
+		if (r == REG_RSP ||
+		    dwarf_frame_register(fr, r, mem, &ops, &nops))
+			continue;
+		if (nops && !cfa_plus(ops, nops, &off) && off < 0 &&
+		    off >= -(int64_t)f->cfa)
+			f->slot[r] = (int32_t)off;
+	}
+	return f->slot[REG_RA] == -8;
+}
+
+/*
+ * The VM's one-rule FDE [lo, hi): its exact rows in the entry and exit
+ * sequences vmseq.c finds, the FDE's rule everywhere else.  The
+ * sequences are kept in t (file offsets) for whoever lists them.
+ */
+static int vm_rows(const struct image *img, const struct luw_elf_seg *segs,
+		   size_t nsegs, uint64_t lo, uint64_t hi,
+		   const struct luw_uw_entry *body,
+		   const struct luw_vmseq_fde *f, struct rows *rs,
+		   struct luw_vmseqs *vs, struct luw_cfi_stats *st)
+{
+	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
+	size_t first = vs->n;
+	uint64_t at = lo, off;
+
+	if (!s || !img->p)
+		return add_row(rs, segs, nsegs, lo, hi, body);
+	if (hi - s->vaddr > s->filesz)
+		hi = s->vaddr + s->filesz;
+	off = s->offset + (lo - s->vaddr);
+	if (off > img->size || img->size - off < hi - lo)
+		return add_row(rs, segs, nsegs, lo, hi, body);
+	if (luw_vmseq_find(img->p + off, hi - lo, lo, f, vs))
+		return -1;
+	for (size_t i = first; i < vs->n; i++) {
+		struct luw_vmseq *q = &vs->v[i];
+
+		if (add_row(rs, segs, nsegs, at, q->at[0], body))
+			return -1;
+		for (unsigned int k = 0; k < q->n; k++) {
+			struct luw_uw_entry r = { 0 };
+
+			r.cfa_off = q->cfa[k];
+			r.ra_off = -8;
+			r.aux = (int16_t)q->rbp[k];
+			r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP,
+					     q->rbp[k] ? LUW_UW_RBP_CFA :
+							 LUW_UW_RBP_SAME) |
+				 LUW_UW_VMSEQ;
+			if (add_row(rs, segs, nsegs, q->at[k], q->at[k + 1], &r))
+				return -1;
+		}
+		at = q->at[q->n];
+		/* From here on the table's currency: file offsets. */
+		for (unsigned int k = 0; k <= q->n; k++)
+			q->at[k] = s->offset + (q->at[k] - s->vaddr);
+		if (q->kind == LUW_VMSEQ_ENTRY)
+			st->vm_entries++;
+		else
+			st->vm_exits++;
+	}
+	return add_row(rs, segs, nsegs, at, hi, body);
+}
+
 /* Walk one FDE [lo, hi) row by row. */
 static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		    const struct luw_elf_seg *segs, size_t nsegs,
 		    const struct image *img, struct rows *rs,
-		    struct luw_cfi_stats *st)
+		    struct luw_vmseqs *vs, struct luw_cfi_stats *st)
 {
 	uint64_t addr = lo;
 
@@ -270,8 +354,17 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 			return add_row(rs, segs, nsegs, addr, hi, &rule);
 		}
 		eval_row(fr, &rule, st);
-		free(fr);
 		st->rows++;
+		if (addr == lo && e >= hi) {
+			struct luw_vmseq_fde f;
+
+			if (vm_body(fr, &rule, &f)) {
+				free(fr);
+				return vm_rows(img, segs, nsegs, lo, hi, &rule,
+					       &f, rs, vs, st);
+			}
+		}
+		free(fr);
 		if (e > hi)
 			e = hi;
 		if (addr == lo) {
@@ -291,7 +384,8 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 
 /* Walk every FDE of .eh_frame. */
 static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_elf_seg *segs,
-			 size_t nsegs, struct rows *rs, struct luw_cfi_stats *st)
+			 size_t nsegs, struct rows *rs, struct luw_vmseqs *vs,
+			 struct luw_cfi_stats *st)
 {
 	struct luw_fdes f;
 	struct image img;
@@ -304,7 +398,7 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_elf_seg *seg
 	img.p = (const uint8_t *)elf_rawfile(elf, &img.size);
 	for (size_t i = 0; i < f.n && !rc; i++)
 		rc = walk_fde(cfi, f.v[i].start, f.v[i].end, segs, nsegs, &img,
-			      rs, st);
+			      rs, vs, st);
 	luw_ehframe_free(&f);
 	return rc;
 }
@@ -367,6 +461,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 				  size_t errlen)
 {
 	struct luw_cfi_stats st = { 0 };
+	struct luw_vmseqs vs = { 0 };
 	struct rows rs = { 0 };
 	struct luw_elf_seg *segs = NULL;
 	size_t nsegs = 0, n;
@@ -392,7 +487,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 			return NULL;
 		}
 	cfi = dwarf_getcfi_elf(elf);
-	if (cfi && walk_eh_frame(elf, cfi, segs, nsegs, &rs, &st)) {
+	if (cfi && walk_eh_frame(elf, cfi, segs, nsegs, &rs, &vs, &st)) {
 		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
@@ -426,6 +521,8 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	t->ent = luw_uw_entries(h);
 	t->n = (uint32_t)n;
 	t->st = st;
+	t->vm = vs;
+	vs = (struct luw_vmseqs){ 0 };
 	if (cfi)
 		dwarf_cfi_end(cfi);
 	free(rs.v);
@@ -439,6 +536,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 fail:
 	if (cfi)
 		dwarf_cfi_end(cfi);
+	luw_vmseq_free(&vs);
 	free(rs.v);
 	free(segs);
 	return NULL;
@@ -465,6 +563,7 @@ void luw_cfi_free(struct luw_cfi *t)
 		return;
 	free(t->hdr);
 	free(t->path);
+	luw_vmseq_free(&t->vm);
 	free(t);
 }
 
@@ -497,6 +596,6 @@ void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "plt(rsp%+d,%d) ra=c%+d rbp=%s", e->cfa_off,
 			 e->aux, e->ra_off, rbp);
 	else
-		snprintf(buf, len, "%s%+d ra=c%+d rbp=%s", cfa[k], e->cfa_off,
-			 e->ra_off, rbp);
+		snprintf(buf, len, "%s%+d ra=c%+d rbp=%s%s", cfa[k], e->cfa_off,
+			 e->ra_off, rbp, (e->rule & LUW_UW_VMSEQ) ? " vmseq" : "");
 }

@@ -11,7 +11,10 @@
  * recognised is the one every .plt section uses for its CFA (a sample can
  * land in any call into another library, e.g. luajit calling libm or
  * memcpy); none of the live tests' samples needed it, the step test
- * covers it.
+ * covers it.  LuaJIT's VM FDE (one rule for all of its code, true only
+ * once its C frame is set up) gets exact rows in its entry prologues and
+ * exit epilogues, found in its machine code (vmseq.h), marked
+ * LUW_UW_VMSEQ.
  *
  * Tables are cached per build-id (and per device/inode/mtime before the
  * build-id is known); not thread-safe.
@@ -25,6 +28,7 @@
 #include <gelf.h>
 
 #include "kmod/uwtable.h"
+#include "process/vmseq.h"
 
 struct luw_cfi_stats {
 	size_t fdes;		/* FDEs in .eh_frame */
@@ -33,6 +37,8 @@ struct luw_cfi_stats {
 	size_t unsup;		/* of which not expressible (UNSUP) */
 	size_t plt;		/* of which the .plt expression (PLT) */
 	size_t end;		/* of which outermost frames (END) */
+	size_t vm_entries;	/* LuaJIT VM entry prologues (vmseq.h) */
+	size_t vm_exits;	/* and exit epilogues, given exact rows */
 };
 
 struct luw_cfi {
@@ -41,6 +47,8 @@ struct luw_cfi {
 	const struct luw_uw_entry *ent;
 	uint32_t n;
 	struct luw_cfi_stats st;
+	/* The VM's entry/exit sequences; their at[] are file offsets. */
+	struct luw_vmseqs vm;
 	char *path;
 };
 
