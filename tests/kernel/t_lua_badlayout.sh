@@ -45,7 +45,7 @@ for field in g_mainthref l_glref l_stack fn_pc cframe_ofs_l gg_g2disp; do
 	{
 		fl = $2; sub(/^flags=/, "", fl); fl = hex(fl)
 		trunc = int(fl / 4) % 2
-		# By name: a field added to lwstacks' lines must not move it.
+		# By name: a field added to the lines must not move it.
 		raw = -1
 		for (i = 3; i <= NF; i++)
 			if ($i ~ /^rawvm=/) raw = substr($i, 7) + 0
