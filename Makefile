@@ -24,11 +24,11 @@ KDIR      ?= $(shell scripts/kver.sh --kdir $(KVER) 2>/dev/null)
 # representative subset of tests/kernel/run.sh on KTEST_SUBSET, its checked
 # subset on KTEST_CHECKED; KTEST_JOBS lanes at once, each in its own guest,
 # started longest first (README: Kernels).
-KTEST_FULL    ?= 6.12 6.1
+KTEST_FULL    ?= debug 6.12 6.1
 KTEST_SUBSET  ?= 5.10 sid
-KTEST_CHECKED ?= debug
+KTEST_CHECKED ?=
 KTEST_JOBS    ?= 2
-KTEST_ALL    ?= 6.12 debug 6.1 5.10 sid
+KTEST_ALL    ?= debug 6.12 6.1 5.10 sid
 
 # make install PREFIX=... DESTDIR=...: the programs and their man pages.
 # make deb: build/deb/luaunwind_*.deb (programs) and luaunwind-dkms_*.deb
