@@ -11,6 +11,7 @@ void luw_heapmap_init(struct luw_heapmap *m)
 	m->n = 0;
 	m->limit = 0;
 	luw_kvmap_init(&m->big);
+	luw_kvmap_init(&m->far);
 }
 
 void luw_heapmap_free(struct luw_heapmap *m)
@@ -18,6 +19,7 @@ void luw_heapmap_free(struct luw_heapmap *m)
 	if (m->slot)
 		luw_table_free(m->slot, (m->mask + 1) * sizeof(*m->slot));
 	luw_kvmap_free(&m->big);
+	luw_kvmap_free(&m->far);
 	luw_heapmap_init(m);
 }
 
@@ -58,10 +60,11 @@ int luw_heapmap_grow(struct luw_heapmap *m)
 			luw_table_populate(nw, pop, len);
 			pop += len;
 		}
-		if (s->site1) {
-			for (j = (size_t)((s->addr * 0x9e3779b97f4a7c15ULL) >>
+		if (luw_heap_slot_site1(s)) {
+			for (j = (size_t)((luw_heap_slot_addr(s) *
+					   0x9e3779b97f4a7c15ULL) >>
 					  (64 - bits));
-			     nw[j].site1; j = (j + 1) & nmask)
+			     luw_heap_slot_site1(&nw[j]); j = (j + 1) & nmask)
 				;
 			nw[j] = *s;
 		}
@@ -102,4 +105,29 @@ uint64_t luw_heapmap_big_take(struct luw_heapmap *m, uint64_t addr)
 	old.v = 0;
 	luw_kvmap_del(&m->big, addr, 0, &old);
 	return old.v;
+}
+
+int luw_heapmap_far_put(struct luw_heapmap *m, uint64_t addr, uint64_t size,
+			uint32_t site)
+{
+	int isnew;
+	struct luw_kv *e = luw_kvmap_put(&m->far, addr, 0, &isnew);
+
+	if (!e)
+		return -1;
+	e->v = size;
+	e->w = site;
+	return 0;
+}
+
+int luw_heapmap_far_take(struct luw_heapmap *m, uint64_t addr,
+			 uint64_t *size, uint32_t *site)
+{
+	struct luw_kv old;
+
+	if (!luw_kvmap_del(&m->far, addr, 0, &old))
+		return 0;
+	*size = old.v;
+	*site = old.w;
+	return 1;
 }

@@ -98,6 +98,7 @@ struct qev {
 #define LCACHE_BITS 14
 #define LCACHE (1 << LCACHE_BITS)
 #define PCACHE 4096	/* indexed by the top 12 bits of a hash */
+#define DECL_BITS 12
 
 struct luw_mpr {
 	struct luw_symtab *st;
@@ -134,6 +135,18 @@ struct luw_mpr {
 		uint64_t epoch;
 		uint32_t loc;	/* NONE: empty; its key is in locs */
 	} lcache[LCACHE];
+	/*
+	 * The symtab epoch after the latest declaration of a Lua function
+	 * address or trace number that hashes to each entry, and after the
+	 * latest C symbol: an entry of the location cache checked at
+	 * epoch E still names the right generation when no declaration
+	 * that could change it came after E.  Streams declare each Lua
+	 * function as it first allocates; checking the symtab again for
+	 * every cached location after each declaration took a quarter of
+	 * the events through the slow path.
+	 */
+	uint64_t decl[1 << DECL_BITS];
+	uint64_t cfunc_epoch;
 
 	struct qev q[QLEN];
 	unsigned int qhead, qn;
@@ -270,6 +283,39 @@ static unsigned int lcache_slot(uint64_t addr, uint64_t line,
 	return (unsigned int)(h >> (64 - LCACHE_BITS));
 }
 
+static inline unsigned int decl_slot(uint64_t v)
+{
+	return (unsigned int)((v * 0x9e3779b97f4a7c15ULL) >> (64 - DECL_BITS));
+}
+
+/* A trace number's entry, apart from the function addresses'. */
+static inline unsigned int decl_trace(uint64_t traceno)
+{
+	return decl_slot(~traceno * 0xff51afd7ed558ccdULL);
+}
+
+/* Note a declaration (after it changed the symtab's epoch). */
+static void declared(struct luw_mpr *rep, const struct luw_sym *s)
+{
+	uint64_t epoch = luw_symtab_epoch(rep->st);
+
+	if (s->type == LUW_SYM_LFUNC)
+		rep->decl[decl_slot(s->addr)] = epoch;
+	else if (s->type == LUW_SYM_TRACE)
+		rep->decl[decl_trace(s->traceno)] = epoch;
+	else
+		rep->cfunc_epoch = epoch;
+}
+
+/* No declaration since `since` can have changed the generation of ev. */
+static inline int still_valid(const struct luw_mpr *rep, const struct qev *ev,
+			      uint64_t since)
+{
+	return rep->cfunc_epoch <= since &&
+	       rep->decl[decl_slot(ev->addr)] <= since &&
+	       (!ev->traceno || rep->decl[decl_trace(ev->traceno)] <= since);
+}
+
 static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 {
 	struct luw_loc key;
@@ -285,8 +331,11 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	int hit = cl && cl->addr == ev->addr && cl->line == ev->line &&
 		  cl->traceno == ev->traceno;
 
-	if (hit && rep->lcache[c].epoch == epoch)
+	if (hit && (rep->lcache[c].epoch == epoch ||
+		    still_valid(rep, ev, rep->lcache[c].epoch))) {
+		rep->lcache[c].epoch = epoch;
 		return rep->lcache[c].loc;
+	}
 	key.addr = ev->addr;
 	key.line = ev->line;
 	key.traceno = ev->traceno;
@@ -541,8 +590,12 @@ static int cb_sym(void *ctx, const struct luw_sym *s)
 {
 	struct luw_mpr *rep = ctx;
 
-	if (s->final || !luw_symtab_add(rep->st, s))
+	if (s->final)
 		return 0;
+	if (!luw_symtab_add(rep->st, s)) {
+		declared(rep, s);
+		return 0;
+	}
 	rep->oom = 1;
 	return 1;
 }
@@ -558,6 +611,7 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
 			rep->oom = 1;
 			return 1;
 		}
+		declared(rep, &ev->sym);
 		return 0;
 	}
 	if (rep->qn == QLEN) {
@@ -1035,6 +1089,11 @@ int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
 
 	if (drain(rep))
 		return -1;
+	/*
+	 * The report is made from the records alone: the live-heap table,
+	 * most of the memory, goes before the output's own arrays are made.
+	 */
+	luw_heapmap_free(&rep->heap);
 	if (!leak_only && (rep->prim[0].n || rep->prim[1].n) &&
 	    rank_names(rep, &byrank))
 		return -1;
