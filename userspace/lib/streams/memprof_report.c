@@ -133,7 +133,8 @@ struct luw_mpr {
 	 */
 	struct {
 		uint64_t epoch;
-		uint32_t loc;	/* NONE: empty; its key is in locs */
+		uint32_t loc1;	/* location + 1, 0: empty (calloc's zero
+				   pages stay untouched until used) */
 	} lcache[LCACHE];
 	/*
 	 * The symtab epoch after the latest declaration of a Lua function
@@ -187,7 +188,6 @@ static void *vec_push(struct vec *v, size_t size)
 struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 {
 	struct luw_mpr *rep = calloc(1, sizeof(*rep));
-	int k;
 
 	if (!rep)
 		return NULL;
@@ -197,8 +197,6 @@ struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 	luw_kvmap_init(&rep->locmap);
 	luw_kvmap_init(&rep->namemap);
 	luw_heapmap_init(&rep->heap);
-	for (k = 0; k < LCACHE; k++)
-		rep->lcache[k].loc = NONE;
 	return rep;
 }
 
@@ -326,15 +324,15 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	uint32_t i;
 	int isnew;
 
-	const struct loc *cl = rep->lcache[c].loc == NONE ? NULL
-			       : AT(rep->locs, struct loc, rep->lcache[c].loc);
+	const struct loc *cl = !rep->lcache[c].loc1 ? NULL
+			       : AT(rep->locs, struct loc, rep->lcache[c].loc1 - 1);
 	int hit = cl && cl->addr == ev->addr && cl->line == ev->line &&
 		  cl->traceno == ev->traceno;
 
 	if (hit && (rep->lcache[c].epoch == epoch ||
 		    still_valid(rep, ev, rep->lcache[c].epoch))) {
 		rep->lcache[c].epoch = epoch;
-		return rep->lcache[c].loc;
+		return rep->lcache[c].loc1 - 1;
 	}
 	key.addr = ev->addr;
 	key.line = ev->line;
@@ -342,7 +340,7 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
 	if (hit && cl->gen == key.gen) {
-		i = rep->lcache[c].loc;
+		i = rep->lcache[c].loc1 - 1;
 		goto found;
 	}
 	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
@@ -374,7 +372,7 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 		return NONE;
 found:
 	rep->lcache[c].epoch = epoch;
-	rep->lcache[c].loc = i;
+	rep->lcache[c].loc1 = i + 1;
 	return i;
 }
 
@@ -646,11 +644,12 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
 	if (ev->aevent != LUW_AEVENT_FREE)
 		luw_heapmap_prefetch(&rep->heap, ev->naddr);
 	if (rep->qn > QLEN / 2) {
-		uint32_t li = rep->lcache[rep->q[(rep->qhead + rep->qn - 1 -
-						   QLEN / 2) % QLEN].lc].loc;
+		uint32_t li1 = rep->lcache[rep->q[(rep->qhead + rep->qn - 1 -
+						    QLEN / 2) % QLEN].lc].loc1;
 
-		if (li != NONE) {
-			const char *l = (const char *)AT(rep->locs, struct loc, li);
+		if (li1) {
+			const char *l = (const char *)AT(rep->locs, struct loc,
+							 li1 - 1);
 
 			__builtin_prefetch(l, 1);
 			__builtin_prefetch(l + 64, 1);
