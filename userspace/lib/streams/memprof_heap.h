@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/kvmap.h"
 
@@ -77,7 +78,10 @@ static inline uint32_t luw_heap_slot_site1(const struct luw_heap_slot *s)
 
 static inline uint64_t luw_heap_slot_addr(const struct luw_heap_slot *s)
 {
-	return s->w[0] | (uint64_t)(s->w[1] & 0xffffu) << 32;
+	uint64_t lo;
+
+	memcpy(&lo, s->w, sizeof(lo));
+	return lo & 0xffffffffffffULL;
 }
 
 /* The size field (LUW_HEAP_BIG: the size is in big). */
@@ -140,8 +144,7 @@ static inline ptrdiff_t luw_heapmap_find(const struct luw_heapmap *m,
 
 		if (!luw_heap_slot_site1(s))
 			return -1;
-		if (s->w[0] == (uint32_t)addr &&
-		    (s->w[1] & 0xffffu) == (uint32_t)(addr >> 32))
+		if (luw_heap_slot_addr(s) == addr)
 			return (ptrdiff_t)i;
 	}
 }
@@ -174,9 +177,7 @@ static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
 		return -1;
 	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
 		s = &m->slot[i];
-		if (!luw_heap_slot_site1(s) ||
-		    (s->w[0] == (uint32_t)addr &&
-		     (s->w[1] & 0xffffu) == (uint32_t)(addr >> 32)))
+		if (!luw_heap_slot_site1(s) || luw_heap_slot_addr(s) == addr)
 			break;
 	}
 	if (size >= LUW_HEAP_BIG) {
