@@ -118,13 +118,13 @@ for s in "${streams[@]}"; do
 				rate = w > 0 ? mb / w : 0
 				want = mb < 100 ? 150 : 300
 				per = (r - r0) * 1024 / l
-				# the live-heap table alone: 16-byte slots, load <= 3/4
+				# the live-heap table alone: 12-byte slots, load <= 3/4
 				for (cap = 256; cap / 4 * 3 < l; cap *= 2) ;
 				if (ir != "-")
 					ir = sprintf("%.1fM", ir / 1e6)
 				printf "%s|%s|%.1f|%.2f|%.0f|%.0f|%s|%d|%.1f MiB|%.0f|%.0f|%s, %s",
 					n, m, mb, w, rate, (cpu > 0 ? mb / cpu : 0), ir, l,
-					r / 1024, per, cap * 16 / l,
+					r / 1024, per, cap * 12 / l,
 					(rate >= want ? "rate met" : "rate missed (>= " want ")"),
 					(per <= 48 ? "memory met" : "memory missed") }')
 			heaprows+=("$row")
@@ -184,7 +184,7 @@ section=$(
 	echo "B/live = (peak RSS - constant) / live chunks at the end, an upper bound"
 	echo "for what live chunks cost, as it also holds what grows with allocation"
 	echo "sites and site pairs (the report's records); table B/live = the live-heap"
-	echo "table alone (16-byte slots, load <= 3/4) at that count."
+	echo "table alone (12-byte slots, load <= 3/4) at that count."
 	echo "A real stream could not be captured: Debian's tarantool is 2.6.0, which"
 	echo "has no memory profiler (no \`misc\` module; the binary holds no memprof"
 	echo "code; misc.memprof arrived in later Tarantool releases)."

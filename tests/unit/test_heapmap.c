@@ -3,7 +3,10 @@
  * alloc/free/realloc-like churn over clustered heap addresses (long probe
  * runs, wrap-around, growth), checking every answer and, periodically, the
  * table's probing invariant (each live chunk reachable from its home slot
- * without crossing an empty slot, which backward-shift deletion must keep).
+ * without crossing an empty slot, which backward-shift deletion must keep)
+ * and where each chunk lives: in a 12-byte slot, with its size in the big
+ * side map when it needs 24 bits or more, or wholly in the far side map
+ * when its address needs 48 bits or more or its site 24.
  */
 #include "streams/memprof_heap.h"
 #include "testlib.h"
@@ -36,38 +39,56 @@ static uint64_t slot_size(const struct luw_heapmap *m,
 {
 	const struct luw_kv *e;
 
-	if (s->size != LUW_HEAP_BIG)
-		return s->size;
-	e = luw_kvmap_get(&m->big, s->addr, 0);
+	if (luw_heap_slot_size(s) != LUW_HEAP_BIG)
+		return luw_heap_slot_size(s);
+	e = luw_kvmap_get(&m->big, luw_heap_slot_addr(s), 0);
 	return e ? e->v : 0;
+}
+
+/* A chunk that must live wholly in the far side map. */
+static int is_far(const struct ref *r)
+{
+	return (r->addr >> LUW_HEAP_ADDR_BITS) || r->site >= LUW_HEAP_SITE_MAX;
 }
 
 /* Every live reference chunk reachable from its home; n matches. */
 static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
 			    size_t live)
 {
-	size_t i, used = 0, big;
+	size_t i, used = 0, big, far;
 
 	for (i = 0; m->slot && i <= m->mask; i++)
-		used += m->slot[i].site1 != 0;
-	CHECK(used == live && m->n == live, "used %zu n %zu live %zu", used,
-	      m->n, live);
-	/* The side map holds exactly the big chunks. */
-	for (i = 0, big = 0; i < NKEYS; i++)
-		big += r[i].live && r[i].size >= LUW_HEAP_BIG;
+		used += luw_heap_slot_site1(&m->slot[i]) != 0;
+	for (i = 0, big = 0, far = 0; i < NKEYS; i++) {
+		far += r[i].live && is_far(&r[i]);
+		big += r[i].live && !is_far(&r[i]) && r[i].size >= LUW_HEAP_BIG;
+	}
+	CHECK(used == live - far && m->n == live - far && m->far.n == far &&
+		      luw_heapmap_live(m) == live,
+	      "used %zu n %zu far %zu/%zu live %zu", used, m->n, m->far.n, far,
+	      live);
+	/* The side map holds exactly the big chunks of the slots. */
 	CHECK(m->big.n == big, "big map %zu, big chunks %zu", m->big.n, big);
 	for (i = 0; i < NKEYS; i++) {
+		const struct luw_kv *e;
 		size_t j;
 
 		if (!r[i].live)
 			continue;
-		for (j = luw_heapmap_home(m, r[i].addr); m->slot[j].site1;
-		     j = (j + 1) & m->mask)
-			if (m->slot[j].addr == r[i].addr)
+		if (is_far(&r[i])) {
+			e = luw_kvmap_get(&m->far, r[i].addr, 0);
+			CHECK(e && e->v == r[i].size && e->w == r[i].site,
+			      "chunk 0x%" PRIx64 " not in the far map",
+			      r[i].addr);
+			continue;
+		}
+		for (j = luw_heapmap_home(m, r[i].addr);
+		     luw_heap_slot_site1(&m->slot[j]); j = (j + 1) & m->mask)
+			if (luw_heap_slot_addr(&m->slot[j]) == r[i].addr)
 				break;
-		CHECK(m->slot[j].site1 && slot_size(m, &m->slot[j]) ==
-						  r[i].size &&
-			      m->slot[j].site1 == r[i].site + 1,
+		CHECK(luw_heap_slot_site1(&m->slot[j]) &&
+			      slot_size(m, &m->slot[j]) == r[i].size &&
+			      luw_heap_slot_site1(&m->slot[j]) == r[i].site + 1,
 		      "chunk 0x%" PRIx64 " not reachable", r[i].addr);
 	}
 }
@@ -82,7 +103,8 @@ static void churn(unsigned int rounds)
 	luw_heapmap_init(&m);
 	for (i = 0; i < NKEYS; i++) {
 		/* Mostly a dense 16-byte-aligned arena, some outliers. */
-		r[i].addr = i % 7 ? 0x7f0000000000ULL + 16 * i : next();
+		r[i].addr = i % 7 ? 0x7f0000000000ULL + 16 * i
+			    : i % 3 ? next() : next() >> 16;
 		r[i].live = 0;
 	}
 	r[0].addr = 0;		/* a corrupt stream may name address 0 */
@@ -106,9 +128,11 @@ static void churn(unsigned int rounds)
 			break;
 		default:	/* alloc, or a re-alloc at a live address */
 			e->size = k % 97 ? next() % 4096
-				  : k % 3 ? UINT64_MAX : LUW_HEAP_BIG;
+				  : k % 3 ? UINT64_MAX
+				  : k % 2 ? LUW_HEAP_BIG : LUW_HEAP_BIG - 1;
 			e->site = k % 89 ? (uint32_t)(next() % 1000)
-					 : UINT32_MAX - 1;
+				  : k % 2 ? UINT32_MAX - 1
+				  : LUW_HEAP_SITE_MAX - (uint32_t)(k % 3);
 			CHECK(!luw_heapmap_put(&m, e->addr, e->size, e->site),
 			      "put failed");
 			live += !e->live;

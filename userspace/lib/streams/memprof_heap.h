@@ -9,16 +9,13 @@
  * probe runs short).  Fibonacci hashing takes the high bits of addr times
  * 2^64/phi, which spreads 16-byte-aligned heap addresses evenly.
  *
- * A slot is 16 bytes: the address, the size in 32 bits and the site plus
- * one (0: empty slot).  Sizes of 2^32 - 1 bytes and more (a real heap has
- * few; a corrupt stream may have any) live in a side map, the slot saying
- * LUW_HEAP_BIG.  The load factor stays at or under 3/4; growth doubles the
- * table and moves the entries in slot order, so the new table's pages are
- * touched in order while the old one's are handed back in order
- * (MADV_DONTNEED): the peak is the new table, not both.  Just after a
- * growth that is 32 / (3/4) = 43 bytes per live chunk, 21 to 43 at other
- * times (it was 72 to 144 with 24-byte slots at load 1/3, plus the old
- * table during a growth).  See tests/bench/RESULTS.md for what a lower
+ * Slots are 12 bytes (below).  The load factor stays at or under 3/4;
+ * growth doubles the table and moves the entries in slot order, so the new
+ * table's pages are touched in order while the old one's are handed back
+ * in order (MADV_DONTNEED): the peak is the new table, not both.  Just
+ * after a growth that is 24 / (3/4) = 32 bytes per live chunk, 16 to 32 at
+ * other times (21 to 43 with the 16-byte slots before, 72 to 144 with
+ * 24-byte slots at load 1/3, plus the old table during a growth).  See tests/bench/RESULTS.md for what a lower
  * load factor bought in time and what it cost in memory.
  */
 #ifndef LUW_STREAMS_MEMPROF_HEAP_H
@@ -26,33 +23,80 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/kvmap.h"
 
-#define LUW_HEAP_BIG UINT32_MAX
+/*
+ * A slot is 12 bytes: the address in 48 bits, the size in 24 and the site
+ * plus one in 24 (0: empty slot).  Chunks that do not fit live in side
+ * maps: a size of 2^24 - 1 bytes or more in big (the slot says
+ * LUW_HEAP_BIG), an address of 2^48 or more or a site of 2^24 - 2 or more
+ * (neither occurs on a real heap; a corrupt stream may have any) as a
+ * whole in far.
+ */
+#define LUW_HEAP_BIG 0xffffffu
+#define LUW_HEAP_ADDR_BITS 48
+#define LUW_HEAP_SITE_MAX (0xffffffu - 1)	/* sites below it fit */
 
 struct luw_heap_slot {
-	uint64_t addr;
-	uint32_t size;		/* or LUW_HEAP_BIG: the size is in big */
-	uint32_t site1;		/* allocation site + 1; 0: empty slot */
+	uint32_t w[3];	/* w0: addr 0..31; w1: addr 32..47, size 0..15;
+			   w2: site + 1, size 16..23 in the top byte */
 };
 
 struct luw_heapmap {
 	struct luw_heap_slot *slot;
 	size_t mask;		/* capacity - 1; 0 when nothing is allocated */
 	unsigned int shift;	/* 64 - log2(capacity) */
-	size_t n;
+	size_t n;		/* chunks in the slots */
 	size_t limit;		/* n above this grows the table */
 	struct luw_kvmap big;	/* addr -> v: size, for LUW_HEAP_BIG slots */
+	struct luw_kvmap far;	/* addr -> v: size, w: site (see above) */
 };
 
 void luw_heapmap_init(struct luw_heapmap *m);
 void luw_heapmap_free(struct luw_heapmap *m);
 /* Double the capacity (the first call allocates).  0, or -1 on ENOMEM. */
 int luw_heapmap_grow(struct luw_heapmap *m);
-/* Slow paths of put/take for sizes that do not fit a slot. */
+/* Slow paths of put/take for chunks that do not fit a slot as a whole. */
 int luw_heapmap_big_put(struct luw_heapmap *m, uint64_t addr, uint64_t size);
 uint64_t luw_heapmap_big_take(struct luw_heapmap *m, uint64_t addr);
+int luw_heapmap_far_put(struct luw_heapmap *m, uint64_t addr, uint64_t size,
+			uint32_t site);
+int luw_heapmap_far_take(struct luw_heapmap *m, uint64_t addr,
+			 uint64_t *size, uint32_t *site);
+/* Chunks live: in the slots and in far. */
+static inline size_t luw_heapmap_live(const struct luw_heapmap *m)
+{
+	return m->n + m->far.n;
+}
+
+static inline uint32_t luw_heap_slot_site1(const struct luw_heap_slot *s)
+{
+	return s->w[2] & 0xffffffu;
+}
+
+static inline uint64_t luw_heap_slot_addr(const struct luw_heap_slot *s)
+{
+	uint64_t lo;
+
+	memcpy(&lo, s->w, sizeof(lo));
+	return lo & 0xffffffffffffULL;
+}
+
+/* The size field (LUW_HEAP_BIG: the size is in big). */
+static inline uint32_t luw_heap_slot_size(const struct luw_heap_slot *s)
+{
+	return s->w[1] >> 16 | (s->w[2] >> 24) << 16;
+}
+
+static inline void luw_heap_slot_set(struct luw_heap_slot *s, uint64_t addr,
+				     uint32_t size, uint32_t site1)
+{
+	s->w[0] = (uint32_t)addr;
+	s->w[1] = (uint32_t)(addr >> 32) | (size & 0xffffu) << 16;
+	s->w[2] = site1 | (size >> 16) << 24;
+}
 
 static inline size_t luw_heapmap_home(const struct luw_heapmap *m,
 				      uint64_t addr)
@@ -68,6 +112,43 @@ static inline void luw_heapmap_prefetch(const struct luw_heapmap *m,
 		__builtin_prefetch(&m->slot[luw_heapmap_home(m, addr)], 1);
 }
 
+/* Remove slot i, pulling later members of its run into the hole. */
+static inline void luw_heapmap_unslot(struct luw_heapmap *m, size_t i)
+{
+	size_t j;
+
+	for (j = (i + 1) & m->mask; luw_heap_slot_site1(&m->slot[j]);
+	     j = (j + 1) & m->mask) {
+		size_t home = luw_heapmap_home(m,
+					       luw_heap_slot_addr(&m->slot[j]));
+
+		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+			m->slot[i] = m->slot[j];
+			i = j;
+		}
+	}
+	m->slot[i].w[2] = 0;
+	m->n--;
+}
+
+/* The slot holding addr (a fitting address), or -1. */
+static inline ptrdiff_t luw_heapmap_find(const struct luw_heapmap *m,
+					 uint64_t addr)
+{
+	size_t i;
+
+	if (!m->n)
+		return -1;
+	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
+		const struct luw_heap_slot *s = &m->slot[i];
+
+		if (!luw_heap_slot_site1(s))
+			return -1;
+		if (luw_heap_slot_addr(s) == addr)
+			return (ptrdiff_t)i;
+	}
+}
+
 /*
  * Record the chunk at addr (replacing an entry for the same address, as a
  * stream that lost a free event would need).  site must be below
@@ -79,24 +160,42 @@ static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
 	struct luw_heap_slot *s;
 	size_t i;
 
+	if (addr >> LUW_HEAP_ADDR_BITS || site >= LUW_HEAP_SITE_MAX) {
+		ptrdiff_t k = addr >> LUW_HEAP_ADDR_BITS ? -1
+			      : luw_heapmap_find(m, addr);
+
+		if (luw_heapmap_far_put(m, addr, size, site))
+			return -1;
+		if (k >= 0) {
+			if (luw_heap_slot_size(&m->slot[k]) == LUW_HEAP_BIG)
+				luw_heapmap_big_take(m, addr);
+			luw_heapmap_unslot(m, (size_t)k);
+		}
+		return 0;
+	}
 	if (m->n >= m->limit && luw_heapmap_grow(m))
 		return -1;
 	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
 		s = &m->slot[i];
-		if (!s->site1 || s->addr == addr)
+		if (!luw_heap_slot_site1(s) || luw_heap_slot_addr(s) == addr)
 			break;
 	}
 	if (size >= LUW_HEAP_BIG) {
 		if (luw_heapmap_big_put(m, addr, size))
 			return -1;
 		size = LUW_HEAP_BIG;
-	} else if (s->site1 && s->size == LUW_HEAP_BIG) {
+	} else if (luw_heap_slot_site1(s) &&
+		   luw_heap_slot_size(s) == LUW_HEAP_BIG) {
 		luw_heapmap_big_take(m, addr);
 	}
-	m->n += !s->site1;
-	s->addr = addr;
-	s->size = (uint32_t)size;
-	s->site1 = site + 1;
+	if (m->far.n) {
+		uint64_t osize;
+		uint32_t osite;
+
+		luw_heapmap_far_take(m, addr, &osize, &osite);
+	}
+	m->n += !luw_heap_slot_site1(s);
+	luw_heap_slot_set(s, addr, (uint32_t)size, site + 1);
 	return 0;
 }
 
@@ -107,30 +206,18 @@ static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
 static inline int luw_heapmap_take(struct luw_heapmap *m, uint64_t addr,
 				   uint64_t *size, uint32_t *site)
 {
-	size_t i, j;
+	ptrdiff_t k = addr >> LUW_HEAP_ADDR_BITS ? -1
+		      : luw_heapmap_find(m, addr);
+	const struct luw_heap_slot *s;
 
-	if (!m->n)
-		return 0;
-	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
-		if (!m->slot[i].site1)
-			return 0;
-		if (m->slot[i].addr == addr)
-			break;
-	}
-	*size = m->slot[i].size == LUW_HEAP_BIG ? luw_heapmap_big_take(m, addr)
-						: m->slot[i].size;
-	*site = m->slot[i].site1 - 1;
-	/* Backward shift: pull later members of the run into the hole. */
-	for (j = (i + 1) & m->mask; m->slot[j].site1; j = (j + 1) & m->mask) {
-		size_t home = luw_heapmap_home(m, m->slot[j].addr);
-
-		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
-			m->slot[i] = m->slot[j];
-			i = j;
-		}
-	}
-	m->slot[i].site1 = 0;
-	m->n--;
+	if (k < 0)
+		return m->far.n ? luw_heapmap_far_take(m, addr, size, site) : 0;
+	s = &m->slot[k];
+	*size = luw_heap_slot_size(s) == LUW_HEAP_BIG
+			? luw_heapmap_big_take(m, addr)
+			: luw_heap_slot_size(s);
+	*site = luw_heap_slot_site1(s) - 1;
+	luw_heapmap_unslot(m, (size_t)k);
 	return 1;
 }
 

@@ -13,25 +13,60 @@
 
 enum { R_ALLOC, R_REALLOC, R_FREE, R__MAX };
 
+/* A record's counts: events, bytes allocated and freed. */
+struct cnt {
+	uint64_t num, alloc, free;
+};
+
+/*
+ * A location and its three records' counts: an event reads its key and
+ * adds to one record, so keeping the counts here (two cache lines, which
+ * the queue fetches ahead) spares a visit to a separate record.
+ */
 struct loc {
 	uint64_t addr, line, traceno;
 	uint32_t gen;
 	uint32_t name;		/* name id */
 	uint32_t next;		/* next location with the same addr and line */
 	uint32_t rec[R__MAX];	/* its record per event kind, or NONE */
+	uint32_t pad;
+	struct cnt cnt[R__MAX];
 };
 
+#define LOC_ALIGN 128
+/* Locations fetched ahead from this many on (256 KiB of them). */
+#define LOC_AHEAD_MIN 2048
+
+/* A record: its location, in order of creation per event kind. */
 struct rec {
 	uint32_t loc;
-	uint32_t prim_head, prim_tail;	/* its primaries, in creation order */
-	uint64_t num, alloc, free;
 };
 
-/* Chunks allocated at location loc that a realloc/free record changed. */
+/*
+ * Chunks allocated at location loc that record rec (a realloc or free
+ * record) changed: the reference's "primary" entries.  A service's stream
+ * has hundreds of thousands (every realloc site times every site whose
+ * chunks it reallocates), so they are kept small: no links, the list of a
+ * record is gathered at output time from the creation order.
+ */
 struct prim {
-	uint32_t loc;
-	uint32_t next;
+	uint32_t rec, loc;
 	uint64_t allocated, freed, count;
+};
+
+/*
+ * The primaries of one event kind, in creation order, with an index of
+ * 8-byte slots: the top 32 bits a tag from the hash of (rec, loc), the
+ * low 32 the primary + 1 (0: empty).  Linear probing, load <= 3/4, no
+ * deletion.  The tag spares most probes a visit to the primary; it was a
+ * 32-byte slot per primary in a general map, plus a 32-byte primary.
+ */
+struct primtab {
+	struct prim *p;
+	size_t n, cap;
+	uint64_t *slot;
+	size_t mask;		/* capacity - 1; 0 when nothing is allocated */
+	unsigned int shift;	/* 64 - log2(capacity) */
 };
 
 struct name {
@@ -39,6 +74,7 @@ struct name {
 	int64_t dbytes;
 	uint64_t nalloc, nfree;
 	uint32_t dheap_seq;	/* order of entry into the heap summary */
+	uint32_t rank;		/* place in bytewise order (for Overrides) */
 };
 
 struct vec {
@@ -49,6 +85,7 @@ struct vec {
 /* An alloc, realloc or free event waiting in the queue. */
 struct qev {
 	uint8_t aevent;
+	unsigned int lc;	/* its location cache entry */
 	uint64_t addr, line, traceno;
 	uint64_t oaddr, osize, naddr, nsize;
 };
@@ -63,21 +100,22 @@ struct qev {
 #define LCACHE_BITS 14
 #define LCACHE (1 << LCACHE_BITS)
 #define PCACHE 4096	/* indexed by the top 12 bits of a hash */
+#define DECL_BITS 12
 
 struct luw_mpr {
 	struct luw_symtab *st;
 	int oom;
 	uint64_t events;
 
-	struct vec locs, recs[R__MAX], prims, names;
+	struct vec locs, recs[R__MAX], names;
 	struct luw_sb pool;	/* name text */
 	struct luw_sb tmp;
 	struct luw_kvmap locmap;	/* (addr, line) -> w: first loc + 1 */
 	struct luw_kvmap namemap;	/* (hash, probe) -> w: name id */
-	struct luw_kvmap primmap;	/* (kind << 32 | rec, loc) -> w: prim */
+	struct primtab prim[2];		/* R_REALLOC, R_FREE */
 	struct luw_heapmap heap;	/* live chunks: size and loc */
 	/*
-	 * Recent primmap hits, direct-mapped: a workload frees and reallocs
+	 * Recent primary hits, direct-mapped: a workload frees and reallocs
 	 * chunks of a few sites from a few places, so most lookups hit here.
 	 */
 	struct {
@@ -97,12 +135,47 @@ struct luw_mpr {
 	 */
 	struct {
 		uint64_t epoch;
-		uint32_t loc;	/* NONE: empty; its key is in locs */
+		uint32_t loc1;	/* location + 1, 0: empty (calloc's zero
+				   pages stay untouched until used) */
 	} lcache[LCACHE];
+	/*
+	 * The symtab epoch after the latest declaration of a Lua function
+	 * address or trace number that hashes to each entry, and after the
+	 * latest C symbol: an entry of the location cache checked at
+	 * epoch E still names the right generation when no declaration
+	 * that could change it came after E.  Streams declare each Lua
+	 * function as it first allocates; checking the symtab again for
+	 * every cached location after each declaration took a quarter of
+	 * the events through the slow path.
+	 */
+	uint64_t decl[1 << DECL_BITS];
+	uint64_t cfunc_epoch;
 
 	struct qev q[QLEN];
 	unsigned int qhead, qn;
 };
+
+/*
+ * The next location, kept on LOC_ALIGN boundaries so that each is exactly
+ * two cache lines.
+ */
+static struct loc *loc_push(struct vec *v)
+{
+	if (v->n == v->cap) {
+		size_t ncap = v->cap ? v->cap * 2 : 256;
+		void *p;
+
+		if (ncap >= NONE || ncap > SIZE_MAX / sizeof(struct loc) ||
+		    posix_memalign(&p, LOC_ALIGN, ncap * sizeof(struct loc)))
+			return NULL;
+		if (v->n)
+			memcpy(p, v->p, v->n * sizeof(struct loc));
+		free(v->p);
+		v->p = p;
+		v->cap = ncap;
+	}
+	return (struct loc *)v->p + v->n++;
+}
 
 static void *vec_push(struct vec *v, size_t size)
 {
@@ -117,7 +190,6 @@ static void *vec_push(struct vec *v, size_t size)
 struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 {
 	struct luw_mpr *rep = calloc(1, sizeof(*rep));
-	int k;
 
 	if (!rep)
 		return NULL;
@@ -126,10 +198,7 @@ struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
 	luw_sb_init(&rep->tmp);
 	luw_kvmap_init(&rep->locmap);
 	luw_kvmap_init(&rep->namemap);
-	luw_kvmap_init(&rep->primmap);
 	luw_heapmap_init(&rep->heap);
-	for (k = 0; k < LCACHE; k++)
-		rep->lcache[k].loc = NONE;
 	return rep;
 }
 
@@ -142,13 +211,17 @@ void luw_mpr_free(struct luw_mpr *rep)
 	free(rep->locs.p);
 	for (k = 0; k < R__MAX; k++)
 		free(rep->recs[k].p);
-	free(rep->prims.p);
+	for (k = 0; k < 2; k++) {
+		free(rep->prim[k].p);
+		if (rep->prim[k].slot)
+			luw_table_free(rep->prim[k].slot,
+				       (rep->prim[k].mask + 1) * sizeof(uint64_t));
+	}
 	free(rep->names.p);
 	luw_sb_free(&rep->pool);
 	luw_sb_free(&rep->tmp);
 	luw_kvmap_free(&rep->locmap);
 	luw_kvmap_free(&rep->namemap);
-	luw_kvmap_free(&rep->primmap);
 	luw_heapmap_free(&rep->heap);
 	free(rep);
 }
@@ -210,30 +283,66 @@ static unsigned int lcache_slot(uint64_t addr, uint64_t line,
 	return (unsigned int)(h >> (64 - LCACHE_BITS));
 }
 
+static inline unsigned int decl_slot(uint64_t v)
+{
+	return (unsigned int)((v * 0x9e3779b97f4a7c15ULL) >> (64 - DECL_BITS));
+}
+
+/* A trace number's entry, apart from the function addresses'. */
+static inline unsigned int decl_trace(uint64_t traceno)
+{
+	return decl_slot(~traceno * 0xff51afd7ed558ccdULL);
+}
+
+/* Note a declaration (after it changed the symtab's epoch). */
+static void declared(struct luw_mpr *rep, const struct luw_sym *s)
+{
+	uint64_t epoch = luw_symtab_epoch(rep->st);
+
+	if (s->type == LUW_SYM_LFUNC)
+		rep->decl[decl_slot(s->addr)] = epoch;
+	else if (s->type == LUW_SYM_TRACE)
+		rep->decl[decl_trace(s->traceno)] = epoch;
+	else
+		rep->cfunc_epoch = epoch;
+}
+
+/* No declaration since `since` can have changed the generation of ev. */
+static inline int still_valid(const struct luw_mpr *rep, const struct qev *ev,
+			      uint64_t since)
+{
+	return rep->cfunc_epoch <= since &&
+	       rep->decl[decl_slot(ev->addr)] <= since &&
+	       (!ev->traceno || rep->decl[decl_trace(ev->traceno)] <= since);
+}
+
 static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 {
 	struct luw_loc key;
 	uint64_t epoch = luw_symtab_epoch(rep->st);
-	unsigned int c = lcache_slot(ev->addr, ev->line, ev->traceno);
+	unsigned int c = ev->lc;
 	struct luw_kv *e;
 	struct loc *l;
 	uint32_t i;
 	int isnew;
 
-	const struct loc *cl = rep->lcache[c].loc == NONE ? NULL
-			       : AT(rep->locs, struct loc, rep->lcache[c].loc);
+	const struct loc *cl = !rep->lcache[c].loc1 ? NULL
+			       : AT(rep->locs, struct loc, rep->lcache[c].loc1 - 1);
 	int hit = cl && cl->addr == ev->addr && cl->line == ev->line &&
 		  cl->traceno == ev->traceno;
 
-	if (hit && rep->lcache[c].epoch == epoch)
-		return rep->lcache[c].loc;
+	if (hit && (rep->lcache[c].epoch == epoch ||
+		    still_valid(rep, ev, rep->lcache[c].epoch))) {
+		rep->lcache[c].epoch = epoch;
+		return rep->lcache[c].loc1 - 1;
+	}
 	key.addr = ev->addr;
 	key.line = ev->line;
 	key.traceno = ev->traceno;
 	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
 	if (hit && cl->gen == key.gen) {
-		i = rep->lcache[c].loc;
+		i = rep->lcache[c].loc1 - 1;
 		goto found;
 	}
 	e = luw_kvmap_put(&rep->locmap, key.addr, key.line, &isnew);
@@ -245,9 +354,10 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 		if (l->traceno == key.traceno && l->gen == key.gen)
 			goto found;
 	}
-	l = vec_push(&rep->locs, sizeof(*l));
+	l = loc_push(&rep->locs);
 	if (!l)
 		return NONE;
+	memset(l, 0, sizeof(*l));
 	i = (uint32_t)(rep->locs.n - 1);
 	l->addr = key.addr;
 	l->line = key.line;
@@ -264,11 +374,12 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 		return NONE;
 found:
 	rep->lcache[c].epoch = epoch;
-	rep->lcache[c].loc = i;
+	rep->lcache[c].loc1 = i + 1;
 	return i;
 }
 
-static struct rec *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
+/* The counts of location li's record of kind (made when new). */
+static struct cnt *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
 			  uint32_t *ri)
 {
 	struct loc *l = AT(rep->locs, struct loc, li);
@@ -276,16 +387,99 @@ static struct rec *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
 
 	if (l->rec[kind] != NONE) {
 		*ri = l->rec[kind];
-		return AT(rep->recs[kind], struct rec, *ri);
+		return &l->cnt[kind];
 	}
 	r = vec_push(&rep->recs[kind], sizeof(*r));
 	if (!r)
 		return NULL;
-	memset(r, 0, sizeof(*r));
 	r->loc = li;
-	r->prim_head = r->prim_tail = NONE;
 	*ri = l->rec[kind] = (uint32_t)(rep->recs[kind].n - 1);
-	return r;
+	return &l->cnt[kind];
+}
+
+static const struct cnt *rec_cnt(const struct luw_mpr *rep, int kind,
+				 uint32_t ri)
+{
+	return &AT(rep->locs, struct loc,
+		   AT(rep->recs[kind], struct rec, ri)->loc)->cnt[kind];
+}
+
+static inline uint64_t prim_hash(uint32_t rec, uint32_t loc)
+{
+	return ((uint64_t)rec << 32 | loc) * 0x9e3779b97f4a7c15ULL;
+}
+
+/* The tag kept in an index slot (bits the home does not already hold). */
+static inline uint64_t prim_tag(uint64_t h)
+{
+	return (h ^ h << 29) & 0xffffffff00000000ULL;
+}
+
+/*
+ * Double the index (the first call allocates), refilled from the
+ * primaries in order: a sequential read, not a visit per old slot.
+ */
+static int prim_grow(struct primtab *t)
+{
+	size_t cap = t->slot ? (t->mask + 1) * 2 : 1024, i;
+	unsigned int bits = 0;
+	uint64_t *nw;
+
+	if (cap > SIZE_MAX / sizeof(*nw) / 2)
+		return -1;
+	while (((size_t)1 << bits) < cap)
+		bits++;
+	nw = luw_table_alloc(cap * sizeof(*nw), 0);
+	if (!nw)
+		return -1;
+	if (t->slot)
+		luw_table_free(t->slot, (t->mask + 1) * sizeof(*nw));
+	t->slot = nw;
+	t->mask = cap - 1;
+	t->shift = 64 - bits;
+	for (i = 0; i < t->n; i++) {
+		uint64_t h = prim_hash(t->p[i].rec, t->p[i].loc);
+		size_t j = (size_t)(h >> t->shift);
+
+		while (nw[j])
+			j = (j + 1) & t->mask;
+		nw[j] = prim_tag(h) | (i + 1);
+	}
+	return 0;
+}
+
+/* The primary (rec, loc) of t, made when new; NULL on ENOMEM. */
+static struct prim *prim_get(struct primtab *t, uint32_t rec, uint32_t loc,
+			     uint32_t *pi)
+{
+	uint64_t h, tag;
+	struct prim *p;
+	size_t j;
+
+	if ((t->n + 1) * 4 > (t->mask + 1) * 3 || !t->slot) {
+		if (t->n + 1 >= NONE || prim_grow(t))
+			return NULL;
+	}
+	h = prim_hash(rec, loc);
+	tag = prim_tag(h);
+	for (j = (size_t)(h >> t->shift); t->slot[j]; j = (j + 1) & t->mask) {
+		if ((t->slot[j] & 0xffffffff00000000ULL) != tag)
+			continue;
+		p = &t->p[(uint32_t)t->slot[j] - 1];
+		if (p->rec == rec && p->loc == loc) {
+			*pi = (uint32_t)t->slot[j] - 1;
+			return p;
+		}
+	}
+	if (luw_grow((void **)&t->p, &t->cap, t->n + 1, sizeof(*p)))
+		return NULL;
+	*pi = (uint32_t)t->n;
+	p = &t->p[t->n++];
+	p->rec = rec;
+	p->loc = loc;
+	p->allocated = p->freed = p->count = 0;
+	t->slot[j] = tag | (*pi + 1);
+	return p;
 }
 
 /*
@@ -298,39 +492,20 @@ static int link_prev(struct luw_mpr *rep, int kind, uint32_t ri,
 	uint64_t key = (uint64_t)kind << 32 | ri;
 	unsigned int ci = (unsigned int)((key * 31 + loc) *
 					 0x9e3779b97f4a7c15ULL >> 52);
-	struct luw_kv *e;
+	struct primtab *t = &rep->prim[kind - R_REALLOC];
 	struct prim *p;
-	struct rec *r;
-	int isnew;
+	uint32_t pi;
 
 	if (rep->pcache[ci].key == key && rep->pcache[ci].loc == loc) {
-		p = AT(rep->prims, struct prim, rep->pcache[ci].prim);
+		p = &t->p[rep->pcache[ci].prim];
 		goto credit;
 	}
-	e = luw_kvmap_put(&rep->primmap, key, loc, &isnew);
-	if (!e)
+	p = prim_get(t, ri, loc, &pi);
+	if (!p)
 		return -1;
-	if (isnew) {
-		p = vec_push(&rep->prims, sizeof(*p));
-		if (!p) {
-			luw_kvmap_del(&rep->primmap, key, loc, NULL);
-			return -1;
-		}
-		memset(p, 0, sizeof(*p));
-		p->loc = loc;
-		p->next = NONE;
-		e->w = (uint32_t)(rep->prims.n - 1);
-		r = AT(rep->recs[kind], struct rec, ri);
-		if (r->prim_tail == NONE)
-			r->prim_head = e->w;
-		else
-			AT(rep->prims, struct prim, r->prim_tail)->next = e->w;
-		r->prim_tail = e->w;
-	}
 	rep->pcache[ci].key = key;
 	rep->pcache[ci].loc = loc;
-	rep->pcache[ci].prim = e->w;
-	p = AT(rep->prims, struct prim, e->w);
+	rep->pcache[ci].prim = pi;
 credit:
 	p->allocated += nsize;
 	p->freed += osize;
@@ -338,9 +513,39 @@ credit:
 	return 0;
 }
 
+/*
+ * The primaries of t grouped by record, each group in creation order:
+ * those of record r are list[start[r]] .. list[start[r + 1] - 1].  0, or
+ * -1 on ENOMEM.
+ */
+static int prim_lists(const struct primtab *t, size_t nrec, uint32_t **start,
+		      uint32_t **list)
+{
+	size_t i;
+
+	*start = calloc(nrec + 1, sizeof(**start));
+	*list = malloc((t->n ? t->n : 1) * sizeof(**list));
+	if (!*start || !*list) {
+		free(*start);
+		free(*list);
+		return -1;
+	}
+	for (i = 0; i < t->n; i++)
+		(*start)[t->p[i].rec + 1]++;
+	for (i = 0; i < nrec; i++)
+		(*start)[i + 1] += (*start)[i];
+	for (i = 0; i < t->n; i++)
+		(*list)[(*start)[t->p[i].rec]++] = (uint32_t)i;
+	/* Each start was moved to the next group's: shift them back. */
+	for (i = nrec; i > 0; i--)
+		(*start)[i] = (*start)[i - 1];
+	(*start)[0] = 0;
+	return 0;
+}
+
 static int on_event(struct luw_mpr *rep, const struct qev *ev)
 {
-	struct rec *r;
+	struct cnt *r;
 	uint64_t osize;
 	uint32_t li, ri, oloc;
 	int kind;
@@ -385,8 +590,12 @@ static int cb_sym(void *ctx, const struct luw_sym *s)
 {
 	struct luw_mpr *rep = ctx;
 
-	if (s->final || !luw_symtab_add(rep->st, s))
+	if (s->final)
 		return 0;
+	if (!luw_symtab_add(rep->st, s)) {
+		declared(rep, s);
+		return 0;
+	}
 	rep->oom = 1;
 	return 1;
 }
@@ -402,6 +611,7 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
 			rep->oom = 1;
 			return 1;
 		}
+		declared(rep, &ev->sym);
 		return 0;
 	}
 	if (rep->qn == QLEN) {
@@ -423,10 +633,36 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
 	q->osize = ev->osize;
 	q->naddr = ev->naddr;
 	q->nsize = ev->nsize;
+	q->lc = lcache_slot(ev->addr, ev->line, ev->traceno);
+	/*
+	 * Fetch ahead in two steps: now the heap slots and the location
+	 * cache entry of this event; half a queue later, the location that
+	 * entry names (its key and counts), read from the entry fetched
+	 * then.  Only hints: the aggregation looks everything up again.
+	 * Few locations stay in the cache anyway: then the hints are only
+	 * work (a tenth more time on a stream of a few dozen sites).
+	 */
 	if (ev->aevent != LUW_AEVENT_ALLOC)
 		luw_heapmap_prefetch(&rep->heap, ev->oaddr);
 	if (ev->aevent != LUW_AEVENT_FREE)
 		luw_heapmap_prefetch(&rep->heap, ev->naddr);
+	if (rep->locs.n < LOC_AHEAD_MIN) {
+		rep->events++;
+		return 0;
+	}
+	__builtin_prefetch(&rep->lcache[q->lc]);
+	if (rep->qn > QLEN / 2) {
+		uint32_t li1 = rep->lcache[rep->q[(rep->qhead + rep->qn - 1 -
+						    QLEN / 2) % QLEN].lc].loc1;
+
+		if (li1) {
+			const char *l = (const char *)AT(rep->locs, struct loc,
+							 li1 - 1);
+
+			__builtin_prefetch(l, 1);
+			__builtin_prefetch(l + 64, 1);
+		}
+	}
 	rep->events++;
 	return 0;
 }
@@ -559,31 +795,115 @@ static int name_cmp(const void *a, const void *b, void *ctx)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int render(struct luw_mpr *rep, int kind, struct sink *k)
+/* Sort a[0..n) ascending: insertion for short runs, else merges. */
+static int u32_sort(uint32_t *a, size_t n)
+{
+	uint32_t *tmp, *src = a, *dst;
+	size_t i, j, w;
+
+	for (i = 0; i < n; i += 16) {
+		size_t e = n - i < 16 ? n : i + 16;
+
+		for (j = i + 1; j < e; j++) {
+			uint32_t t = a[j];
+			size_t k = j;
+
+			for (; k > i && t < a[k - 1]; k--)
+				a[k] = a[k - 1];
+			a[k] = t;
+		}
+	}
+	if (n <= 16)
+		return 0;
+	tmp = malloc(n * sizeof(*tmp));
+	if (!tmp)
+		return -1;
+	dst = tmp;
+	for (w = 16; w < n; w *= 2) {
+		for (i = 0; i < n; i += 2 * w) {
+			size_t m = n - i < w ? n : i + w;
+			size_t e = n - i < 2 * w ? n : i + 2 * w;
+			size_t l = i, r = m, o = i;
+
+			while (l < m && r < e)
+				dst[o++] = src[r] < src[l] ? src[r++] : src[l++];
+			while (l < m)
+				dst[o++] = src[l++];
+			while (r < e)
+				dst[o++] = src[r++];
+		}
+		dst = src;
+		src = src == a ? tmp : a;
+	}
+	if (src != a)
+		memcpy(a, src, n * sizeof(*a));
+	free(tmp);
+	return 0;
+}
+
+/*
+ * Each name's place in bytewise order, and the names by place in *byrank:
+ * the names once, rather than each record's Overrides list by strings.
+ */
+static int rank_names(struct luw_mpr *rep, uint32_t **byrank)
+{
+	const struct name **pl;
+	size_t i, n = rep->names.n;
+
+	pl = malloc((n ? n : 1) * sizeof(*pl));
+	*byrank = malloc((n ? n : 1) * sizeof(**byrank));
+	if (!pl || !*byrank) {
+		free(pl);
+		free(*byrank);
+		return -1;
+	}
+	for (i = 0; i < n; i++)
+		pl[i] = AT(rep->names, struct name, i);
+	qsort_r(pl, n, sizeof(*pl), name_cmp, rep);
+	for (i = 0; i < n; i++) {
+		uint32_t id = (uint32_t)(pl[i] - (const struct name *)rep->names.p);
+
+		AT(rep->names, struct name, id)->rank = (uint32_t)i;
+		(*byrank)[i] = id;
+	}
+	free(pl);
+	return 0;
+}
+
+static int render(struct luw_mpr *rep, int kind, const uint32_t *byrank,
+		  struct sink *k)
 {
 	struct luw_sb *out = &k->text;
 	struct vec *v = &rep->recs[kind];
 	struct order *ord = calloc(v->n ? v->n : 1, sizeof(*ord));
-	const struct name **pl = NULL;
-	size_t i, cap = 0;
+	const struct primtab *t = kind == R_ALLOC ? NULL
+				  : &rep->prim[kind - R_REALLOC];
+	uint32_t *start = NULL, *list = NULL, *pl = NULL;
+	size_t i;
+	int rc = -1;
 
 	if (!ord)
 		return -1;
 	for (i = 0; i < v->n; i++) {
 		ord[i].idx = (uint32_t)i;
-		ord[i].key = AT(*v, struct rec, i)->num;
+		ord[i].key = rec_cnt(rep, kind, (uint32_t)i)->num;
 	}
-	if (ord_sort(ord, v->n, 0)) {
-		free(ord);
-		return -1;
+	if (ord_sort(ord, v->n, 0))
+		goto out;
+	if (t && t->n) {
+		if (prim_lists(t, v->n, &start, &list))
+			goto out;
+		pl = malloc(t->n * sizeof(*pl));
+		if (!pl)
+			goto out;
 	}
 	for (i = 0; i < v->n; i++) {
-		const struct rec *r = AT(*v, struct rec, ord[i].idx);
+		uint32_t li = AT(*v, struct rec, ord[i].idx)->loc;
+		const struct cnt *r = &AT(rep->locs, struct loc, li)->cnt[kind];
 		size_t np = 0, j;
-		uint32_t p;
 
 		spill(k, 0);
-		put_name(out, rep, loc_name(rep, r->loc));
+		put_name(out, rep, loc_name(rep, li));
 		luw_sb_puts(out, ": ");
 		luw_sb_putu(out, r->num);
 		luw_sb_puts(out, " events\t+");
@@ -591,31 +911,31 @@ static int render(struct luw_mpr *rep, int kind, struct sink *k)
 		luw_sb_puts(out, "B\t-");
 		luw_sb_putu(out, r->free);
 		luw_sb_puts(out, "B\n");
-		for (p = r->prim_head; p != NONE;
-		     p = AT(rep->prims, struct prim, p)->next) {
-			if (luw_grow((void **)&pl, &cap, np + 1, sizeof(*pl))) {
-				free(pl);
-				free(ord);
-				return -1;
-			}
-			pl[np++] = loc_name(rep,
-					    AT(rep->prims, struct prim, p)->loc);
-		}
+		if (!start)
+			continue;
+		for (j = start[ord[i].idx]; j < start[ord[i].idx + 1]; j++)
+			pl[np++] = loc_name(rep, t->p[list[j]].loc)->rank;
 		if (!np)
 			continue;
-		qsort_r(pl, np, sizeof(*pl), name_cmp, rep);
+		if (u32_sort(pl, np))
+			goto out;
 		luw_sb_puts(out, "\tOverrides:\n");
 		for (j = 0; j < np; j++) {
 			luw_sb_puts(out, "\t\t");
-			put_name(out, rep, pl[j]);
+			put_name(out, rep,
+				 AT(rep->names, struct name, byrank[pl[j]]));
 			luw_sb_putc(out, '\n');
 		}
 		luw_sb_putc(out, '\n');
 	}
-	free(pl);
-	free(ord);
 	spill(k, 0);
-	return k->err ? -1 : 0;
+	rc = k->err ? -1 : 0;
+out:
+	free(pl);
+	free(start);
+	free(list);
+	free(ord);
+	return rc;
 }
 
 static struct name *dheap(struct luw_mpr *rep, uint32_t li, uint32_t *seq)
@@ -655,24 +975,29 @@ static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 		nm->dheap_seq = NONE;
 	}
 	for (i = 0; i < rep->recs[R_ALLOC].n; i++) {
-		const struct rec *r = AT(rep->recs[R_ALLOC], struct rec, i);
+		uint32_t li = AT(rep->recs[R_ALLOC], struct rec, i)->loc;
+		const struct cnt *r = &AT(rep->locs, struct loc, li)->cnt[R_ALLOC];
 		struct name *nm;
 
 		if (!r->alloc)
 			continue;
-		nm = dheap(rep, r->loc, &seq);
+		nm = dheap(rep, li, &seq);
 		nm->dbytes = wrap_add(nm->dbytes, r->alloc);
 		nm->nalloc += r->num;
 	}
 	for (k = R_REALLOC; k <= R_FREE; k++) {
+		const struct primtab *t = &rep->prim[k - R_REALLOC];
+		uint32_t *start, *list;
+
+		if (!t->n)
+			continue;
+		if (prim_lists(t, rep->recs[k].n, &start, &list))
+			return -1;
 		for (i = 0; i < rep->recs[k].n; i++) {
-			const struct rec *r = AT(rep->recs[k], struct rec, i);
 			uint32_t p;
 
-			for (p = r->prim_head; p != NONE;
-			     p = AT(rep->prims, struct prim, p)->next) {
-				const struct prim *pr =
-					AT(rep->prims, struct prim, p);
+			for (p = start[i]; p < start[i + 1]; p++) {
+				const struct prim *pr = &t->p[list[p]];
 				struct name *nm;
 
 				if (pr->allocated) {
@@ -689,6 +1014,8 @@ static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 				}
 			}
 		}
+		free(start);
+		free(list);
 	}
 	ord = calloc(rep->names.n ? rep->names.n : 1, sizeof(*ord));
 	if (!ord)
@@ -764,16 +1091,25 @@ int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
 		"ALLOCATIONS\n", "REALLOCATIONS\n", "DEALLOCATIONS\n"
 	};
 	struct sink k;
+	uint32_t *byrank = NULL;
 	int i, rc = 0;
 
 	if (drain(rep))
+		return -1;
+	/*
+	 * The report is made from the records alone: the live-heap table,
+	 * most of the memory, goes before the output's own arrays are made.
+	 */
+	luw_heapmap_free(&rep->heap);
+	if (!leak_only && (rep->prim[0].n || rep->prim[1].n) &&
+	    rank_names(rep, &byrank))
 		return -1;
 	luw_sb_init(&k.text);
 	k.out = out;
 	k.err = 0;
 	for (i = 0; !leak_only && i < R__MAX && !rc; i++) {
 		luw_sb_puts(&k.text, title[i]);
-		rc = render(rep, i, &k);
+		rc = render(rep, i, byrank, &k);
 		luw_sb_putc(&k.text, '\n');
 	}
 	if (!rc)
@@ -784,5 +1120,6 @@ int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
 	if (k.err)
 		rc = -1;
 	luw_sb_free(&k.text);
+	free(byrank);
 	return rc;
 }

@@ -55,7 +55,9 @@ int luw_mpr_oom(const struct luw_mpr *rep);
  * The full report, or only HEAP SUMMARY and ALIASES.  0 or -1.  Events
  * still queued are aggregated first.  The text goes out in pieces as it is
  * made (a service's report is megabytes), so after a failure (out of
- * memory, a write error) part of it may have been written.
+ * memory, a write error) part of it may have been written.  It ends the
+ * intake: the live-heap table is freed first (the report needs only the
+ * records), so rep takes no more events after it.
  */
 int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out);
 

@@ -12,7 +12,7 @@
  * never beyond LUW_RD_WINDOW_MAX, so a corrupt length cannot make the
  * reader allocate without bound.
  */
-#define LUW_RD_WINDOW (1u << 20)
+#define LUW_RD_WINDOW (1u << 18)
 #define LUW_RD_WINDOW_MAX (64u << 20)
 
 /* Make room for n contiguous bytes from r->p; 0 when n is beyond the cap. */
