@@ -1234,6 +1234,12 @@ static int anchor_gg(struct luw_ljl_target *t, struct luw_lj_layout *ly,
 }
 
 /*
+ * The marks G->strempty can carry: LJ_GC_WHITE0/WHITE1, LJ_GC_BLACK and
+ * LJ_GC_FIXED (lj_gc.h); never a finalizer or weak bit, never SFIXED.
+ */
+#define STREMPTY_MARKS (0x01u | 0x02u | 0x04u | 0x20u)
+
+/*
  * A family layout with every field the machine code gave replaced, GG_State
  * anchored in the process, GG_DISP2J from the interpreter's calls (the
  * lea of DISPATCH's offset that lies inside GG_State past global_State's
@@ -1404,12 +1410,23 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 			uint32_t k, rest = 0;
 
 			/*
-			 * All zero but its mark (never 0: a white bit) and its
-			 * type: no next object, no hash or id, length 0, NUL.
+			 * All zero but its mark and its type: no next object,
+			 * no hash or id, length 0, NUL.  The mark is any the
+			 * GC gives it, 0 included: lua_newstate makes it
+			 * LJ_GC_WHITE0; gc_mark turns it gray (white bits
+			 * cleared, and a string stays gray) once a table key
+			 * or slot holding "" is traversed -- FFI's miscmap
+			 * has one -- so it reads 0 until the first cycle's
+			 * atomic phase sets it to currentwhite, which carries
+			 * LJ_GC_FIXED from then on (0x21/0x22, gray 0x20).
+			 * A process still in its first GC cycle (one that
+			 * allocates little, or a guest under load) showed 0
+			 * here, and the scan found no hit.
 			 */
 			if (ly->str_size + 1u > sizeof(b) ||
 			    rd(t->pid, g + o, b, ly->str_size + 1u) ||
-			    b[ly->gc_gct] != ly->gct_str || !b[ly->gc_gct - 1])
+			    b[ly->gc_gct] != ly->gct_str ||
+			    (b[ly->gc_gct - 1] & ~STREMPTY_MARKS))
 				continue;
 			for (k = 0; k <= ly->str_size; k++)
 				if (k != ly->gc_gct && k != ly->gc_gct - 1u)
