@@ -1109,6 +1109,31 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
 
 /* ---- attach --------------------------------------------------------------- */
 
+/*
+ * Reading a running target.  Layout checks read the process with
+ * process_vm_readv while it runs, and some of what they read moves: the
+ * stack walk of check_protos can catch a frame being built, measure()
+ * can read L->stack and L->maxstack either side of a stack reallocation,
+ * the process-measured fields (ljrecover's anchor, str_size, g_tmpbuf_l,
+ * g_strempty) scan G and the globals while the program writes them.  The
+ * target is not stopped for it: detection scans up to 2 GiB of memory per
+ * candidate, far too long to hold a server's threads (a sampler stops a
+ * thread for one stack, not for this), and the one intermittent refusal
+ * seen was a GC state (G->strempty gray in the first GC cycle), which a
+ * stopped target shows just the same.  Instead:
+ *  - a state that fails validation is read again, 3 ms later, up to 3
+ *    failures; a pass after a failure counts only when the read after it
+ *    passes too (two consecutive reads agree), so a wrong offset that a
+ *    moving value satisfies once is still refused;
+ *  - luw_ljl_attach runs every candidate again, derived afresh from the
+ *    process, when all of them failed (LJL_ROUNDS rounds), with the same
+ *    rule: a candidate that passes only in a later round must pass a
+ *    second validation of every state; the refusal says so, and for each
+ *    candidate the check it failed (a later round's too, when another).
+ * A wrong offset fails its check on every read, so no number of reads
+ * turns it into a pass; what a retry buys is a right layout read at a
+ * moment the checks cannot see as consistent.
+ */
 static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 			char *why, size_t n)
 {
@@ -1118,18 +1143,18 @@ static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly
 		return luw_fail(why, n, "no global_State found in memory (dispatch table "
 			    "of %u entries into the VM)", ly->gg_ndisp);
 	for (i = 0; i < t->nstates; i++) {
-		int tries;
+		int fails = 0, passes = 0;
 
-		/*
-		 * The process runs while we read it: a walk of its stack can
-		 * catch a frame being built.  A wrong offset fails every time.
-		 */
-		for (tries = 0; tries < 3; tries++) {
-			if (!luw_ljl_validate(t, ly, t->states[i], why, n))
-				break;
+		while (passes < (fails ? 2 : 1) && fails < 3) {
+			if (!luw_ljl_validate(t, ly, t->states[i], why, n)) {
+				passes++;
+				continue;
+			}
+			fails++;
+			passes = 0;
 			usleep(3000);
 		}
-		if (tries == 3)
+		if (fails == 3)
 			return -1;
 	}
 	return 0;
@@ -1459,88 +1484,174 @@ static void names_from_tables(struct luw_ljl_target *t)
 		snprintf(t->ff.src, sizeof(t->ff.src), "none: %.50s", why);
 }
 
+/* Rounds of checks before a refusal (see "Reading a running target"). */
+#define LJL_ROUNDS 3
+
+/*
+ * A candidate that validated in a round after the first: every state is
+ * validated once more with the layout just installed.
+ */
+static int confirm(struct luw_ljl_target *t, int round, char *why, size_t n)
+{
+	if (!round)
+		return 0;
+	if (!validate_all(t, &t->layout, why, n))
+		return 0;
+	memset(&t->layout, 0, sizeof(t->layout));
+	t->nstates = 0;
+	return -1;
+}
+
+/* The check in a use_layout message, without the path and build-id. */
+static void cand_why(char *dst, size_t dn, const char *why)
+{
+	const char *c = strstr(why, "the live process: ");
+	size_t l;
+
+	c = c ? c + 18 : why;
+	l = strlen(c);
+	if (l > 13 && !strcmp(c + l - 13, "; refusing it"))
+		l -= 13;
+	snprintf(dst, dn, "%.*s", (int)l, c);
+}
+
+/*
+ * Round `round` of the candidates that need no DWARF and no build-id:
+ * each family layout as is, then each with what the machine code and the
+ * process give.  0 when one validated (installed in t); else -1, and for
+ * each candidate k whys[k] holds its failed check, names[k] its name and
+ * iscode[k] whether the machine code's fields were in it.
+ */
+#define LJL_MAX_CAND 16
+static int try_families(struct luw_ljl_target *t, int round,
+			char whys[][400], const char *names[], int iscode[],
+			int *ncand)
+{
+	char why[512], fields[200], name[256];
+	size_t i;
+	int k = 0, code;
+
+	for (code = 0; code < 2; code++) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			struct luw_lj_layout ly;
+			int bad;
+
+			if (known[i].build_id || k >= LJL_MAX_CAND)
+				continue;
+			names[k] = known[i].name;
+			iscode[k] = code;
+			if (!code) {
+				/* A family's constants may have moved on. */
+				ly = *known[i].layout;
+				ly.stack_extra = 0;
+				ly.gg_ndisp = 0;
+				snprintf(name, sizeof(name), "%s", known[i].name);
+				bad = luw_ljl_use_layout(t, &ly, name, why,
+							 sizeof(why));
+			} else {
+				bad = layout_from_code(t, known[i].layout, &ly,
+						       fields, sizeof(fields),
+						       why, sizeof(why));
+				if (!bad) {
+					snprintf(name, sizeof(name),
+						 "%.60s with %.170s from machine code",
+						 known[i].name, fields);
+					bad = luw_ljl_use_layout(t, &ly, name,
+								 why, sizeof(why));
+				}
+			}
+			if (!bad)
+				bad = confirm(t, round, why, sizeof(why));
+			if (!bad) {
+				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
+				snprintf(t->layout_name, sizeof(t->layout_name),
+					 code ? "%s" :
+					 "%s (validated, build-id not in the table)",
+					 name);
+				t->rounds = round + 1;
+				return 0;
+			}
+			cand_why(whys[k], sizeof(whys[k]), why);
+			k++;
+		}
+	}
+	*ncand = k;
+	return -1;
+}
+
 int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t n)
 {
-	char why[512], all[2048];
-	size_t i, used;
+	static const char how[] =
+		"checked in %d rounds while the target ran, each state read "
+		"up to 3 times";
+	char all[4096], whys[LJL_MAX_CAND][400], first[LJL_MAX_CAND][400];
+	const char *names[LJL_MAX_CAND];
+	int iscode[LJL_MAX_CAND];
+	size_t used;
+	int round, k, ncand = 0;
 
 	if (luw_ljl_open(pid, t, err, n))
 		return -1;
+	t->rounds = 0;
 	if (t->src != LUW_LJL_SRC_NONE) {
 		struct luw_lj_layout ly = t->layout;
+		char why[512];
 
-		if (luw_ljl_use_layout(t, &ly, t->layout_name, err, n))
-			return -1;
-		names_from_tables(t);
-		return 0;
-	}
-	/*
-	 * Unknown build: a family layout must validate on every state.  On
-	 * failure, say what failed for each candidate: DWARF, then each one.
-	 */
-	used = (size_t)snprintf(all, sizeof(all), "DWARF: %s",
-				t->why_dwarf[0] ? t->why_dwarf : "none");
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		struct luw_lj_layout ly;
-		const char *c;
-
-		if (known[i].build_id)
-			continue;
-		/* A family's constants may have moved on: measure them. */
-		ly = *known[i].layout;
-		ly.stack_extra = 0;
-		ly.gg_ndisp = 0;
-		if (!luw_ljl_use_layout(t, &ly, known[i].name, why, sizeof(why))) {
-			t->src = LUW_LJL_SRC_GUESS;
-			snprintf(t->layout_name, sizeof(t->layout_name),
-				 "%s (validated, build-id not in the table)",
-				 known[i].name);
-			names_from_tables(t);
-			return 0;
-		}
-		/* The check, without the path and build-id said once below. */
-		c = strstr(why, "the live process: ");
-		c = c ? c + 18 : why;
-		if (used < sizeof(all))
-			used += (size_t)snprintf(all + used, sizeof(all) - used,
-						 "; \"%s\": %.*s", known[i].name,
-						 (int)(strlen(c) > 13 &&
-						       !strcmp(c + strlen(c) - 13,
-							       "; refusing it") ?
-						       strlen(c) - 13 : strlen(c)),
-						 c);
-	}
-	/* Then each family again, with what the machine code says. */
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		struct luw_lj_layout ly;
-		char fields[200], name[256];
-		const char *c;
-
-		if (known[i].build_id)
-			continue;
-		if (!layout_from_code(t, known[i].layout, &ly, fields,
-				      sizeof(fields), why, sizeof(why))) {
-			snprintf(name, sizeof(name),
-				 "%.60s with %.170s from machine code",
-				 known[i].name, fields);
-			if (!luw_ljl_use_layout(t, &ly, name, why, sizeof(why))) {
-				t->src = LUW_LJL_SRC_CODE;
-				snprintf(t->layout_name, sizeof(t->layout_name),
-					 "%s", name);
+		for (round = 0; round < LJL_ROUNDS; round++) {
+			if (round)
+				usleep(10000u * (unsigned int)round);
+			if (!luw_ljl_use_layout(t, &ly, t->layout_name, why,
+						sizeof(why)) &&
+			    !confirm(t, round, why, sizeof(why))) {
+				t->rounds = round + 1;
 				names_from_tables(t);
 				return 0;
 			}
+			if (!round)
+				snprintf(err, n, "%s", why);
 		}
-		c = strstr(why, "the live process: ");
-		c = c ? c + 18 : why;
-		if (used < sizeof(all))
-			used += (size_t)snprintf(all + used, sizeof(all) - used,
-						 "; code + \"%s\": %s",
-						 known[i].name, c);
+		used = strlen(err);
+		if (used < n) {
+			snprintf(err + used, n - used, " (");
+			used = strlen(err);
+			snprintf(err + used, n - used, how, LJL_ROUNDS);
+			used = strlen(err);
+			snprintf(err + used, n - used, ")");
+		}
+		return -1;
+	}
+	/*
+	 * Unknown build: a family layout must validate on every state.  On
+	 * failure, say what failed for each candidate: DWARF, then each one,
+	 * and what a later round saw when it was another check.
+	 */
+	for (round = 0; round < LJL_ROUNDS; round++) {
+		if (round)
+			usleep(10000u * (unsigned int)round);
+		if (!try_families(t, round, whys, names, iscode, &ncand)) {
+			names_from_tables(t);
+			return 0;
+		}
+		if (!round)
+			memcpy(first, whys, sizeof(first));
+	}
+	used = (size_t)snprintf(all, sizeof(all), "every candidate ");
+	used += (size_t)snprintf(all + used, sizeof(all) - used, how, LJL_ROUNDS);
+	used += (size_t)snprintf(all + used, sizeof(all) - used, ": DWARF: %s",
+				 t->why_dwarf[0] ? t->why_dwarf : "none");
+	for (k = 0; k < ncand && used < sizeof(all); k++) {
+		int same = !strcmp(first[k], whys[k]);
+
+		used += (size_t)snprintf(all + used, sizeof(all) - used,
+					 "; %s\"%s\": %s%s%s%s",
+					 iscode[k] ? "code + " : "",
+					 names[k], first[k],
+					 same ? "" : " (a later round: ",
+					 same ? "" : whys[k], same ? "" : ")");
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;
 	return luw_fail(err, n,
-		    "%s (build-id %s): LuaJIT layout not recognised: %s",
+		    "%s (build-id %s): LuaJIT layout not recognised, %s",
 		    t->path, t->build_id[0] ? t->build_id : "none", all);
 }

@@ -60,6 +60,7 @@ struct luw_ljl_target {
 	struct luw_lj_layout layout;
 	uint64_t states[LUW_LJL_MAX_STATES];	/* global_State addresses */
 	int nstates;
+	int rounds;		/* round of checks the layout passed in, 1.. */
 };
 
 /* Finds LuaJIT in PID and picks a layout.  0, or -1 with a message. */
