@@ -311,7 +311,9 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	/* Which round of checks passed (ljlayout.c, "Reading a running target"). */
-	printf("checks: passed in round %d\n", t->rounds);
+	printf("checks: passed in round %d%s%s%s\n", t->rounds,
+	       t->why_round1[0] ? " (the round before: " : "", t->why_round1,
+	       t->why_round1[0] ? ")" : "");
 	printf("ffnames: %u from %s\n", t->ff.count,
 	       t->ff.src[0] ? t->ff.src : "nowhere");
 	printf("vm: 0x%llx-0x%llx interp-end 0x%llx cframe %u\n",

@@ -1565,10 +1565,14 @@ static int try_families(struct luw_ljl_target *t, int round,
 			if (!bad) {
 				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
 				snprintf(t->layout_name, sizeof(t->layout_name),
-					 code ? "%s" :
-					 "%s (validated, build-id not in the table)",
+					 code ? "%.250s" :
+					 "%.200s (validated, build-id not in the table)",
 					 name);
 				t->rounds = round + 1;
+				if (round)
+					snprintf(t->why_round1,
+						 sizeof(t->why_round1), "%s",
+						 whys[k]);
 				return 0;
 			}
 			cand_why(whys[k], sizeof(whys[k]), why);
@@ -1593,6 +1597,7 @@ int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t n)
 	if (luw_ljl_open(pid, t, err, n))
 		return -1;
 	t->rounds = 0;
+	t->why_round1[0] = 0;
 	if (t->src != LUW_LJL_SRC_NONE) {
 		struct luw_lj_layout ly = t->layout;
 		char why[512];
@@ -1604,6 +1609,9 @@ int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t n)
 						sizeof(why)) &&
 			    !confirm(t, round, why, sizeof(why))) {
 				t->rounds = round + 1;
+				if (round)
+					cand_why(t->why_round1,
+						 sizeof(t->why_round1), err);
 				names_from_tables(t);
 				return 0;
 			}

@@ -61,6 +61,7 @@ struct luw_ljl_target {
 	uint64_t states[LUW_LJL_MAX_STATES];	/* global_State addresses */
 	int nstates;
 	int rounds;		/* round of checks the layout passed in, 1.. */
+	char why_round1[400];	/* its failed check in the round before */
 };
 
 /* Finds LuaJIT in PID and picks a layout.  0, or -1 with a message. */
