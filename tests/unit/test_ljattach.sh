@@ -49,6 +49,7 @@ fails=0
 # start BIN MODE [N]: runs attach.lua, prints its pid once it is ready.
 start() {
 	local out=$tmp/run.$RANDOM p
+	: >"$out"
 	"$1" "$wl" "$2" "${3:-}" >"$out" 2>&1 &
 	p=$!
 	for _ in $(seq 400); do

@@ -1173,14 +1173,43 @@ static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly
 static void measure(struct luw_ljl_target *t, struct luw_lj_layout *ly)
 {
 	uint64_t g = t->states[0], mainl, stack = 0, maxstack = 0, v = 0;
-	uint32_t stacksize = 0, k;
+	uint32_t stacksize = 0, k, span;
+	uint8_t a[128], b[128];
+	int agree = 0;
 
 	mainl = g + (int64_t)ly->gg_g2l;
-	if (!ly->stack_extra &&
-	    !rd_ref(t->pid, ly, mainl + ly->l_stack, &stack) &&
-	    !rd_ref(t->pid, ly, mainl + ly->l_maxstack, &maxstack) &&
-	    !rd(t->pid, mainl + ly->l_stacksize, &stacksize, 4) &&
-	    maxstack > stack && !((maxstack - stack) % 8) &&
+	/*
+	 * stack, maxstack and stacksize from one copy of lua_State's head,
+	 * taken again until two copies agree: read one by one, a stack
+	 * reallocated between the reads (a program recursing deeply) gave
+	 * a torn triple and a wrong LJ_STACK_EXTRA, and the candidate failed
+	 * its maxstack check (seen in test_ljattach's churn).
+	 */
+	span = ly->l_stack > ly->l_maxstack ? ly->l_stack : ly->l_maxstack;
+	span = (ly->l_stacksize > span ? ly->l_stacksize : span) + 8;
+	for (k = 0; !ly->stack_extra && span <= sizeof(a) && k < 5 && !agree; k++) {
+		if (rd(t->pid, mainl, k ? b : a, span))
+			break;
+		if (k)
+			agree = !memcmp(a, b, span);
+		if (k && !agree)
+			memcpy(a, b, span);
+	}
+	if (agree) {
+		uint32_t s32;
+
+		if (ly->flags & LUW_LJ_F_GC64) {
+			memcpy(&stack, a + ly->l_stack, 8);
+			memcpy(&maxstack, a + ly->l_maxstack, 8);
+		} else {
+			memcpy(&s32, a + ly->l_stack, 4);
+			stack = s32;
+			memcpy(&s32, a + ly->l_maxstack, 4);
+			maxstack = s32;
+		}
+		memcpy(&stacksize, a + ly->l_stacksize, 4);
+	}
+	if (agree && maxstack > stack && !((maxstack - stack) % 8) &&
 	    (maxstack - stack) / 8 + 1 < stacksize) {
 		uint64_t extra = stacksize - 1 - (maxstack - stack) / 8;
 
