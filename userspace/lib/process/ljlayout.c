@@ -897,14 +897,32 @@ int luw_ljl_find_states(struct luw_ljl_target *t, char *err, size_t n)
 		for (a = m->start; a < m->end && scanned < limit; a += CHUNK) {
 			uint64_t len = m->end - a < CHUNK ? m->end - a : CHUNK, i;
 
+			/*
+			 * A chunk that does not read whole (the heap shrank
+			 * since the maps were read) is read page by page:
+			 * skipping all of it lost GG_State now and then in
+			 * test_ljattach's churn.  An unreadable page ends a run.
+			 */
+			uint8_t ok[CHUNK / 4096];
+
+			memset(ok, 1, sizeof(ok));
 			if (rd(t->pid, a, buf, (uint32_t)len)) {
-				run = 0;
-				continue;
+				uint64_t pg;
+
+				for (pg = 0; pg < (len + 4095) / 4096; pg++)
+					ok[pg] = !rd(t->pid, a + pg * 4096,
+						     (uint8_t *)buf + pg * 4096,
+						     (uint32_t)(len - pg * 4096 < 4096 ?
+								len - pg * 4096 : 4096));
 			}
 			scanned += len;
 			for (i = 0; i < len / 8; i++) {
 				uint64_t v = buf[i];
 
+				if (!ok[i / 512]) {
+					run = 0;
+					continue;
+				}
 				if (v >= t->vm_start && v < t->vm_end) {
 					if (!run++)
 						run_start = a + 8 * i;
