@@ -236,7 +236,7 @@ int main(int argc, char **argv)
 	pid_t pid = 0, tid = 0;
 	struct luw_ljl_target *t;
 	struct luw_ljp_ctx *sym;
-	char err[1024];
+	char err[4096];
 	struct luw_lj_frame frames[256];
 	struct luw_lj_seg segs[32];
 	uint64_t g_hint = 0;
@@ -310,6 +310,10 @@ int main(int argc, char **argv)
 		free(t);
 		return 2;
 	}
+	/* Which round of checks passed (ljlayout.c, "Reading a running target"). */
+	printf("checks: passed in round %d%s%s%s\n", t->rounds,
+	       t->why_round1[0] ? " (the round before: " : "", t->why_round1,
+	       t->why_round1[0] ? ")" : "");
 	printf("ffnames: %u from %s\n", t->ff.count,
 	       t->ff.src[0] ? t->ff.src : "nowhere");
 	printf("vm: 0x%llx-0x%llx interp-end 0x%llx cframe %u\n",

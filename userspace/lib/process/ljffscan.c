@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define LJ_TNIL		0u	/* ~LJ_TNIL, as tv_decode gives it */
 #define LJ_TSTR		4u	/* ~LJ_TSTR, as stored in gct */
 #define LJ_TFUNC	8u
 #define LJ_TTAB		11u
@@ -52,26 +53,23 @@ static int gct_is(const struct scan *s, uint64_t o, unsigned int t)
 	return o && !rd(s, o + s->ly->gc_gct, &g, 1) && g == t;
 }
 
-/* A TValue at `a`: its type (~itype) and GC object, or -1. */
-static int tv_gc(const struct scan *s, uint64_t a, unsigned int *t,
-		 uint64_t *o)
+/* A TValue's bytes: its type (~itype) and GC object. */
+static void tv_decode(const struct scan *s, const unsigned char *p,
+		      unsigned int *t, uint64_t *o)
 {
 	if (s->r == 8) {
 		uint64_t v;
 
-		if (rd(s, a, &v, 8))
-			return -1;
+		memcpy(&v, p, 8);
 		*t = (unsigned int)~(uint32_t)(int32_t)((int64_t)v >> 47);
 		*o = v & LUW_LJ_GCVMASK;
 	} else {
 		uint32_t v[2];
 
-		if (rd(s, a, v, 8))
-			return -1;
+		memcpy(v, p, 8);
 		*t = ~v[1];
 		*o = v[0];
 	}
-	return 0;
 }
 
 static int str_of(const struct scan *s, uint64_t o, char *buf, size_t n)
@@ -88,8 +86,16 @@ static int str_of(const struct scan *s, uint64_t o, char *buf, size_t n)
 typedef void (*entry_fn)(const struct scan *s, const char *key,
 			 unsigned int vt, uint64_t vo, void *arg);
 
-/* Every string-keyed entry of the hash part of table `t`. */
-static int tab_each(const struct scan *s, uint64_t t, entry_fn fn, void *arg)
+/*
+ * Every string-keyed entry of the hash part of table `t`, from one copy
+ * of its node array: the program may add or remove keys (and rehash the
+ * table) while we read, and two passes over the live array could see two
+ * different tables.  With `keys`, also counts the keys that are strings
+ * (by their gct), read from the same copy, whether or not they read as
+ * names.
+ */
+static int tab_walk(const struct scan *s, uint64_t t, entry_fn fn, void *arg,
+		    unsigned int *keys)
 {
 	uint64_t node = 0;
 	uint32_t hmask = 0, i;
@@ -105,17 +111,33 @@ static int tab_each(const struct scan *s, uint64_t t, entry_fn fn, void *arg)
 		return -1;
 	}
 	for (i = 0; i <= hmask; i++) {
-		uint64_t n = node + (uint64_t)i * NODE_SIZE, ko, vo;
+		const unsigned char *n = buf + (size_t)i * NODE_SIZE;
+		uint64_t ko, vo;
 		unsigned int kt, vt;
 		char key[128];
 
-		if (tv_gc(s, n + 8, &kt, &ko) || kt != LJ_TSTR ||
-		    str_of(s, ko, key, sizeof(key)) || tv_gc(s, n, &vt, &vo))
+		/*
+		 * A key whose value is nil is dead: the GC no longer marks
+		 * it (a global set to nil), its string may be freed and
+		 * its memory reused.
+		 */
+		tv_decode(s, n, &vt, &vo);
+		tv_decode(s, n + 8, &kt, &ko);
+		if (vt == LJ_TNIL || kt != LJ_TSTR || !gct_is(s, ko, LJ_TSTR))
+			continue;
+		if (keys)
+			(*keys)++;
+		if (str_of(s, ko, key, sizeof(key)))
 			continue;
 		fn(s, key, vt, vo, arg);
 	}
 	free(buf);
 	return 0;
+}
+
+static int tab_each(const struct scan *s, uint64_t t, entry_fn fn, void *arg)
+{
+	return tab_walk(s, t, fn, arg, NULL);
 }
 
 struct find {
@@ -240,27 +262,13 @@ static void key_check(const struct scan *s, const char *key, unsigned int vt,
 
 /*
  * The string keys of table t's hash part: how many there are, and how
- * many of them tab_each read as names (into c).  -1 when t is unreadable.
+ * many of them read as names (into c), from one copy of the table.  -1
+ * when t is unreadable.
  */
 static int count_keys(const struct scan *s, uint64_t t, unsigned int *keys,
 		      struct strcheck *c)
 {
-	uint64_t node = 0;
-	uint32_t hmask = 0, i;
-
-	if (rd_ref(s, t + 5 * s->r, &node) ||
-	    rd(s, t + 6 * s->r + 4, &hmask, 4) || hmask >= MAX_NODES)
-		return -1;
-	for (i = 0; i <= hmask; i++) {
-		unsigned int kt;
-		uint64_t ko;
-
-		if (!tv_gc(s, node + (uint64_t)i * NODE_SIZE + 8, &kt, &ko) &&
-		    kt == LJ_TSTR && gct_is(s, ko, LJ_TSTR))
-			(*keys)++;
-	}
-	tab_each(s, t, key_check, c);
-	return 0;
+	return tab_walk(s, t, key_check, c, keys);
 }
 
 int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,

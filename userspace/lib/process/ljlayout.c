@@ -897,14 +897,32 @@ int luw_ljl_find_states(struct luw_ljl_target *t, char *err, size_t n)
 		for (a = m->start; a < m->end && scanned < limit; a += CHUNK) {
 			uint64_t len = m->end - a < CHUNK ? m->end - a : CHUNK, i;
 
+			/*
+			 * A chunk that does not read whole (the heap shrank
+			 * since the maps were read) is read page by page:
+			 * skipping all of it lost GG_State now and then in
+			 * test_ljattach's churn.  An unreadable page ends a run.
+			 */
+			uint8_t ok[CHUNK / 4096];
+
+			memset(ok, 1, sizeof(ok));
 			if (rd(t->pid, a, buf, (uint32_t)len)) {
-				run = 0;
-				continue;
+				uint64_t pg;
+
+				for (pg = 0; pg < (len + 4095) / 4096; pg++)
+					ok[pg] = !rd(t->pid, a + pg * 4096,
+						     (uint8_t *)buf + pg * 4096,
+						     (uint32_t)(len - pg * 4096 < 4096 ?
+								len - pg * 4096 : 4096));
 			}
 			scanned += len;
 			for (i = 0; i < len / 8; i++) {
 				uint64_t v = buf[i];
 
+				if (!ok[i / 512]) {
+					run = 0;
+					continue;
+				}
 				if (v >= t->vm_start && v < t->vm_end) {
 					if (!run++)
 						run_start = a + 8 * i;
@@ -1109,6 +1127,31 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
 
 /* ---- attach --------------------------------------------------------------- */
 
+/*
+ * Reading a running target.  Layout checks read the process with
+ * process_vm_readv while it runs, and some of what they read moves: the
+ * stack walk of check_protos can catch a frame being built, measure()
+ * can read L->stack and L->maxstack either side of a stack reallocation,
+ * the process-measured fields (ljrecover's anchor, str_size, g_tmpbuf_l,
+ * g_strempty) scan G and the globals while the program writes them.  The
+ * target is not stopped for it: detection scans up to 2 GiB of memory per
+ * candidate, far too long to hold a server's threads (a sampler stops a
+ * thread for one stack, not for this), and the one intermittent refusal
+ * seen was a GC state (G->strempty gray in the first GC cycle), which a
+ * stopped target shows just the same.  Instead:
+ *  - a state that fails validation is read again, 3 ms later, up to 3
+ *    failures; a pass after a failure counts only when the read after it
+ *    passes too (two consecutive reads agree), so a wrong offset that a
+ *    moving value satisfies once is still refused;
+ *  - luw_ljl_attach runs every candidate again, derived afresh from the
+ *    process, when all of them failed (LJL_ROUNDS rounds), with the same
+ *    rule: a candidate that passes only in a later round must pass a
+ *    second validation of every state; the refusal says so, and for each
+ *    candidate the check it failed (a later round's too, when another).
+ * A wrong offset fails its check on every read, so no number of reads
+ * turns it into a pass; what a retry buys is a right layout read at a
+ * moment the checks cannot see as consistent.
+ */
 static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 			char *why, size_t n)
 {
@@ -1118,18 +1161,18 @@ static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly
 		return luw_fail(why, n, "no global_State found in memory (dispatch table "
 			    "of %u entries into the VM)", ly->gg_ndisp);
 	for (i = 0; i < t->nstates; i++) {
-		int tries;
+		int fails = 0, passes = 0;
 
-		/*
-		 * The process runs while we read it: a walk of its stack can
-		 * catch a frame being built.  A wrong offset fails every time.
-		 */
-		for (tries = 0; tries < 3; tries++) {
-			if (!luw_ljl_validate(t, ly, t->states[i], why, n))
-				break;
+		while (passes < (fails ? 2 : 1) && fails < 3) {
+			if (!luw_ljl_validate(t, ly, t->states[i], why, n)) {
+				passes++;
+				continue;
+			}
+			fails++;
+			passes = 0;
 			usleep(3000);
 		}
-		if (tries == 3)
+		if (fails == 3)
 			return -1;
 	}
 	return 0;
@@ -1148,14 +1191,43 @@ static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly
 static void measure(struct luw_ljl_target *t, struct luw_lj_layout *ly)
 {
 	uint64_t g = t->states[0], mainl, stack = 0, maxstack = 0, v = 0;
-	uint32_t stacksize = 0, k;
+	uint32_t stacksize = 0, k, span;
+	uint8_t a[128], b[128];
+	int agree = 0;
 
 	mainl = g + (int64_t)ly->gg_g2l;
-	if (!ly->stack_extra &&
-	    !rd_ref(t->pid, ly, mainl + ly->l_stack, &stack) &&
-	    !rd_ref(t->pid, ly, mainl + ly->l_maxstack, &maxstack) &&
-	    !rd(t->pid, mainl + ly->l_stacksize, &stacksize, 4) &&
-	    maxstack > stack && !((maxstack - stack) % 8) &&
+	/*
+	 * stack, maxstack and stacksize from one copy of lua_State's head,
+	 * taken again until two copies agree: read one by one, a stack
+	 * reallocated between the reads (a program recursing deeply) gave
+	 * a torn triple and a wrong LJ_STACK_EXTRA, and the candidate failed
+	 * its maxstack check (seen in test_ljattach's churn).
+	 */
+	span = ly->l_stack > ly->l_maxstack ? ly->l_stack : ly->l_maxstack;
+	span = (ly->l_stacksize > span ? ly->l_stacksize : span) + 8;
+	for (k = 0; !ly->stack_extra && span <= sizeof(a) && k < 5 && !agree; k++) {
+		if (rd(t->pid, mainl, k ? b : a, span))
+			break;
+		if (k)
+			agree = !memcmp(a, b, span);
+		if (k && !agree)
+			memcpy(a, b, span);
+	}
+	if (agree) {
+		uint32_t s32;
+
+		if (ly->flags & LUW_LJ_F_GC64) {
+			memcpy(&stack, a + ly->l_stack, 8);
+			memcpy(&maxstack, a + ly->l_maxstack, 8);
+		} else {
+			memcpy(&s32, a + ly->l_stack, 4);
+			stack = s32;
+			memcpy(&s32, a + ly->l_maxstack, 4);
+			maxstack = s32;
+		}
+		memcpy(&stacksize, a + ly->l_stacksize, 4);
+	}
+	if (agree && maxstack > stack && !((maxstack - stack) % 8) &&
 	    (maxstack - stack) / 8 + 1 < stacksize) {
 		uint64_t extra = stacksize - 1 - (maxstack - stack) / 8;
 
@@ -1232,6 +1304,12 @@ static int anchor_gg(struct luw_ljl_target *t, struct luw_lj_layout *ly,
 			    r->g_mainthref);
 	return 0;
 }
+
+/*
+ * The marks G->strempty can carry: LJ_GC_WHITE0/WHITE1, LJ_GC_BLACK and
+ * LJ_GC_FIXED (lj_gc.h); never a finalizer or weak bit, never SFIXED.
+ */
+#define STREMPTY_MARKS (0x01u | 0x02u | 0x04u | 0x20u)
 
 /*
  * A family layout with every field the machine code gave replaced, GG_State
@@ -1404,12 +1482,23 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 			uint32_t k, rest = 0;
 
 			/*
-			 * All zero but its mark (never 0: a white bit) and its
-			 * type: no next object, no hash or id, length 0, NUL.
+			 * All zero but its mark and its type: no next object,
+			 * no hash or id, length 0, NUL.  The mark is any the
+			 * GC gives it, 0 included: lua_newstate makes it
+			 * LJ_GC_WHITE0; gc_mark turns it gray (white bits
+			 * cleared, and a string stays gray) once a table key
+			 * or slot holding "" is traversed -- FFI's miscmap
+			 * has one -- so it reads 0 until the first cycle's
+			 * atomic phase sets it to currentwhite, which carries
+			 * LJ_GC_FIXED from then on (0x21/0x22, gray 0x20).
+			 * A process still in its first GC cycle (one that
+			 * allocates little, or a guest under load) showed 0
+			 * here, and the scan found no hit.
 			 */
 			if (ly->str_size + 1u > sizeof(b) ||
 			    rd(t->pid, g + o, b, ly->str_size + 1u) ||
-			    b[ly->gc_gct] != ly->gct_str || !b[ly->gc_gct - 1])
+			    b[ly->gc_gct] != ly->gct_str ||
+			    (b[ly->gc_gct - 1] & ~STREMPTY_MARKS))
 				continue;
 			for (k = 0; k <= ly->str_size; k++)
 				if (k != ly->gc_gct && k != ly->gc_gct - 1u)
@@ -1442,88 +1531,182 @@ static void names_from_tables(struct luw_ljl_target *t)
 		snprintf(t->ff.src, sizeof(t->ff.src), "none: %.50s", why);
 }
 
+/* Rounds of checks before a refusal (see "Reading a running target"). */
+#define LJL_ROUNDS 3
+
+/*
+ * A candidate that validated in a round after the first: every state is
+ * validated once more with the layout just installed.
+ */
+static int confirm(struct luw_ljl_target *t, int round, char *why, size_t n)
+{
+	if (!round)
+		return 0;
+	if (!validate_all(t, &t->layout, why, n))
+		return 0;
+	memset(&t->layout, 0, sizeof(t->layout));
+	t->nstates = 0;
+	return -1;
+}
+
+/* The check in a use_layout message, without the path and build-id. */
+static void cand_why(char *dst, size_t dn, const char *why)
+{
+	const char *c = strstr(why, "the live process: ");
+	size_t l;
+
+	c = c ? c + 18 : why;
+	l = strlen(c);
+	if (l > 13 && !strcmp(c + l - 13, "; refusing it"))
+		l -= 13;
+	snprintf(dst, dn, "%.*s", (int)l, c);
+}
+
+/*
+ * Round `round` of the candidates that need no DWARF and no build-id:
+ * each family layout as is, then each with what the machine code and the
+ * process give.  0 when one validated (installed in t); else -1, and for
+ * each candidate k whys[k] holds its failed check, names[k] its name and
+ * iscode[k] whether the machine code's fields were in it.
+ */
+#define LJL_MAX_CAND 16
+static int try_families(struct luw_ljl_target *t, int round,
+			char whys[][400], const char *names[], int iscode[],
+			int *ncand)
+{
+	char why[512], fields[200], name[256];
+	size_t i;
+	int k = 0, code;
+
+	for (code = 0; code < 2; code++) {
+		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+			struct luw_lj_layout ly;
+			int bad;
+
+			if (known[i].build_id || k >= LJL_MAX_CAND)
+				continue;
+			names[k] = known[i].name;
+			iscode[k] = code;
+			if (!code) {
+				/* A family's constants may have moved on. */
+				ly = *known[i].layout;
+				ly.stack_extra = 0;
+				ly.gg_ndisp = 0;
+				snprintf(name, sizeof(name), "%s", known[i].name);
+				bad = luw_ljl_use_layout(t, &ly, name, why,
+							 sizeof(why));
+			} else {
+				bad = layout_from_code(t, known[i].layout, &ly,
+						       fields, sizeof(fields),
+						       why, sizeof(why));
+				if (!bad) {
+					snprintf(name, sizeof(name),
+						 "%.60s with %.170s from machine code",
+						 known[i].name, fields);
+					bad = luw_ljl_use_layout(t, &ly, name,
+								 why, sizeof(why));
+				}
+			}
+			if (!bad)
+				bad = confirm(t, round, why, sizeof(why));
+			if (!bad) {
+				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
+				snprintf(t->layout_name, sizeof(t->layout_name),
+					 code ? "%.250s" :
+					 "%.200s (validated, build-id not in the table)",
+					 name);
+				t->rounds = round + 1;
+				if (round)
+					snprintf(t->why_round1,
+						 sizeof(t->why_round1), "%s",
+						 whys[k]);
+				return 0;
+			}
+			cand_why(whys[k], sizeof(whys[k]), why);
+			k++;
+		}
+	}
+	*ncand = k;
+	return -1;
+}
+
 int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t n)
 {
-	char why[512], all[2048];
-	size_t i, used;
+	static const char how[] =
+		"checked in %d rounds while the target ran, each state read "
+		"up to 3 times";
+	char all[4096], whys[LJL_MAX_CAND][400], first[LJL_MAX_CAND][400];
+	const char *names[LJL_MAX_CAND];
+	int iscode[LJL_MAX_CAND];
+	size_t used;
+	int round, k, ncand = 0;
 
 	if (luw_ljl_open(pid, t, err, n))
 		return -1;
+	t->rounds = 0;
+	t->why_round1[0] = 0;
 	if (t->src != LUW_LJL_SRC_NONE) {
 		struct luw_lj_layout ly = t->layout;
+		char why[512];
 
-		if (luw_ljl_use_layout(t, &ly, t->layout_name, err, n))
-			return -1;
-		names_from_tables(t);
-		return 0;
-	}
-	/*
-	 * Unknown build: a family layout must validate on every state.  On
-	 * failure, say what failed for each candidate: DWARF, then each one.
-	 */
-	used = (size_t)snprintf(all, sizeof(all), "DWARF: %s",
-				t->why_dwarf[0] ? t->why_dwarf : "none");
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		struct luw_lj_layout ly;
-		const char *c;
-
-		if (known[i].build_id)
-			continue;
-		/* A family's constants may have moved on: measure them. */
-		ly = *known[i].layout;
-		ly.stack_extra = 0;
-		ly.gg_ndisp = 0;
-		if (!luw_ljl_use_layout(t, &ly, known[i].name, why, sizeof(why))) {
-			t->src = LUW_LJL_SRC_GUESS;
-			snprintf(t->layout_name, sizeof(t->layout_name),
-				 "%s (validated, build-id not in the table)",
-				 known[i].name);
-			names_from_tables(t);
-			return 0;
-		}
-		/* The check, without the path and build-id said once below. */
-		c = strstr(why, "the live process: ");
-		c = c ? c + 18 : why;
-		if (used < sizeof(all))
-			used += (size_t)snprintf(all + used, sizeof(all) - used,
-						 "; \"%s\": %.*s", known[i].name,
-						 (int)(strlen(c) > 13 &&
-						       !strcmp(c + strlen(c) - 13,
-							       "; refusing it") ?
-						       strlen(c) - 13 : strlen(c)),
-						 c);
-	}
-	/* Then each family again, with what the machine code says. */
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
-		struct luw_lj_layout ly;
-		char fields[200], name[256];
-		const char *c;
-
-		if (known[i].build_id)
-			continue;
-		if (!layout_from_code(t, known[i].layout, &ly, fields,
-				      sizeof(fields), why, sizeof(why))) {
-			snprintf(name, sizeof(name),
-				 "%.60s with %.170s from machine code",
-				 known[i].name, fields);
-			if (!luw_ljl_use_layout(t, &ly, name, why, sizeof(why))) {
-				t->src = LUW_LJL_SRC_CODE;
-				snprintf(t->layout_name, sizeof(t->layout_name),
-					 "%s", name);
+		for (round = 0; round < LJL_ROUNDS; round++) {
+			if (round)
+				usleep(10000u * (unsigned int)round);
+			if (!luw_ljl_use_layout(t, &ly, t->layout_name, why,
+						sizeof(why)) &&
+			    !confirm(t, round, why, sizeof(why))) {
+				t->rounds = round + 1;
+				if (round)
+					cand_why(t->why_round1,
+						 sizeof(t->why_round1), err);
 				names_from_tables(t);
 				return 0;
 			}
+			if (!round)
+				snprintf(err, n, "%s", why);
 		}
-		c = strstr(why, "the live process: ");
-		c = c ? c + 18 : why;
-		if (used < sizeof(all))
-			used += (size_t)snprintf(all + used, sizeof(all) - used,
-						 "; code + \"%s\": %s",
-						 known[i].name, c);
+		used = strlen(err);
+		if (used < n) {
+			snprintf(err + used, n - used, " (");
+			used = strlen(err);
+			snprintf(err + used, n - used, how, LJL_ROUNDS);
+			used = strlen(err);
+			snprintf(err + used, n - used, ")");
+		}
+		return -1;
+	}
+	/*
+	 * Unknown build: a family layout must validate on every state.  On
+	 * failure, say what failed for each candidate: DWARF, then each one,
+	 * and what a later round saw when it was another check.
+	 */
+	for (round = 0; round < LJL_ROUNDS; round++) {
+		if (round)
+			usleep(10000u * (unsigned int)round);
+		if (!try_families(t, round, whys, names, iscode, &ncand)) {
+			names_from_tables(t);
+			return 0;
+		}
+		if (!round)
+			memcpy(first, whys, sizeof(first));
+	}
+	used = (size_t)snprintf(all, sizeof(all), "every candidate ");
+	used += (size_t)snprintf(all + used, sizeof(all) - used, how, LJL_ROUNDS);
+	used += (size_t)snprintf(all + used, sizeof(all) - used, ": DWARF: %s",
+				 t->why_dwarf[0] ? t->why_dwarf : "none");
+	for (k = 0; k < ncand && used < sizeof(all); k++) {
+		int same = !strcmp(first[k], whys[k]);
+
+		used += (size_t)snprintf(all + used, sizeof(all) - used,
+					 "; %s\"%s\": %s%s%s%s",
+					 iscode[k] ? "code + " : "",
+					 names[k], first[k],
+					 same ? "" : " (a later round: ",
+					 same ? "" : whys[k], same ? "" : ")");
 	}
 	memset(&t->layout, 0, sizeof(t->layout));
 	t->nstates = 0;
 	return luw_fail(err, n,
-		    "%s (build-id %s): LuaJIT layout not recognised: %s",
+		    "%s (build-id %s): LuaJIT layout not recognised, %s",
 		    t->path, t->build_id[0] ? t->build_id : "none", all);
 }

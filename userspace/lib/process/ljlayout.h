@@ -60,6 +60,8 @@ struct luw_ljl_target {
 	struct luw_lj_layout layout;
 	uint64_t states[LUW_LJL_MAX_STATES];	/* global_State addresses */
 	int nstates;
+	int rounds;		/* round of checks the layout passed in, 1.. */
+	char why_round1[400];	/* its failed check in the round before */
 };
 
 /* Finds LuaJIT in PID and picks a layout.  0, or -1 with a message. */
@@ -77,8 +79,12 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
 
 /*
  * luw_ljl_open + luw_ljl_find_states + luw_ljl_validate on every state found; without
- * a known layout, tries each known layout of the table.  On a mismatch the
- * message names the binary, its build-id and the failed check.
+ * a known layout, tries each known layout of the table.  The target runs
+ * while it is read: every candidate is checked again, derived afresh, in
+ * up to 3 rounds, and a pass after a failed read must be confirmed by the
+ * next (ljlayout.c, "Reading a running target"); t->rounds says which
+ * round passed.  On a mismatch the message says so and names the binary,
+ * its build-id and each candidate's failed check.
  */
 int luw_ljl_attach(pid_t pid, struct luw_ljl_target *t, char *err, size_t errlen);
 
