@@ -415,6 +415,8 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	u64 *pcs = (u64 *)(s + 1);
 	struct luw_hw w;
 	u8 rflags = s->flags;
+	bool own = false;
+	unsigned int i;
 	u32 nlua;
 	int rc;
 
@@ -435,8 +437,10 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		 * (lua_pcall...); an enclosing activation's Lua frames are
 		 * spliced where its own VM frame comes up.
 		 */
-		if (vm && n == 1 && luw_hw_in_vmseq(&w))
+		if (vm && n == 1 && luw_hw_in_vmseq(&w)) {
 			vm = false;
+			own = true;
+		}
 
 		if (!vm && !lw.walked && !probed &&
 		    (t->ly.flags & LUW_LJ_F_JIT) &&
@@ -453,6 +457,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		    luw_lua_vm_subroutine(&lw, &w)) {
 			ws->pcs[n++] = w.r.ip;
 			sub = true;
+			own = true;
 		}
 		/*
 		 * The interpreter's unwind rule (CFA = rsp + cframe_size) holds
@@ -540,6 +545,24 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		ws->sp[nsp].lua_first = seg;
 		ws->sp[nsp].lua_count = lw.out.nsegs - seg;
 		nsp++;
+	}
+
+	/*
+	 * An interpreter frame no Lua segment replaced means Lua frames were
+	 * lost: say so.  The innermost frame may be the VM's own and hold
+	 * none (an entry or exit sequence, a VM subroutine).
+	 */
+	for (i = own; i < n; i++) {
+		unsigned int k;
+		bool spliced = false;
+
+		if (ws->pcs[i] < t->vm_start || ws->pcs[i] >= t->interp_end)
+			continue;
+		for (k = 0; k < nsp; k++)
+			spliced |= i >= ws->sp[k].host_first &&
+				   i < ws->sp[k].host_first + ws->sp[k].host_count;
+		if (!spliced)
+			rflags |= LUW_RF_LUA_TRUNC;
 	}
 
 	memcpy(pcs, ws->pcs, n * sizeof(*pcs));
