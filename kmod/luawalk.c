@@ -61,7 +61,9 @@ void luw_luawalk_exit(void)
  * global_State.  A process may make more later (a state per thread):
  * t->g_seen becomes LUW_G_MANY once walks have validated two different
  * ones, and from then on there is no fallback -- another thread's G
- * would give this sample that thread's Lua stack.
+ * would give this sample that thread's Lua stack.  A trace's frame above
+ * C code it called (a GC step) still names its own G there when the host
+ * walk recovered r14 through that code's CFI (GC64: DISPATCH).
  */
 #define LUW_G_MANY		1ULL
 
@@ -208,7 +210,8 @@ static u32 luw_lua_in_any_trace(struct luw_lw *lw, u64 pc)
  * and pc lies in that trace's machine code -- or, at the interrupted frame
  * of a GC64 build, DISPATCH is live in its register (only the interpreter
  * and traces keep it there) while pc is in no uploaded mapping; or pc is
- * in the machine code of another trace.
+ * in the machine code of another trace.  r14: at a caller frame, this
+ * frame's r14 as the host walk recovered it, 0 if unknown.
  */
 static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 				u64 sp, u64 r14)
