@@ -186,6 +186,8 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
 		{ "l_status", r->l_status }, { "l_cframe", r->l_cframe },
 		{ "l_top", r->l_top }, { "l_base", r->l_base },
+		{ "l_maxstack", r->l_maxstack }, { "fn_ffid", r->fn_ffid },
+		{ "fn_pc", r->fn_pc }, { "fn_f", r->fn_f },
 	};
 	size_t i;
 	int k;

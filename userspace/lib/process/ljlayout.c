@@ -1345,6 +1345,10 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(l_cframe);
 	TAKE(l_top);
 	TAKE(l_base);
+	TAKE(l_maxstack);
+	TAKE(fn_ffid);
+	TAKE(fn_pc);
+	TAKE(fn_f);
 #undef TAKE
 	if (anchor_gg(t, ly, why, n))
 		return -1;
@@ -1574,7 +1578,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			char whys[][400], const char *names[], int iscode[],
 			int *ncand)
 {
-	char why[512], fields[200], name[256];
+	char why[512], fields[320], name[400];
 	size_t i;
 	int k = 0, code;
 
@@ -1601,7 +1605,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 						       why, sizeof(why));
 				if (!bad) {
 					snprintf(name, sizeof(name),
-						 "%.60s with %.170s from machine code",
+						 "%.60s with %.300s from machine code",
 						 known[i].name, fields);
 					bad = luw_ljl_use_layout(t, &ly, name,
 								 why, sizeof(why));
@@ -1612,7 +1616,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			if (!bad) {
 				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
 				snprintf(t->layout_name, sizeof(t->layout_name),
-					 code ? "%.250s" :
+					 code ? "%.380s" :
 					 "%.200s (validated, build-id not in the table)",
 					 name);
 				t->rounds = round + 1;

@@ -6,6 +6,7 @@
 #include <capstone/capstone.h>
 #include <gelf.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "process/elf_symbols.h"
@@ -57,6 +58,10 @@ static void clobber_call(struct regs *s)
 	for (i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
 		s->v[caller_saved[i]] = V_UNK;
 }
+
+/* After a call: the caller-saved registers hold new unknown values. */
+struct px_state;
+static void clobber_call_px(struct px_state *s);
 
 /* The bytes of `len` at link-time address `addr`, from its section. */
 static const uint8_t *code_at(Elf *elf, uint64_t addr, size_t *len)
@@ -360,6 +365,429 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	r->have_tmpbufl = htl > 0;
 }
 
+/*
+ * Path-exploring data flow, for functions whose fields sit behind
+ * branches (a tag check, a size check).  Every path from the entry is
+ * followed (both ways at a conditional branch, into direct jumps, a
+ * bounded number of visits per address), with symbolic register values:
+ * each value has an id; a load makes a new id and remembers where it was
+ * loaded from (base id, offset, width), so two registers that address
+ * the same place are seen as the same place.  Facts learnt from a branch
+ * (this TValue is a function) belong to the path that took it.
+ */
+#define PX_VALS 96
+#define PX_MARKS 8
+
+enum px_origin { PO_UNK, PO_L, PO_LOAD, PO_CONST, PO_TAG, PO_FN };
+
+struct px_val {
+	uint8_t origin;		/* enum px_origin */
+	uint8_t size;		/* PO_LOAD: width loaded */
+	uint8_t tfn;		/* GC64: a tagged TValue known to be a function */
+	uint16_t src;		/* PO_LOAD: id of the base; PO_TAG: tagged value */
+	int32_t off;		/* PO_LOAD: offset from src */
+	int64_t imm;		/* PO_CONST */
+};
+
+struct px_reg {
+	uint16_t id;
+	int32_t off;		/* value = vals[id] + off */
+};
+
+struct px_state {
+	struct px_reg r[16];
+	struct px_val v[PX_VALS];
+	int nv;
+	/* Addresses (id, off) of TValues a tag check proved functions. */
+	uint16_t mid[PX_MARKS];
+	int32_t moff[PX_MARKS];
+	int nm;
+	/* The last compare of a register with an immediate. */
+	int cmp_valid;
+	struct px_reg cmp_r;
+	int64_t cmp_imm;
+};
+
+/* What the analysis is after in one function. */
+enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC };
+
+struct px_found {
+	int ref_size, l_top, l_base;	/* inputs */
+	int val, conflict;		/* PG_MAXSTACK, PG_ISCFUNC: fn_ffid */
+	int pc, pc_conflict, f, f_conflict;	/* PG_TOCFUNC */
+};
+
+static void px_note(int *f, int *conflict, int v)
+{
+	if (*f == LUW_LJR_NONE)
+		*f = v;
+	else if (*f != v)
+		*conflict = 1;
+}
+
+static uint16_t px_new(struct px_state *s, uint8_t origin)
+{
+	if (s->nv >= PX_VALS)
+		return 0;	/* id 0: the shared unknown */
+	memset(&s->v[s->nv], 0, sizeof(s->v[0]));
+	s->v[s->nv].origin = origin;
+	return (uint16_t)s->nv++;
+}
+
+static void px_set_new(struct px_state *s, int reg, uint8_t origin)
+{
+	s->r[reg].id = px_new(s, origin);
+	s->r[reg].off = 0;
+}
+
+/* [base + disp], no index: the register's value plus disp; 0 if not. */
+static int px_addr(const struct px_state *s, const cs_x86_op *o, uint16_t *id,
+		   int32_t *off)
+{
+	int b;
+
+	if (o->type != X86_OP_MEM || o->mem.index != X86_REG_INVALID ||
+	    o->mem.segment != X86_REG_INVALID || (b = canon(o->mem.base)) < 0 ||
+	    b == 7)
+		return 0;
+	*id = s->r[b].id;
+	*off = s->r[b].off + (int32_t)o->mem.disp;
+	return *id != 0;
+}
+
+static int px_marked(const struct px_state *s, uint16_t id, int32_t off)
+{
+	int i;
+
+	for (i = 0; i < s->nm; i++)
+		if (s->mid[i] == id && s->moff[i] == off)
+			return 1;
+	return 0;
+}
+
+/* The TValue at the place value id was loaded from is a function. */
+static void px_mark_tv(struct px_state *s, uint16_t id, int32_t off)
+{
+	if (s->nm < PX_MARKS && !px_marked(s, id, off)) {
+		s->mid[s->nm] = id;
+		s->moff[s->nm++] = off;
+	}
+}
+
+/*
+ * The branch where the last compare found `tag == LJ_TFUNC` (~8): the
+ * value it came from is a function.  GC64: the tag is the tagged value
+ * shifted right by 47 (sar); 32-bit refs: the tag is the TValue's upper
+ * word, loaded from 4 past the TValue, whose lower word is the GCobj.
+ */
+static void px_learn_fn(struct px_state *s)
+{
+	const struct px_val *t;
+
+	if (!s->cmp_valid || (int32_t)s->cmp_imm != -9 || s->cmp_r.off)
+		return;
+	t = &s->v[s->cmp_r.id];
+	if (t->origin == PO_TAG) {
+		const struct px_val *tv = &s->v[t->src];
+
+		s->v[t->src].tfn = 1;
+		if (tv->origin == PO_LOAD && tv->size == 8)
+			px_mark_tv(s, tv->src, tv->off);
+	} else if (t->origin == PO_LOAD && t->size == 4) {
+		px_mark_tv(s, t->src, t->off - 4);
+	}
+}
+
+static void px_step1(const cs_insn *in, struct px_state *s,
+		     enum px_goal goal, struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+	int src = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+	uint16_t id;
+	int32_t off;
+
+	switch (in->id) {
+	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
+	case X86_INS_MOVABS: case X86_INS_LEA:
+		break;	/* the flags of a compare survive these */
+	default:
+		s->cmp_valid = 0;
+		break;
+	}
+	switch (in->id) {
+	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
+	case X86_INS_MOVABS:
+		if (d < 0 || x->op_count != 2)
+			break;
+		if (o1->type == X86_OP_MEM) {
+			uint16_t nid;
+
+			if (!px_addr(s, o1, &id, &off)) {
+				px_set_new(s, d, PO_UNK);
+				return;
+			}
+			/* 32-bit refs: the GCobj of a TValue proved a function. */
+			if (o1->size == 4 && px_marked(s, id, off) && fd->ref_size == 4) {
+				px_set_new(s, d, PO_FN);
+				return;
+			}
+			nid = px_new(s, PO_LOAD);
+			s->v[nid].src = id;
+			s->v[nid].off = off;
+			s->v[nid].size = (uint8_t)o1->size;
+			if (o1->size == 8 && fd->ref_size == 8 && px_marked(s, id, off))
+				s->v[nid].tfn = 1;
+			s->r[d].id = nid;
+			s->r[d].off = 0;
+			/* A byte of a GCfunc: lua_iscfunction's ffid. */
+			if (goal == PG_ISCFUNC && o1->size == 1 &&
+			    s->v[id].origin == PO_FN)
+				px_note(&fd->val, &fd->conflict, off);
+			/* The byte a loaded pointer points at: c.pc's opcode. */
+			if (goal == PG_TOCFUNC && o1->size == 1 && off == 0 &&
+			    s->v[id].origin == PO_LOAD &&
+			    s->v[id].size == fd->ref_size &&
+			    s->v[s->v[id].src].origin == PO_FN)
+				px_note(&fd->pc, &fd->pc_conflict, s->v[id].off);
+			return;
+		}
+		if (o1->type == X86_OP_REG && src >= 0) {
+			s->r[d] = s->r[src];
+			return;
+		}
+		if (o1->type == X86_OP_IMM) {
+			px_set_new(s, d, PO_CONST);
+			s->v[s->r[d].id].imm = o1->imm;
+			return;
+		}
+		break;
+	case X86_INS_LEA:
+		if (d >= 0 && px_addr(s, o1, &id, &off)) {
+			s->r[d].id = id;
+			s->r[d].off = off;
+			return;
+		}
+		break;
+	case X86_INS_SAR:
+		if (d >= 0 && o1->type == X86_OP_IMM && o1->imm == 47 &&
+		    !s->r[d].off && s->v[s->r[d].id].origin == PO_LOAD) {
+			uint16_t v = s->r[d].id;
+
+			px_set_new(s, d, PO_TAG);
+			s->v[s->r[d].id].src = v;
+			return;
+		}
+		break;
+	case X86_INS_AND:
+		/* GC64: a function's tagged value, its 47-bit address kept. */
+		if (d >= 0 && !s->r[d].off && s->v[s->r[d].id].tfn) {
+			int64_t m = 0;
+
+			if (o1->type == X86_OP_IMM)
+				m = o1->imm;
+			else if (src >= 0 && s->v[s->r[src].id].origin == PO_CONST)
+				m = s->v[s->r[src].id].imm;
+			if (m == 0x7fffffffffffLL) {
+				px_set_new(s, d, PO_FN);
+				return;
+			}
+		}
+		break;
+	case X86_INS_SUB:
+		/* maxstack - top, both loaded from L: lj_state_checkstack. */
+		if (goal == PG_MAXSTACK && d >= 0 && !s->r[d].off) {
+			const struct px_val *a = &s->v[s->r[d].id], *b = NULL;
+			struct px_val bm;
+
+			if (src >= 0 && !s->r[src].off) {
+				b = &s->v[s->r[src].id];
+			} else if (o1->type == X86_OP_MEM && px_addr(s, o1, &id, &off)) {
+				memset(&bm, 0, sizeof(bm));
+				bm.origin = PO_LOAD;
+				bm.src = id;
+				bm.off = off;
+				bm.size = (uint8_t)o1->size;
+				b = &bm;
+			}
+			if (b && a->origin == PO_LOAD && b->origin == PO_LOAD &&
+			    s->v[a->src].origin == PO_L && s->v[b->src].origin == PO_L &&
+			    b->off == fd->l_top && a->off != fd->l_base &&
+			    a->off != fd->l_top && a->size == fd->ref_size)
+				px_note(&fd->val, &fd->conflict, a->off);
+		}
+		break;
+	case X86_INS_CMP:
+		if (x->op_count == 2 && o0->type == X86_OP_REG && d >= 0 &&
+		    o1->type == X86_OP_IMM) {
+			s->cmp_valid = 1;
+			s->cmp_r = s->r[d];
+			s->cmp_imm = o1->imm;
+		}
+		/* cmp byte [fn + ffid], 0: isluafunc(fn). */
+		if (goal == PG_ISCFUNC && x->op_count == 2 && o0->size == 1 &&
+		    px_addr(s, o0, &id, &off) && s->v[id].origin == PO_FN)
+			px_note(&fd->val, &fd->conflict, off);
+		break;
+	default:
+		break;
+	}
+	/* Anything else writing a register leaves it unknown. */
+	if (d >= 0 && writes_op0(in))
+		px_set_new(s, d, PO_UNK);
+}
+
+/* One instruction; id 0 (what a full value table hands out) stays unknown. */
+static void px_step(const cs_insn *in, struct px_state *s,
+		    enum px_goal goal, struct px_found *fd)
+{
+	px_step1(in, s, goal, fd);
+	memset(&s->v[0], 0, sizeof(s->v[0]));
+}
+
+static void clobber_call_px(struct px_state *s)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
+		px_set_new(s, caller_saved[i], PO_UNK);
+	s->cmp_valid = 0;
+}
+
+#define PX_PATHS 64
+#define PX_INSNS 6000
+
+/* Follows every path of the function at addr (see above). */
+static void px_explore(csh h, Elf *elf, uint64_t entry, uint64_t size,
+		       enum px_goal goal, struct px_found *fd)
+{
+	struct { uint64_t at; struct px_state s; } *work;
+	struct { uint64_t a; int n; } seen[512];
+	int nw = 0, nseen = 0, budget = PX_INSNS, i;
+	cs_insn *in = cs_malloc(h);
+
+	work = calloc(PX_PATHS, sizeof(*work));
+	if (!work || !in)
+		goto out;
+	work[0].at = entry;
+	px_new(&work[0].s, PO_UNK);		/* id 0: unknown */
+	for (i = 0; i < 16; i++)
+		work[0].s.r[i].id = 0;
+	px_set_new(&work[0].s, 5, PO_L);	/* rdi: the lua_State * */
+	nw = 1;
+	while (nw > 0 && budget > 0) {
+		struct px_state s = work[nw - 1].s;
+		uint64_t addr = work[--nw].at;
+		const uint8_t *code;
+		size_t len;
+
+		for (;;) {
+			const cs_x86 *x;
+			int k;
+
+			/*
+			 * Inside the function only: past a call that does not
+			 * return (an assertion's) lies other code.
+			 */
+			if (addr < entry || addr >= entry + size)
+				break;
+			for (k = 0; k < nseen && seen[k].a != addr; k++)
+				;
+			if (k == nseen) {
+				if (nseen == 512)
+					break;
+				seen[nseen].a = addr;
+				seen[nseen++].n = 0;
+			}
+			if (++seen[k].n > 3 || --budget <= 0)
+				break;
+			if (!(code = code_at(elf, addr, &len)) ||
+			    !cs_disasm_iter(h, &code, &len, &addr, in))
+				break;
+			x = &in->detail->x86;
+			if (in->id == X86_INS_RET) {
+				/* The C function pointer lua_tocfunction returns. */
+				const struct px_val *v = &s.v[s.r[0].id];
+
+				if (goal == PG_TOCFUNC && !s.r[0].off &&
+				    v->origin == PO_LOAD && v->size == 8 &&
+				    s.v[v->src].origin == PO_FN)
+					px_note(&fd->f, &fd->f_conflict, v->off);
+				break;
+			}
+			if (in->id == X86_INS_CALL) {
+				clobber_call_px(&s);
+				continue;
+			}
+			if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
+			    cs_insn_group(h, in, CS_GRP_JUMP)) {
+				uint64_t to = (uint64_t)x->operands[0].imm;
+
+				if (in->id == X86_INS_JMP) {
+					addr = to;
+					continue;
+				}
+				if (nw < PX_PATHS) {
+					work[nw].at = to;
+					work[nw].s = s;
+					/* je: the taken way is the equal one. */
+					if (in->id == X86_INS_JE)
+						px_learn_fn(&work[nw].s);
+					work[nw].s.cmp_valid = 0;
+					nw++;
+				}
+				if (in->id == X86_INS_JNE)
+					px_learn_fn(&s);
+				s.cmp_valid = 0;
+				continue;
+			}
+			if (cs_insn_group(h, in, CS_GRP_JUMP))
+				break;	/* indirect: not followed */
+			px_step(in, &s, goal, fd);
+		}
+	}
+out:
+	free(work);
+	if (in)
+		cs_free(in, 1);
+}
+
+/* The GCfunc fields and L->maxstack (see ljrecover.h). */
+static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
+{
+	struct px_found fd;
+	uint64_t a, sz;
+
+	if (r->ref_size == LUW_LJR_NONE)
+		return;
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.val = fd.pc = fd.f = LUW_LJR_NONE;
+	if (r->l_top != LUW_LJR_NONE && r->l_base != LUW_LJR_NONE &&
+	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_checkstack", 1, &a, &sz)) {
+		fd.l_top = r->l_top;
+		fd.l_base = r->l_base;
+		px_explore(h, elf, a, sz, PG_MAXSTACK, &fd);
+		if (!fd.conflict)
+			r->l_maxstack = fd.val;
+	}
+	fd.val = LUW_LJR_NONE;
+	fd.conflict = 0;
+	if (!luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_iscfunction", 1, &a, &sz)) {
+		px_explore(h, elf, a, sz, PG_ISCFUNC, &fd);
+		if (!fd.conflict)
+			r->fn_ffid = fd.val;
+	}
+	if (!luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_tocfunction", 1, &a, &sz)) {
+		px_explore(h, elf, a, sz, PG_TOCFUNC, &fd);
+		if (!fd.pc_conflict)
+			r->fn_pc = fd.pc;
+		if (!fd.f_conflict && fd.f != fd.pc)
+			r->fn_f = fd.f;
+	}
+}
+
 int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		unsigned int dispatch_reg, unsigned int base_reg,
 		struct luw_ljr_result *r, char *why, size_t n)
@@ -372,6 +800,7 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	memset(r, 0, sizeof(*r));
 	r->ref_size = r->l_glref = r->g_mainthref = r->g_cur_l = LUW_LJR_NONE;
 	r->l_stack = r->l_status = r->l_cframe = r->l_top = r->l_base = LUW_LJR_NONE;
+	r->l_maxstack = r->fn_ffid = r->fn_pc = r->fn_f = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;
@@ -389,6 +818,7 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		return -1;
 	}
 	analyse(h, code, len, a, r, 1);
+	px_recover(h, elf, r);
 	if ((code = code_at(elf, vm_start, &len))) {
 		if (len > vm_end - vm_start)
 			len = vm_end - vm_start;

@@ -16,6 +16,28 @@
  *                      l_status (its first byte store of 0),
  *                      l_cframe (its first 8-byte store of 0)
  *
+ * Functions whose fields sit behind branches are read along every path
+ * from their entry (both ways of a conditional branch), with symbolic
+ * values: a load remembers the place it read (base value, offset, width),
+ * and a tag check teaches its branch which TValue holds a function:
+ *
+ *   lua_checkstack(L, n)  ... mref(L->maxstack) - L->top ...
+ *                   -> l_maxstack (a reference-sized load from L that
+ *                      has the load of L->top subtracted from it, and is
+ *                      neither top nor base)
+ *   lua_iscfunction(L, i) tvisfunc(o) && !isluafunc(funcV(o))
+ *                   -> fn_ffid (the byte of the GCfunc read on the branch
+ *                      where o's tag is LJ_TFUNC: GC64's tag is the value
+ *                      shifted right by 47, the GCobj the value masked to
+ *                      47 bits; with 32-bit refs the tag is the word at
+ *                      o + 4 and the GCobj the word at o)
+ *   lua_tocfunction(L, i) bc_op(*mref(fn->c.pc)) == BC_FUNCC ... fn->c.f
+ *                   -> fn_pc (the reference loaded from the GCfunc whose
+ *                      target's first byte is read), fn_f (the 8-byte
+ *                      load from the GCfunc that is returned)
+ *
+ * A field two paths disagree on is not recovered.
+ *
  * The interpreter stores its state as `mov dword [DISPATCH + x], ~LJ_VMST_*`
  * (set_vmstate): the offset stored with the most distinct small negative
  * constants is global_State.vmstate relative to DISPATCH (vmstate_disp).
@@ -44,6 +66,9 @@ struct luw_ljr_result {
 	int ref_size;		/* 8 (GC64) or 4, LUW_LJR_NONE */
 	int l_glref, g_mainthref, g_cur_l, l_stack, l_status, l_cframe;
 	int l_top, l_base;
+	int l_maxstack;		/* lua_checkstack */
+	int fn_ffid;		/* lua_iscfunction */
+	int fn_pc, fn_f;	/* lua_tocfunction */
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
