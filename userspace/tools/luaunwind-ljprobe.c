@@ -188,6 +188,11 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "l_top", r->l_top }, { "l_base", r->l_base },
 		{ "l_maxstack", r->l_maxstack }, { "fn_ffid", r->fn_ffid },
 		{ "fn_pc", r->fn_pc }, { "fn_f", r->fn_f },
+		{ "pt_size", r->pt_size }, { "pt_sizebc", r->pt_sizebc },
+		{ "pt_chunkname", r->pt_chunkname },
+		{ "pt_firstline", r->pt_firstline },
+		{ "pt_numline", r->pt_numline },
+		{ "pt_lineinfo", r->pt_lineinfo },
 	};
 	size_t i;
 	int k;

@@ -1349,6 +1349,12 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(fn_ffid);
 	TAKE(fn_pc);
 	TAKE(fn_f);
+	TAKE(pt_size);
+	TAKE(pt_sizebc);
+	TAKE(pt_chunkname);
+	TAKE(pt_firstline);
+	TAKE(pt_numline);
+	TAKE(pt_lineinfo);
 #undef TAKE
 	if (anchor_gg(t, ly, why, n))
 		return -1;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "process/ehframe.h"
 #include "process/elf_symbols.h"
 
 /* x86 register (any width) -> DWARF number 0..15, or -1. */
@@ -378,13 +379,22 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 #define PX_VALS 96
 #define PX_MARKS 8
 
-enum px_origin { PO_UNK, PO_L, PO_LOAD, PO_CONST, PO_TAG, PO_FN };
+enum px_origin {
+	PO_UNK, PO_L, PO_LOAD, PO_CONST, PO_TAG, PO_FN,
+	PO_PT,		/* lj_debug_line's GCproto * argument */
+	PO_PCARG,	/* its BCPos argument */
+	PO_AR,		/* lua_getinfo's lua_Debug * argument */
+	PO_SUM,		/* src + src2 */
+	PO_JTENT,	/* an int32 read from the jump table at imm */
+	PO_JTADDR,	/* imm + that int32: a case of the switch */
+};
 
 struct px_val {
 	uint8_t origin;		/* enum px_origin */
 	uint8_t size;		/* PO_LOAD: width loaded */
 	uint8_t tfn;		/* GC64: a tagged TValue known to be a function */
 	uint16_t src;		/* PO_LOAD: id of the base; PO_TAG: tagged value */
+	uint16_t src2;		/* PO_SUM: the other term */
 	int32_t off;		/* PO_LOAD: offset from src */
 	int64_t imm;		/* PO_CONST */
 };
@@ -406,15 +416,33 @@ struct px_state {
 	int cmp_valid;
 	struct px_reg cmp_r;
 	int64_t cmp_imm;
+	/* A switch index bound: the entries of the next jump table. */
+	int jt_bound;
+	/* Calls followed into their callee on the way here. */
+	int depth;
+	/* The function this path is in (a tail jump moves it). */
+	uint64_t lo, hi;
 };
 
 /* What the analysis is after in one function. */
-enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC };
+enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC, PG_GETINFO,
+	       PG_DEBUGLINE };
+
+#define PX_CALLS 4
 
 struct px_found {
-	int ref_size, l_top, l_base;	/* inputs */
+	int ref_size, l_top, l_base, fn_pc;	/* inputs */
 	int val, conflict;		/* PG_MAXSTACK, PG_ISCFUNC: fn_ffid */
 	int pc, pc_conflict, f, f_conflict;	/* PG_TOCFUNC */
+	/* PG_GETINFO: calls taking mref(fn->pc) - k, and the chunkname */
+	int ncalls;
+	uint64_t call_to[PX_CALLS];
+	int call_k[PX_CALLS];
+	int chunk_k, chunk_conflict;
+	/* PG_DEBUGLINE */
+	int sizebc, sizebc_conflict, numline, numline_conflict;
+	int lineinfo, lineinfo_conflict;
+	int fl_paths, nfl, fl_off[4], fl_cnt[4];
 };
 
 static void px_note(int *f, int *conflict, int v)
@@ -498,6 +526,50 @@ static void px_learn_fn(struct px_state *s)
 	}
 }
 
+/* A dword of pt: its offset when o is one (a register or memory), else -1. */
+static int px_pt_dword(struct px_state *s, const cs_x86_op *o)
+{
+	uint16_t id;
+	int32_t off;
+	int r;
+
+	if (o->size != 4)
+		return -1;
+	if (o->type == X86_OP_MEM && px_addr(s, o, &id, &off) &&
+	    s->v[id].origin == PO_PT)
+		return off;
+	if (o->type == X86_OP_REG && (r = canon(o->reg)) >= 0 && !s->r[r].off &&
+	    s->v[s->r[r].id].origin == PO_LOAD && s->v[s->r[r].id].size == 4 &&
+	    s->v[s->v[s->r[r].id].src].origin == PO_PT)
+		return s->v[s->r[r].id].off;
+	return -1;
+}
+
+/*
+ * lj_debug_line's compares: pc against pt->sizebc, pt->numline against
+ * 255/256 and 65535/65536 (the width of a lineinfo entry).
+ */
+static void px_cmp_pt(struct px_state *s, const cs_x86_op *a,
+		      const cs_x86_op *b, struct px_found *fd)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		const cs_x86_op *p = i ? b : a, *q = i ? a : b;
+		int o = px_pt_dword(s, p), r;
+
+		if (o < 0)
+			continue;
+		if (q->type == X86_OP_IMM &&
+		    (q->imm == 0xff || q->imm == 0x100 || q->imm == 0xffff ||
+		     q->imm == 0x10000))
+			px_note(&fd->numline, &fd->numline_conflict, o);
+		else if (q->type == X86_OP_REG && (r = canon(q->reg)) >= 0 &&
+			 s->v[s->r[r].id].origin == PO_PCARG)
+			px_note(&fd->sizebc, &fd->sizebc_conflict, o);
+	}
+}
+
 static void px_step1(const cs_insn *in, struct px_state *s,
 		     enum px_goal goal, struct px_found *fd)
 {
@@ -508,6 +580,22 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 	uint16_t id;
 	int32_t off;
 
+	int i;
+
+	/* lineinfo[pc]: an indexed access through a pointer read from pt. */
+	for (i = 0; goal == PG_DEBUGLINE && i < x->op_count; i++) {
+		const cs_x86_op *o = &x->operands[i];
+		const struct px_val *bv;
+		int b;
+
+		if (o->type != X86_OP_MEM || o->mem.index == X86_REG_INVALID ||
+		    (b = canon(o->mem.base)) < 0 || s->r[b].off)
+			continue;
+		bv = &s->v[s->r[b].id];
+		if (bv->origin == PO_LOAD && bv->size == fd->ref_size &&
+		    s->v[bv->src].origin == PO_PT)
+			px_note(&fd->lineinfo, &fd->lineinfo_conflict, bv->off);
+	}
 	switch (in->id) {
 	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
 	case X86_INS_MOVABS: case X86_INS_LEA:
@@ -519,8 +607,32 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 	switch (in->id) {
 	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
 	case X86_INS_MOVABS:
+		/* ar->source = strdata(proto_chunkname(pt)) */
+		if (goal == PG_GETINFO && x->op_count == 2 &&
+		    o0->type == X86_OP_MEM && src >= 0 && px_addr(s, o0, &id, &off) &&
+		    s->v[id].origin == PO_AR && off == 32 && s->r[src].off > 0) {
+			const struct px_val *c = &s->v[s->r[src].id], *pc;
+
+			pc = &s->v[c->src];
+			if (c->origin == PO_LOAD && c->size == fd->ref_size &&
+			    c->off < 0 && pc->origin == PO_LOAD &&
+			    pc->size == fd->ref_size && pc->off == fd->fn_pc)
+				px_note(&fd->chunk_k, &fd->chunk_conflict, -c->off);
+		}
 		if (d < 0 || x->op_count != 2)
 			break;
+		/* movsxd r, [table + idx*4]: a switch's jump table */
+		if (in->id == X86_INS_MOVSXD && o1->type == X86_OP_MEM &&
+		    o1->mem.index != X86_REG_INVALID && o1->mem.scale == 4 &&
+		    !o1->mem.disp && canon(o1->mem.base) >= 0 &&
+		    !s->r[canon(o1->mem.base)].off &&
+		    s->v[s->r[canon(o1->mem.base)].id].origin == PO_CONST) {
+			int64_t t = s->v[s->r[canon(o1->mem.base)].id].imm;
+
+			px_set_new(s, d, PO_JTENT);
+			s->v[s->r[d].id].imm = t;
+			return;
+		}
 		if (o1->type == X86_OP_MEM) {
 			uint16_t nid;
 
@@ -564,6 +676,24 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		}
 		break;
 	case X86_INS_LEA:
+		if (d >= 0 && o1->mem.base == X86_REG_RIP &&
+		    o1->mem.index == X86_REG_INVALID) {
+			px_set_new(s, d, PO_CONST);
+			s->v[s->r[d].id].imm = (int64_t)(in->address + in->size) +
+					       o1->mem.disp;
+			return;
+		}
+		if (d >= 0 && o1->mem.index != X86_REG_INVALID &&
+		    o1->mem.scale == 1 && !o1->mem.disp && canon(o1->mem.base) >= 0 &&
+		    canon(o1->mem.index) >= 0) {
+			uint16_t a = s->r[canon(o1->mem.base)].id;
+			uint16_t b2 = s->r[canon(o1->mem.index)].id;
+
+			px_set_new(s, d, PO_SUM);
+			s->v[s->r[d].id].src = a;
+			s->v[s->r[d].id].src2 = b2;
+			return;
+		}
 		if (d >= 0 && px_addr(s, o1, &id, &off)) {
 			s->r[d].id = id;
 			s->r[d].off = off;
@@ -595,7 +725,43 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 			}
 		}
 		break;
+	case X86_INS_ADD:
+		if (d < 0 || x->op_count != 2)
+			break;
+		if (o1->type == X86_OP_IMM) {
+			s->r[d].off += (int32_t)o1->imm;
+			return;
+		}
+		if (src >= 0 && s->v[s->r[d].id].origin == PO_JTENT &&
+		    s->v[s->r[src].id].origin == PO_CONST && !s->r[src].off &&
+		    s->v[s->r[src].id].imm == s->v[s->r[d].id].imm) {
+			int64_t t = s->v[s->r[d].id].imm;
+
+			px_set_new(s, d, PO_JTADDR);
+			s->v[s->r[d].id].imm = t;
+			return;
+		}
+		{
+			uint16_t a = s->r[d].id, b2 = 0;
+
+			if (src >= 0) {
+				b2 = s->r[src].id;
+			} else if (px_addr(s, o1, &id, &off)) {
+				b2 = px_new(s, PO_LOAD);
+				s->v[b2].src = id;
+				s->v[b2].off = off;
+				s->v[b2].size = (uint8_t)o1->size;
+			}
+			px_set_new(s, d, PO_SUM);
+			s->v[s->r[d].id].src = a;
+			s->v[s->r[d].id].src2 = b2;
+			return;
+		}
 	case X86_INS_SUB:
+		if (d >= 0 && x->op_count == 2 && o1->type == X86_OP_IMM) {
+			s->r[d].off -= (int32_t)o1->imm;
+			return;
+		}
 		/* maxstack - top, both loaded from L: lj_state_checkstack. */
 		if (goal == PG_MAXSTACK && d >= 0 && !s->r[d].off) {
 			const struct px_val *a = &s->v[s->r[d].id], *b = NULL;
@@ -625,6 +791,8 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 			s->cmp_r = s->r[d];
 			s->cmp_imm = o1->imm;
 		}
+		if (goal == PG_DEBUGLINE && x->op_count == 2)
+			px_cmp_pt(s, o0, o1, fd);
 		/* cmp byte [fn + ffid], 0: isluafunc(fn). */
 		if (goal == PG_ISCFUNC && x->op_count == 2 && o0->size == 1 &&
 		    px_addr(s, o0, &id, &off) && s->v[id].origin == PO_FN)
@@ -655,15 +823,84 @@ static void clobber_call_px(struct px_state *s)
 	s->cmp_valid = 0;
 }
 
-#define PX_PATHS 64
-#define PX_INSNS 6000
+#define PX_PATHS 256
+#define PX_INSNS 40000
+
+/* n bytes at link-time address addr, from any section with contents. */
+static int data_at(Elf *elf, uint64_t addr, void *v, size_t n)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
+		    addr + n > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			return -1;
+		memcpy(v, (const uint8_t *)d->d_buf + (addr - sh.sh_addr), n);
+		return 0;
+	}
+	return -1;
+}
+
+/* The FDE starting at addr (a function's entry): its end, else 0. */
+static uint64_t fde_end(const struct luw_fdes *f, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; f && i < f->n; i++)
+		if (f->v[i].start == addr)
+			return f->v[i].end;
+	return 0;
+}
+
+/* lj_debug_line returned: which of pt's dwords its result holds. */
+static void px_ret_line(const struct px_state *s, struct px_found *fd)
+{
+	const struct px_val *v = &s->v[s->r[0].id];
+	uint16_t ids[2];
+	int n = 0, i, k, got = 0;
+
+	if (s->r[0].off)
+		return;
+	if (v->origin == PO_SUM) {
+		ids[n++] = v->src;
+		ids[n++] = v->src2;
+	} else {
+		ids[n++] = s->r[0].id;
+	}
+	for (i = 0; i < n; i++) {
+		const struct px_val *t = &s->v[ids[i]];
+
+		if (!ids[i] || t->origin != PO_LOAD || t->size != 4 ||
+		    s->v[t->src].origin != PO_PT)
+			continue;
+		for (k = 0; k < fd->nfl && fd->fl_off[k] != t->off; k++)
+			;
+		if (k == fd->nfl) {
+			if (k == 4)
+				continue;
+			fd->fl_off[fd->nfl] = t->off;
+			fd->fl_cnt[fd->nfl++] = 0;
+		}
+		fd->fl_cnt[k]++;
+		got = 1;
+	}
+	fd->fl_paths += got;
+}
 
 /* Follows every path of the function at addr (see above). */
-static void px_explore(csh h, Elf *elf, uint64_t entry, uint64_t size,
-		       enum px_goal goal, struct px_found *fd)
+static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
+		       uint64_t entry, uint64_t size, enum px_goal goal,
+		       struct px_found *fd)
 {
 	struct { uint64_t at; struct px_state s; } *work;
-	struct { uint64_t a; int n; } seen[512];
+	struct { uint64_t a; int n; } seen[1024];
 	int nw = 0, nseen = 0, budget = PX_INSNS, i;
 	cs_insn *in = cs_malloc(h);
 
@@ -671,10 +908,19 @@ static void px_explore(csh h, Elf *elf, uint64_t entry, uint64_t size,
 	if (!work || !in)
 		goto out;
 	work[0].at = entry;
+	work[0].s.lo = entry;
+	work[0].s.hi = entry + size;
 	px_new(&work[0].s, PO_UNK);		/* id 0: unknown */
 	for (i = 0; i < 16; i++)
 		work[0].s.r[i].id = 0;
-	px_set_new(&work[0].s, 5, PO_L);	/* rdi: the lua_State * */
+	if (goal == PG_DEBUGLINE) {
+		px_set_new(&work[0].s, 5, PO_PT);	/* rdi: pt */
+		px_set_new(&work[0].s, 4, PO_PCARG);	/* esi: pc */
+	} else {
+		px_set_new(&work[0].s, 5, PO_L);	/* rdi: the lua_State * */
+		if (goal == PG_GETINFO)
+			px_set_new(&work[0].s, 1, PO_AR);	/* rdx: ar */
+	}
 	nw = 1;
 	while (nw > 0 && budget > 0) {
 		struct px_state s = work[nw - 1].s;
@@ -690,12 +936,12 @@ static void px_explore(csh h, Elf *elf, uint64_t entry, uint64_t size,
 			 * Inside the function only: past a call that does not
 			 * return (an assertion's) lies other code.
 			 */
-			if (addr < entry || addr >= entry + size)
+			if (addr < s.lo || addr >= s.hi)
 				break;
 			for (k = 0; k < nseen && seen[k].a != addr; k++)
 				;
 			if (k == nseen) {
-				if (nseen == 512)
+				if (nseen == 1024)
 					break;
 				seen[nseen].a = addr;
 				seen[nseen++].n = 0;
@@ -714,20 +960,116 @@ static void px_explore(csh h, Elf *elf, uint64_t entry, uint64_t size,
 				    v->origin == PO_LOAD && v->size == 8 &&
 				    s.v[v->src].origin == PO_FN)
 					px_note(&fd->f, &fd->f_conflict, v->off);
+				if (goal == PG_DEBUGLINE)
+					px_ret_line(&s, fd);
 				break;
 			}
 			if (in->id == X86_INS_CALL) {
+				/*
+				 * A call taking mref(fn->pc) - k as its first
+				 * argument: funcproto(fn), k = sizeof(GCproto).
+				 */
+				const struct px_val *a = &s.v[s.r[5].id];
+
+				if (goal == PG_GETINFO && s.r[5].off < 0 &&
+				    s.r[5].off > -512 && a->origin == PO_LOAD &&
+				    a->size == fd->ref_size && a->off == fd->fn_pc &&
+				    x->operands[0].type == X86_OP_IMM) {
+					int c;
+
+					for (c = 0; c < fd->ncalls &&
+					     (fd->call_to[c] != (uint64_t)x->operands[0].imm ||
+					      fd->call_k[c] != -s.r[5].off); c++)
+						;
+					if (c == fd->ncalls && c < PX_CALLS) {
+						fd->call_to[c] = (uint64_t)x->operands[0].imm;
+						fd->call_k[c] = -s.r[5].off;
+						fd->ncalls++;
+					}
+				} else if (goal == PG_GETINFO && !s.depth &&
+					   x->operands[0].type == X86_OP_IMM &&
+					   nw < PX_PATHS) {
+					/*
+					 * lj_debug_getinfo's helpers (debug_frameline
+					 * when not inlined) take fn in registers: their
+					 * paths are followed with the caller's values.
+					 */
+					uint64_t to = (uint64_t)x->operands[0].imm;
+					uint64_t end = fde_end(fdes, to);
+
+					if (end) {
+						work[nw].at = to;
+						work[nw].s = s;
+						work[nw].s.lo = to;
+						work[nw].s.hi = end;
+						work[nw].s.depth = 1;
+						work[nw].s.cmp_valid = 0;
+						nw++;
+					}
+				}
 				clobber_call_px(&s);
 				continue;
+			}
+			/*
+			 * A switch: each case its jump table names, relative
+			 * (PIC: table + int32) or absolute ([table + idx*8]).
+			 */
+			if (in->id == X86_INS_JMP && x->op_count == 1 &&
+			    (x->operands[0].type == X86_OP_REG ||
+			     x->operands[0].type == X86_OP_MEM)) {
+				const cs_x86_op *o = &x->operands[0];
+				int r = o->type == X86_OP_REG ? canon(o->reg) : -1, e;
+				const struct px_val *v = r >= 0 ? &s.v[s.r[r].id] : NULL;
+				int rel = v && !s.r[r].off && v->origin == PO_JTADDR;
+				int ab = o->type == X86_OP_MEM &&
+					 o->mem.base == X86_REG_INVALID &&
+					 o->mem.index != X86_REG_INVALID &&
+					 o->mem.scale == 8 &&
+					 o->mem.segment == X86_REG_INVALID;
+
+				for (e = 0; (rel || ab) && e < s.jt_bound && nw < PX_PATHS; e++) {
+					int32_t r32;
+					uint64_t to;
+
+					if (rel) {
+						if (data_at(elf, (uint64_t)v->imm + 4u * (unsigned)e,
+							    &r32, 4))
+							break;
+						to = (uint64_t)v->imm + (uint64_t)(int64_t)r32;
+					} else if (data_at(elf, (uint64_t)o->mem.disp +
+							   8u * (unsigned)e, &to, 8)) {
+						break;
+					}
+					if (to < s.lo || to >= s.hi)
+						continue;
+					work[nw].at = to;
+					work[nw].s = s;
+					work[nw].s.jt_bound = 0;
+					nw++;
+				}
+				break;
 			}
 			if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
 			    cs_insn_group(h, in, CS_GRP_JUMP)) {
 				uint64_t to = (uint64_t)x->operands[0].imm;
 
 				if (in->id == X86_INS_JMP) {
+					/* A tail call: into the next function. */
+					if (to < s.lo || to >= s.hi) {
+						uint64_t end = fde_end(fdes, to);
+
+						if (!end)
+							break;
+						s.lo = to;
+						s.hi = end;
+					}
 					addr = to;
 					continue;
 				}
+				/* ja not taken: the switch index is at most imm. */
+				if (in->id == X86_INS_JA && s.cmp_valid &&
+				    s.cmp_imm >= 0 && s.cmp_imm < 256)
+					s.jt_bound = (int)s.cmp_imm + 1;
 				if (nw < PX_PATHS) {
 					work[nw].at = to;
 					work[nw].s = s;
@@ -757,35 +1099,90 @@ out:
 static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 {
 	struct px_found fd;
+	struct luw_fdes fdes;
 	uint64_t a, sz;
+	int c;
 
 	if (r->ref_size == LUW_LJR_NONE)
 		return;
 	memset(&fd, 0, sizeof(fd));
 	fd.ref_size = r->ref_size;
 	fd.val = fd.pc = fd.f = LUW_LJR_NONE;
+	if (luw_ehframe_fdes(elf, &fdes))
+		memset(&fdes, 0, sizeof(fdes));
 	if (r->l_top != LUW_LJR_NONE && r->l_base != LUW_LJR_NONE &&
 	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_checkstack", 1, &a, &sz)) {
 		fd.l_top = r->l_top;
 		fd.l_base = r->l_base;
-		px_explore(h, elf, a, sz, PG_MAXSTACK, &fd);
+		px_explore(h, elf, &fdes, a, sz, PG_MAXSTACK, &fd);
 		if (!fd.conflict)
 			r->l_maxstack = fd.val;
 	}
 	fd.val = LUW_LJR_NONE;
 	fd.conflict = 0;
 	if (!luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_iscfunction", 1, &a, &sz)) {
-		px_explore(h, elf, a, sz, PG_ISCFUNC, &fd);
+		px_explore(h, elf, &fdes, a, sz, PG_ISCFUNC, &fd);
 		if (!fd.conflict)
 			r->fn_ffid = fd.val;
 	}
 	if (!luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_tocfunction", 1, &a, &sz)) {
-		px_explore(h, elf, a, sz, PG_TOCFUNC, &fd);
+		px_explore(h, elf, &fdes, a, sz, PG_TOCFUNC, &fd);
 		if (!fd.pc_conflict)
 			r->fn_pc = fd.pc;
 		if (!fd.f_conflict && fd.f != fd.pc)
 			r->fn_f = fd.f;
 	}
+	/*
+	 * GCproto: lua_getinfo (into lj_debug_getinfo, a tail call or a
+	 * call) hands funcproto(fn) to lj_debug_line (sizeof(GCproto) from
+	 * the subtraction), whose compares and loads name four fields; its
+	 * 'S' case stores strdata(chunkname) to ar->source (lua_Debug's
+	 * offset 32 is the Lua 5.1 ABI).
+	 */
+	fd.fn_pc = r->fn_pc;
+	fd.chunk_k = LUW_LJR_NONE;
+	if (r->fn_pc != LUW_LJR_NONE &&
+	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_getinfo", 1, &a, &sz))
+		px_explore(h, elf, &fdes, a, sz, PG_GETINFO, &fd);
+	for (c = 0; c < fd.ncalls; c++) {
+		struct px_found l = fd;
+		uint64_t end = fde_end(&fdes, fd.call_to[c]);
+		int k, fl = LUW_LJR_NONE, nfl = 0;
+
+		if (!end)
+			continue;
+		l.sizebc = l.numline = l.lineinfo = LUW_LJR_NONE;
+		l.sizebc_conflict = l.numline_conflict = l.lineinfo_conflict = 0;
+		l.fl_paths = l.nfl = 0;
+		px_explore(h, elf, &fdes, fd.call_to[c], end - fd.call_to[c],
+			   PG_DEBUGLINE, &l);
+		/* firstline: in every result read from pt, and not numline. */
+		for (k = 0; k < l.nfl; k++)
+			if (l.fl_cnt[k] == l.fl_paths && l.fl_off[k] != l.numline) {
+				fl = l.fl_off[k];
+				nfl++;
+			}
+		if (l.sizebc == LUW_LJR_NONE || l.sizebc_conflict ||
+		    l.numline == LUW_LJR_NONE || l.numline_conflict ||
+		    l.lineinfo == LUW_LJR_NONE || l.lineinfo_conflict ||
+		    nfl != 1 || l.fl_paths < 2)
+			continue;	/* not lj_debug_line */
+		if (r->pt_size != LUW_LJR_NONE && r->pt_size != fd.call_k[c]) {
+			r->pt_size = LUW_LJR_NONE;	/* two answers: none */
+			r->pt_sizebc = r->pt_numline = LUW_LJR_NONE;
+			r->pt_lineinfo = r->pt_firstline = LUW_LJR_NONE;
+			break;
+		}
+		r->pt_size = fd.call_k[c];
+		r->pt_sizebc = l.sizebc;
+		r->pt_numline = l.numline;
+		r->pt_lineinfo = l.lineinfo;
+		r->pt_firstline = fl;
+	}
+	if (r->pt_size != LUW_LJR_NONE && fd.chunk_k != LUW_LJR_NONE &&
+	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
+		r->pt_chunkname = r->pt_size - fd.chunk_k;
+	luw_ehframe_free(&fdes);
 }
 
 int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
@@ -801,6 +1198,8 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->ref_size = r->l_glref = r->g_mainthref = r->g_cur_l = LUW_LJR_NONE;
 	r->l_stack = r->l_status = r->l_cframe = r->l_top = r->l_base = LUW_LJR_NONE;
 	r->l_maxstack = r->fn_ffid = r->fn_pc = r->fn_f = LUW_LJR_NONE;
+	r->pt_size = r->pt_sizebc = r->pt_chunkname = LUW_LJR_NONE;
+	r->pt_firstline = r->pt_numline = r->pt_lineinfo = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;

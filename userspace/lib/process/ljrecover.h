@@ -69,6 +69,9 @@ struct luw_ljr_result {
 	int l_maxstack;		/* lua_checkstack */
 	int fn_ffid;		/* lua_iscfunction */
 	int fn_pc, fn_f;	/* lua_tocfunction */
+	/* lua_getinfo -> lj_debug_getinfo -> lj_debug_line */
+	int pt_size, pt_sizebc, pt_chunkname, pt_firstline, pt_numline;
+	int pt_lineinfo;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
