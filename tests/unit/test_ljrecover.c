@@ -30,7 +30,8 @@
 
 enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
-       F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F__N };
+       F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
+       F_L_SIZE, F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -53,7 +54,25 @@ static const struct {
 	{ "pt_firstline", "GCproto", "firstline" },
 	{ "pt_numline", "GCproto", "numline" },
 	{ "pt_lineinfo", "GCproto", "lineinfo" },
+	/* No DWARF: lj_frame.h's CFRAME_OFS_* (see frame_consts) */
+	{ "cframe_ofs_l", NULL, NULL },
+	{ "cframe_ofs_prev", NULL, NULL },
+	{ "cframe_ofs_pc", NULL, NULL },
+	{ "cframe_l_size", NULL, NULL },
 };
+
+/*
+ * The C frame's offsets are assembler constants (lj_frame.h, x64): no
+ * DWARF names them.  Every LuaJIT 2.1 here has the same ones for its
+ * reference size, and the DWARF path of ljlayout.c uses them so.
+ */
+static void frame_consts(int gc64, int v[F__N])
+{
+	v[F_OFS_L] = gc64 ? 16 : 24;
+	v[F_OFS_PREV] = 32;
+	v[F_OFS_PC] = gc64 ? 24 : 28;
+	v[F_L_SIZE] = gc64 ? 8 : 4;
+}
 
 /*
  * GCproto's fields come from lj_debug_line, found as the callee that
@@ -89,6 +108,10 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_FIRSTLINE] = r->pt_firstline;
 	v[F_NUMLINE] = r->pt_numline;
 	v[F_LINEINFO] = r->pt_lineinfo;
+	v[F_OFS_L] = r->cframe_ofs_l;
+	v[F_OFS_PREV] = r->cframe_ofs_prev;
+	v[F_OFS_PC] = r->cframe_ofs_pc;
+	v[F_L_SIZE] = r->cframe_l_size;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -111,6 +134,10 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_FIRSTLINE] = ly->pt_firstline;
 	v[F_NUMLINE] = ly->pt_numline;
 	v[F_LINEINFO] = ly->pt_lineinfo;
+	v[F_OFS_L] = ly->cframe_ofs_l;
+	v[F_OFS_PREV] = ly->cframe_ofs_prev;
+	v[F_OFS_PC] = ly->cframe_ofs_pc;
+	v[F_L_SIZE] = ly->cframe_l_size;
 }
 
 /* The reference from DWARF in the file at path: 0, or -1. */
@@ -136,6 +163,8 @@ static int dwarf_fields(const char *path, int v[F__N])
 		Dwarf_Die s;
 		long off;
 
+		if (!fields[i].dw_struct)
+			continue;
 		Dwarf_Word sz;
 
 		if (!luw_dw_struct(dw, fields[i].dw_struct, &s) &&
@@ -157,6 +186,16 @@ static int dwarf_fields(const char *path, int v[F__N])
 			continue;
 		}
 		v[i] = (int)off;
+	}
+	{
+		Dwarf_Die s;
+		Dwarf_Word sz = 0;
+
+		if (luw_dw_struct(dw, "GCRef", &s) || dwarf_aggregate_size(&s, &sz)) {
+			CHECK(0, "%s: DWARF gives no size of GCRef", path);
+			rc = -1;
+		}
+		frame_consts(sz == 8, v);
 	}
 	dwarf_end(dw);
 	elf_end(elf);

@@ -193,6 +193,10 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "pt_firstline", r->pt_firstline },
 		{ "pt_numline", r->pt_numline },
 		{ "pt_lineinfo", r->pt_lineinfo },
+		{ "cframe_ofs_l", r->cframe_ofs_l },
+		{ "cframe_ofs_prev", r->cframe_ofs_prev },
+		{ "cframe_ofs_pc", r->cframe_ofs_pc },
+		{ "cframe_l_size", r->cframe_l_size },
 	};
 	size_t i;
 	int k;

@@ -1355,7 +1355,14 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(pt_firstline);
 	TAKE(pt_numline);
 	TAKE(pt_lineinfo);
+	TAKE(cframe_ofs_l);
+	TAKE(cframe_ofs_prev);
+	TAKE(cframe_ofs_pc);
 #undef TAKE
+	if (r->cframe_l_size != LUW_LJR_NONE) {
+		ly->cframe_l_size = (__u8)r->cframe_l_size;
+		strncat(used, " cframe_l_size", un - strlen(used) - 1);
+	}
 	if (anchor_gg(t, ly, why, n))
 		return -1;
 	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);

@@ -1095,6 +1095,166 @@ out:
 		cs_free(in, 1);
 }
 
+/* The section holding link-time address addr, or NULL. */
+static Elf_Scn *scn_of(Elf *elf, uint64_t addr)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
+		    sh.sh_type != SHT_NOBITS && addr >= sh.sh_addr &&
+		    addr < sh.sh_addr + sh.sh_size)
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * The C frame a VM entry builds (see ljrecover.h): lua_pcall calls
+ * lj_vm_pcall, an address inside the interpreter's FDE, not at its start.
+ */
+static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
+			   struct luw_ljr_result *r)
+{
+	struct { int32_t ofs; int size; unsigned int pcst; } lst[4];
+	uint64_t a, sz, entry = 0, lo = 0, hi = 0, addr;
+	const uint8_t *code;
+	size_t len, i;
+	int nl = 0, n = 0, k, isl[16] = { 0 }, prev[16] = { 0 }, done = 0;
+	int32_t ofs_prev = LUW_LJR_NONE;
+	cs_insn *in;
+
+	if (r->l_cframe == LUW_LJR_NONE ||
+	    luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_pcall", 1, &a, &sz) ||
+	    !(code = code_at(elf, a, &len)) || !(in = cs_malloc(h)))
+		return;
+	if (len > sz)
+		len = sz;
+	addr = a;
+	while (cs_disasm_iter(h, &code, &len, &addr, in)) {
+		const cs_x86 *x = &in->detail->x86;
+		uint64_t t;
+
+		if (in->id != X86_INS_CALL || x->op_count != 1 ||
+		    x->operands[0].type != X86_OP_IMM)
+			continue;
+		t = (uint64_t)x->operands[0].imm;
+		/* Not a PLT stub (the PLT's FDE covers every stub). */
+		if (scn_of(elf, t) != scn_of(elf, a))
+			continue;
+		for (i = 0; i < fdes->n; i++) {
+			if (t <= fdes->v[i].start || t >= fdes->v[i].end)
+				continue;
+			if (entry && entry != t)
+				goto out;	/* two VM entries: decide nothing */
+			entry = t;
+			lo = fdes->v[i].start;
+			hi = fdes->v[i].end;
+		}
+	}
+	if (!entry)
+		goto out;
+	/*
+	 * The entry, up to L->cframe = rsp: the saved L (a store of the L
+	 * argument), the previous cframe (a store of what L->cframe held),
+	 * and the saved PC, which the entry also fills with L ("any value
+	 * outside of bytecode").
+	 */
+	isl[5] = 1;
+	addr = entry;
+	while (!done && n++ < 64 && (code = code_at(elf, addr, &len)) &&
+	       cs_disasm_iter(h, &code, &len, &addr, in)) {
+		const cs_x86 *x = &in->detail->x86;
+		const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+		int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+		int sr = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+
+		if (in->id == X86_INS_JMP && x->op_count == 1 && o0->type == X86_OP_IMM) {
+			addr = (uint64_t)o0->imm;
+			continue;
+		}
+		if (in->id == X86_INS_RET || in->id == X86_INS_CALL ||
+		    cs_insn_group(h, in, CS_GRP_JUMP))
+			break;
+		if (in->id != X86_INS_MOV || x->op_count != 2) {
+			if (d >= 0 && writes_op0(in))
+				isl[d] = prev[d] = 0;
+			continue;
+		}
+		if (o0->type == X86_OP_MEM && o0->mem.index == X86_REG_INVALID) {
+			int b = canon(o0->mem.base);
+
+			if (b == 7 && sr >= 0 && prev[sr])
+				ofs_prev = (int32_t)o0->mem.disp;
+			else if (b == 7 && sr >= 0 && isl[sr] && nl < 4) {
+				lst[nl].ofs = (int32_t)o0->mem.disp;
+				lst[nl].size = o0->size;
+				lst[nl++].pcst = 0;
+			} else if (b >= 0 && isl[b] && o0->mem.disp == r->l_cframe &&
+				   sr == 7)
+				done = 1;
+			continue;
+		}
+		if (d < 0)
+			continue;
+		if (sr >= 0) {
+			isl[d] = isl[sr];
+			prev[d] = prev[sr];
+		} else if (o1->type == X86_OP_MEM && o1->mem.index == X86_REG_INVALID &&
+			   canon(o1->mem.base) >= 0 && isl[canon(o1->mem.base)] &&
+			   o1->mem.disp == r->l_cframe && o1->size == 8) {
+			isl[d] = 0;
+			prev[d] = 1;
+		} else {
+			isl[d] = prev[d] = 0;
+		}
+	}
+	if (!done || ofs_prev == LUW_LJR_NONE || nl != 2)
+		goto out;
+	/*
+	 * Of the two, the saved PC is the one the interpreter also stores its
+	 * PC register (rbx, vm_x64.dasc and vm_x86.dasc's x64 mode) into.
+	 */
+	code = code_at(elf, lo, &len);
+	if (!code)
+		goto out;
+	if (len > hi - lo)
+		len = hi - lo;
+	addr = lo;
+	while (len) {
+		const cs_x86 *x;
+
+		if (!cs_disasm_iter(h, &code, &len, &addr, in)) {
+			code++;
+			len--;
+			addr++;
+			continue;
+		}
+		x = &in->detail->x86;
+		if (in->id != X86_INS_MOV || x->op_count != 2 ||
+		    x->operands[0].type != X86_OP_MEM ||
+		    canon(x->operands[0].mem.base) != 7 ||
+		    x->operands[0].mem.index != X86_REG_INVALID ||
+		    x->operands[1].type != X86_OP_REG ||
+		    canon(x->operands[1].reg) != 3)
+			continue;
+		for (k = 0; k < nl; k++)
+			if (lst[k].ofs == (int32_t)x->operands[0].mem.disp)
+				lst[k].pcst++;
+	}
+	if ((lst[0].pcst > 0) == (lst[1].pcst > 0))
+		goto out;
+	k = lst[0].pcst > 0;
+	r->cframe_ofs_l = lst[k].ofs;
+	r->cframe_l_size = lst[k].size;
+	r->cframe_ofs_pc = lst[!k].ofs;
+	r->cframe_ofs_prev = ofs_prev;
+out:
+	cs_free(in, 1);
+}
+
 /* The GCfunc fields and L->maxstack (see ljrecover.h). */
 static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 {
@@ -1182,6 +1342,7 @@ static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 	if (r->pt_size != LUW_LJR_NONE && fd.chunk_k != LUW_LJR_NONE &&
 	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;
+	cframe_recover(h, elf, &fdes, r);
 	luw_ehframe_free(&fdes);
 }
 
@@ -1200,6 +1361,8 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->l_maxstack = r->fn_ffid = r->fn_pc = r->fn_f = LUW_LJR_NONE;
 	r->pt_size = r->pt_sizebc = r->pt_chunkname = LUW_LJR_NONE;
 	r->pt_firstline = r->pt_numline = r->pt_lineinfo = LUW_LJR_NONE;
+	r->cframe_ofs_l = r->cframe_ofs_prev = r->cframe_ofs_pc = LUW_LJR_NONE;
+	r->cframe_l_size = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;

@@ -36,7 +36,27 @@
  *                      target's first byte is read), fn_f (the 8-byte
  *                      load from the GCfunc that is returned)
  *
+ *   lua_getinfo(L, what, ar)  -> lj_debug_getinfo (a tail call), whose
+ *                   switch on `what` is followed through its jump table
+ *                   and whose direct calls are followed one level down:
+ *                   a call taking mref(fn->pc) - k (funcproto(fn)) into a
+ *                   function that reads like lj_debug_line(pt, pc) gives
+ *                   pt_size = k and, there, pt_sizebc (compared with pc),
+ *                   pt_numline (compared with 255/65535), pt_lineinfo
+ *                   (indexed), pt_firstline (in every result read from
+ *                   pt); the 'S' case's ar->source (lua_Debug offset 32,
+ *                   the Lua 5.1 ABI) = chunkname + sizeof(GCstr) gives
+ *                   pt_chunkname.  -DLUA_USE_ASSERT builds inline
+ *                   lj_debug_line: none of the six there.
+ *
  * A field two paths disagree on is not recovered.
+ *
+ * lua_pcall calls lj_vm_pcall, inside the interpreter's FDE: its entry
+ * stores the L argument twice into the C frame (SAVE_L, and SAVE_PC "any
+ * value outside of bytecode"), what L->cframe held (SAVE_CFRAME:
+ * cframe_ofs_prev), before L->cframe = rsp.  Of the two, the one the
+ * interpreter also stores its PC register (rbx) into is cframe_ofs_pc;
+ * the other is cframe_ofs_l, its store width cframe_l_size.
  *
  * The interpreter stores its state as `mov dword [DISPATCH + x], ~LJ_VMST_*`
  * (set_vmstate): the offset stored with the most distinct small negative
@@ -72,6 +92,8 @@ struct luw_ljr_result {
 	/* lua_getinfo -> lj_debug_getinfo -> lj_debug_line */
 	int pt_size, pt_sizebc, pt_chunkname, pt_firstline, pt_numline;
 	int pt_lineinfo;
+	/* lua_pcall -> lj_vm_pcall: the C frame's saved L, cframe and PC */
+	int cframe_ofs_l, cframe_ofs_prev, cframe_ofs_pc, cframe_l_size;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
