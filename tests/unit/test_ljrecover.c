@@ -7,10 +7,9 @@
  * OpenResty's libluajit (build/luajit2) have no DWARF here: their
  * reference is the layout the known-build table holds for their build-id.
  *
- * Each field ljrecover gives must equal the reference; a field it does
- * not give in a build fails too, except where `optional` below says why
- * (the layout then takes the family's value, which the live checks must
- * validate).  One line per build says what was compared.
+ * Each field ljrecover gives must equal the reference, and every field
+ * must be given in every build.  One line per build says what was
+ * compared.
  */
 #include <dirent.h>
 #include <elfutils/libdw.h>
@@ -72,20 +71,6 @@ static void frame_consts(int gc64, int v[F__N])
 	v[F_OFS_PREV] = 32;
 	v[F_OFS_PC] = gc64 ? 24 : 28;
 	v[F_L_SIZE] = gc64 ? 8 : 4;
-}
-
-/*
- * GCproto's fields come from lj_debug_line, found as the callee that
- * lj_debug_getinfo (or a helper) hands funcproto(fn).  With
- * -DLUA_USE_ASSERT, gcc inlines lj_debug_line into debug_frameline:
- * there is no such call, and the six fields are not recovered.
- */
-static int optional(const char *path, int field)
-{
-	size_t l = strlen(path);
-
-	return field >= F_PTSIZE && l > 23 &&
-	       !strcmp(path + l - 23, "-assert/luajit.stripped");
 }
 
 static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
@@ -239,7 +224,7 @@ static void build_id_of(Elf *elf, char *out, size_t n)
 static void check_build(const char *stripped, const char *dwarf)
 {
 	struct luw_ljr_result r;
-	int want[F__N], got[F__N], fd, i, n = 0, missing = 0;
+	int want[F__N], got[F__N], fd, i, n = 0;
 	char err[256], why[256], bid[128], line[1024];
 	size_t used = 0;
 	Elf *elf = luw_elf_open(stripped, &fd, err, sizeof(err));
@@ -276,10 +261,9 @@ static void check_build(const char *stripped, const char *dwarf)
 	line[0] = 0;
 	for (i = 0; i < F__N; i++) {
 		if (got[i] == LUW_LJR_NONE) {
-			CHECK(optional(stripped, i), "%s: %s not recovered (%s: %d)",
+			CHECK(0, "%s: %s not recovered (%s: %d)",
 			      stripped, fields[i].name, dwarf ? "DWARF" : "table",
 			      want[i]);
-			missing++;
 			continue;
 		}
 		CHECK(got[i] == want[i], "%s: %s from machine code %d, %s %d",
@@ -290,9 +274,8 @@ static void check_build(const char *stripped, const char *dwarf)
 			used += (size_t)snprintf(line + used, sizeof(line) - used,
 						 " %s=%d", fields[i].name, got[i]);
 	}
-	printf("%s: %d of %d fields recovered, equal to %s:%s%s\n", stripped, n,
-	       F__N, dwarf ? "DWARF" : "the known-build table", line,
-	       missing ? " (the others not recovered: optional here)" : "");
+	printf("%s: %d of %d fields recovered, equal to %s:%s\n", stripped, n,
+	       F__N, dwarf ? "DWARF" : "the known-build table", line);
 out:
 	elf_end(elf);
 	close(fd);

@@ -1591,7 +1591,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			char whys[][400], const char *names[], int iscode[],
 			int *ncand)
 {
-	char why[512], fields[320], name[400];
+	char why[512], fields[480], name[560];
 	size_t i;
 	int k = 0, code;
 
@@ -1618,7 +1618,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 						       why, sizeof(why));
 				if (!bad) {
 					snprintf(name, sizeof(name),
-						 "%.60s with %.300s from machine code",
+						 "%.60s with %.470s from machine code",
 						 known[i].name, fields);
 					bad = luw_ljl_use_layout(t, &ly, name,
 								 why, sizeof(why));
@@ -1629,7 +1629,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			if (!bad) {
 				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
 				snprintf(t->layout_name, sizeof(t->layout_name),
-					 code ? "%.380s" :
+					 code ? "%.550s" :
 					 "%.200s (validated, build-id not in the table)",
 					 name);
 				t->rounds = round + 1;

@@ -383,6 +383,7 @@ enum px_origin {
 	PO_UNK, PO_L, PO_LOAD, PO_CONST, PO_TAG, PO_FN,
 	PO_PT,		/* lj_debug_line's GCproto * argument */
 	PO_PCARG,	/* its BCPos argument */
+	PO_RET,		/* what a call returned */
 	PO_AR,		/* lua_getinfo's lua_Debug * argument */
 	PO_SUM,		/* src + src2 */
 	PO_JTENT,	/* an int32 read from the jump table at imm */
@@ -443,7 +444,26 @@ struct px_found {
 	int sizebc, sizebc_conflict, numline, numline_conflict;
 	int lineinfo, lineinfo_conflict;
 	int fl_paths, nfl, fl_off[4], fl_cnt[4];
+	/*
+	 * lj_debug_line inlined into a helper (-DLUA_USE_ASSERT): pt's
+	 * fields relative to mref(fn->pc), pt itself mref(fn->pc) - pt_k.
+	 */
+	int inl, pt_k, pt_k_conflict;
+	int ndirect;
+	uint64_t direct[16];
 };
+
+/* A GCproto * (lj_debug_line's pt), or inline, mref(fn->pc). */
+static int px_is_pt(const struct px_state *s, uint16_t id,
+		    const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	if (v->origin == PO_PT)
+		return 1;
+	return fd->inl && id && v->origin == PO_LOAD && v->size == fd->ref_size &&
+	       v->off == fd->fn_pc && v->src;
+}
 
 static void px_note(int *f, int *conflict, int v)
 {
@@ -526,8 +546,11 @@ static void px_learn_fn(struct px_state *s)
 	}
 }
 
-/* A dword of pt: its offset when o is one (a register or memory), else -1. */
-static int px_pt_dword(struct px_state *s, const cs_x86_op *o)
+#define PX_NOOFF (-100000)
+
+/* A dword of pt: its offset when o is one (a register or memory). */
+static int px_pt_dword(struct px_state *s, const cs_x86_op *o,
+		       const struct px_found *fd)
 {
 	uint16_t id;
 	int32_t off;
@@ -536,13 +559,13 @@ static int px_pt_dword(struct px_state *s, const cs_x86_op *o)
 	if (o->size != 4)
 		return -1;
 	if (o->type == X86_OP_MEM && px_addr(s, o, &id, &off) &&
-	    s->v[id].origin == PO_PT)
+	    px_is_pt(s, id, fd))
 		return off;
 	if (o->type == X86_OP_REG && (r = canon(o->reg)) >= 0 && !s->r[r].off &&
 	    s->v[s->r[r].id].origin == PO_LOAD && s->v[s->r[r].id].size == 4 &&
-	    s->v[s->v[s->r[r].id].src].origin == PO_PT)
+	    px_is_pt(s, s->v[s->r[r].id].src, fd))
 		return s->v[s->r[r].id].off;
-	return -1;
+	return PX_NOOFF;
 }
 
 /*
@@ -556,16 +579,17 @@ static void px_cmp_pt(struct px_state *s, const cs_x86_op *a,
 
 	for (i = 0; i < 2; i++) {
 		const cs_x86_op *p = i ? b : a, *q = i ? a : b;
-		int o = px_pt_dword(s, p), r;
+		int o = px_pt_dword(s, p, fd), r;
 
-		if (o < 0)
+		if (o == PX_NOOFF)
 			continue;
 		if (q->type == X86_OP_IMM &&
 		    (q->imm == 0xff || q->imm == 0x100 || q->imm == 0xffff ||
 		     q->imm == 0x10000))
 			px_note(&fd->numline, &fd->numline_conflict, o);
 		else if (q->type == X86_OP_REG && (r = canon(q->reg)) >= 0 &&
-			 s->v[s->r[r].id].origin == PO_PCARG)
+			 (s->v[s->r[r].id].origin == PO_PCARG ||
+			  (fd->inl && s->v[s->r[r].id].origin == PO_RET)))
 			px_note(&fd->sizebc, &fd->sizebc_conflict, o);
 	}
 }
@@ -593,7 +617,7 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 			continue;
 		bv = &s->v[s->r[b].id];
 		if (bv->origin == PO_LOAD && bv->size == fd->ref_size &&
-		    s->v[bv->src].origin == PO_PT)
+		    px_is_pt(s, bv->src, fd))
 			px_note(&fd->lineinfo, &fd->lineinfo_conflict, bv->off);
 	}
 	switch (in->id) {
@@ -635,7 +659,13 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		}
 		if (o1->type == X86_OP_MEM) {
 			uint16_t nid;
+			int b = canon(o1->mem.base);
 
+			/* A load through mref(fn->pc) - k held in a register: pt. */
+			if (goal == PG_DEBUGLINE && fd->inl && b >= 0 && b != 7 &&
+			    o1->mem.index == X86_REG_INVALID && s->r[b].off < 0 &&
+			    s->r[b].off > -512 && px_is_pt(s, s->r[b].id, fd))
+				px_note(&fd->pt_k, &fd->pt_k_conflict, -s->r[b].off);
 			if (!px_addr(s, o1, &id, &off)) {
 				px_set_new(s, d, PO_UNK);
 				return;
@@ -820,6 +850,7 @@ static void clobber_call_px(struct px_state *s)
 
 	for (i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
 		px_set_new(s, caller_saved[i], PO_UNK);
+	s->v[s->r[0].id].origin = s->r[0].id ? PO_RET : PO_UNK;
 	s->cmp_valid = 0;
 }
 
@@ -878,7 +909,7 @@ static void px_ret_line(const struct px_state *s, struct px_found *fd)
 		const struct px_val *t = &s->v[ids[i]];
 
 		if (!ids[i] || t->origin != PO_LOAD || t->size != 4 ||
-		    s->v[t->src].origin != PO_PT)
+		    !px_is_pt(s, t->src, fd))
 			continue;
 		for (k = 0; k < fd->nfl && fd->fl_off[k] != t->off; k++)
 			;
@@ -913,7 +944,12 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 	px_new(&work[0].s, PO_UNK);		/* id 0: unknown */
 	for (i = 0; i < 16; i++)
 		work[0].s.r[i].id = 0;
-	if (goal == PG_DEBUGLINE) {
+	if (goal == PG_DEBUGLINE && fd->inl) {
+		static const int args[] = { 5, 4, 1, 2, 8, 9 };
+
+		for (i = 0; i < 6; i++)
+			px_set_new(&work[0].s, args[i], PO_UNK);
+	} else if (goal == PG_DEBUGLINE) {
 		px_set_new(&work[0].s, 5, PO_PT);	/* rdi: pt */
 		px_set_new(&work[0].s, 4, PO_PCARG);	/* esi: pc */
 	} else {
@@ -989,6 +1025,13 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 				} else if (goal == PG_GETINFO && !s.depth &&
 					   x->operands[0].type == X86_OP_IMM &&
 					   nw < PX_PATHS) {
+					uint64_t t = (uint64_t)x->operands[0].imm;
+					int c;
+
+					for (c = 0; c < fd->ndirect && fd->direct[c] != t; c++)
+						;
+					if (c == fd->ndirect && c < 16)
+						fd->direct[fd->ndirect++] = t;
 					/*
 					 * lj_debug_getinfo's helpers (debug_frameline
 					 * when not inlined) take fn in registers: their
@@ -1255,6 +1298,66 @@ out:
 	cs_free(in, 1);
 }
 
+/*
+ * Reads the function at `to` as lj_debug_line (inl: with it inlined,
+ * fields relative to mref(fn->pc)).  Fills r's pt_* when it is one; 1 when
+ * two candidates disagreed (r's pt_* then cleared), else 0.
+ */
+static int debug_line(csh h, Elf *elf, const struct luw_fdes *fdes,
+		      const struct px_found *fd, uint64_t to, int inl, int k,
+		      struct luw_ljr_result *r)
+{
+	struct px_found l = *fd;
+	uint64_t end = fde_end(fdes, to);
+	int i, fl = LUW_LJR_NONE, nfl = 0, b = 0;
+
+	if (!end)
+		return 0;
+	l.sizebc = l.numline = l.lineinfo = LUW_LJR_NONE;
+	l.sizebc_conflict = l.numline_conflict = l.lineinfo_conflict = 0;
+	l.fl_paths = l.nfl = 0;
+	l.inl = inl;
+	l.pt_k = LUW_LJR_NONE;
+	l.pt_k_conflict = 0;
+	px_explore(h, elf, fdes, to, end - to, PG_DEBUGLINE, &l);
+	/* firstline: in every result read from pt, and not numline. */
+	for (i = 0; i < l.nfl; i++)
+		if (l.fl_cnt[i] == l.fl_paths && l.fl_off[i] != l.numline) {
+			fl = l.fl_off[i];
+			nfl++;
+		}
+	if (l.sizebc == LUW_LJR_NONE || l.sizebc_conflict ||
+	    l.numline == LUW_LJR_NONE || l.numline_conflict ||
+	    l.lineinfo == LUW_LJR_NONE || l.lineinfo_conflict ||
+	    nfl != 1 || l.fl_paths < 2)
+		return 0;	/* not lj_debug_line */
+	/* Inline: pt's fields were read relative to mref(fn->pc). */
+	if (inl) {
+		if (l.pt_k == LUW_LJR_NONE || l.pt_k_conflict)
+			return 0;
+		k = b = l.pt_k;
+	}
+	if (b + l.sizebc < 0 || b + l.numline < 0 || b + l.lineinfo < 0 ||
+	    b + fl < 0 || l.sizebc == l.numline || l.numline == fl ||
+	    l.sizebc == fl)
+		return 0;
+	if (r->pt_size != LUW_LJR_NONE &&
+	    (r->pt_size != k || r->pt_sizebc != b + l.sizebc ||
+	     r->pt_numline != b + l.numline || r->pt_lineinfo != b + l.lineinfo ||
+	     r->pt_firstline != b + fl)) {
+		r->pt_size = LUW_LJR_NONE;	/* two answers: none */
+		r->pt_sizebc = r->pt_numline = LUW_LJR_NONE;
+		r->pt_lineinfo = r->pt_firstline = LUW_LJR_NONE;
+		return 1;
+	}
+	r->pt_size = k;
+	r->pt_sizebc = b + l.sizebc;
+	r->pt_numline = b + l.numline;
+	r->pt_lineinfo = b + l.lineinfo;
+	r->pt_firstline = b + fl;
+	return 0;
+}
+
 /* The GCfunc fields and L->maxstack (see ljrecover.h). */
 static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 {
@@ -1304,41 +1407,18 @@ static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 	if (r->fn_pc != LUW_LJR_NONE &&
 	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_getinfo", 1, &a, &sz))
 		px_explore(h, elf, &fdes, a, sz, PG_GETINFO, &fd);
-	for (c = 0; c < fd.ncalls; c++) {
-		struct px_found l = fd;
-		uint64_t end = fde_end(&fdes, fd.call_to[c]);
-		int k, fl = LUW_LJR_NONE, nfl = 0;
-
-		if (!end)
-			continue;
-		l.sizebc = l.numline = l.lineinfo = LUW_LJR_NONE;
-		l.sizebc_conflict = l.numline_conflict = l.lineinfo_conflict = 0;
-		l.fl_paths = l.nfl = 0;
-		px_explore(h, elf, &fdes, fd.call_to[c], end - fd.call_to[c],
-			   PG_DEBUGLINE, &l);
-		/* firstline: in every result read from pt, and not numline. */
-		for (k = 0; k < l.nfl; k++)
-			if (l.fl_cnt[k] == l.fl_paths && l.fl_off[k] != l.numline) {
-				fl = l.fl_off[k];
-				nfl++;
-			}
-		if (l.sizebc == LUW_LJR_NONE || l.sizebc_conflict ||
-		    l.numline == LUW_LJR_NONE || l.numline_conflict ||
-		    l.lineinfo == LUW_LJR_NONE || l.lineinfo_conflict ||
-		    nfl != 1 || l.fl_paths < 2)
-			continue;	/* not lj_debug_line */
-		if (r->pt_size != LUW_LJR_NONE && r->pt_size != fd.call_k[c]) {
-			r->pt_size = LUW_LJR_NONE;	/* two answers: none */
-			r->pt_sizebc = r->pt_numline = LUW_LJR_NONE;
-			r->pt_lineinfo = r->pt_firstline = LUW_LJR_NONE;
+	for (c = 0; c < fd.ncalls; c++)
+		if (debug_line(h, elf, &fdes, &fd, fd.call_to[c], 0, fd.call_k[c], r))
 			break;
-		}
-		r->pt_size = fd.call_k[c];
-		r->pt_sizebc = l.sizebc;
-		r->pt_numline = l.numline;
-		r->pt_lineinfo = l.lineinfo;
-		r->pt_firstline = fl;
-	}
+	/*
+	 * No call hands funcproto(fn) over: lj_debug_line may be inlined into
+	 * a helper lj_debug_getinfo calls (debug_frameline, with
+	 * -DLUA_USE_ASSERT); each callee is read for it, pt being where the
+	 * helper subtracts sizeof(GCproto) from mref(fn->pc).
+	 */
+	for (c = 0; r->pt_size == LUW_LJR_NONE && c < fd.ndirect; c++)
+		if (debug_line(h, elf, &fdes, &fd, fd.direct[c], 1, 0, r))
+			break;
 	if (r->pt_size != LUW_LJR_NONE && fd.chunk_k != LUW_LJR_NONE &&
 	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;

@@ -46,8 +46,12 @@
  *                   (indexed), pt_firstline (in every result read from
  *                   pt); the 'S' case's ar->source (lua_Debug offset 32,
  *                   the Lua 5.1 ABI) = chunkname + sizeof(GCstr) gives
- *                   pt_chunkname.  -DLUA_USE_ASSERT builds inline
- *                   lj_debug_line: none of the six there.
+ *                   pt_chunkname.  When no call hands funcproto(fn)
+ *                   over (-DLUA_USE_ASSERT builds inline lj_debug_line
+ *                   into debug_frameline), each callee of
+ *                   lj_debug_getinfo is read the same way with pt's
+ *                   fields relative to mref(fn->pc), and pt_size where it
+ *                   subtracts it to load through the result.
  *
  * A field two paths disagree on is not recovered.
  *
