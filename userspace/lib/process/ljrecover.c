@@ -603,7 +603,6 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 	int src = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
 	uint16_t id;
 	int32_t off;
-
 	int i;
 
 	/* lineinfo[pc]: an indexed access through a pointer read from pt. */
