@@ -22,7 +22,10 @@ static int run(const uint8_t *data, size_t len, uint64_t *events,
 		exit(1);
 	}
 	luw_rd_open_mem(r, data, len);
-	rc = luw_memprof_decode(r, &luw_mpr_ops, rep);
+	/* The report's own loop (luaunwind-report's path) after the symtab. */
+	rc = luw_symtab_decode(r, NULL, luw_mpr_ops.sym, rep);
+	if (!rc)
+		rc = luw_mpr_decode_body(r, rep);
 	*events = luw_mpr_events(rep);
 	luw_mpr_free(rep);
 	luw_symtab_free(st);

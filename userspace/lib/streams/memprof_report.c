@@ -84,10 +84,9 @@ struct vec {
 
 /* An alloc, realloc or free event waiting in the queue. */
 struct qev {
+	struct luw_mp_nums n;
 	uint8_t aevent;
 	unsigned int lc;	/* its location cache entry */
-	uint64_t addr, line, traceno;
-	uint64_t oaddr, osize, naddr, nsize;
 };
 
 /*
@@ -312,8 +311,8 @@ static inline int still_valid(const struct luw_mpr *rep, const struct qev *ev,
 			      uint64_t since)
 {
 	return rep->cfunc_epoch <= since &&
-	       rep->decl[decl_slot(ev->addr)] <= since &&
-	       (!ev->traceno || rep->decl[decl_trace(ev->traceno)] <= since);
+	       rep->decl[decl_slot(ev->n.addr)] <= since &&
+	       (!ev->n.traceno || rep->decl[decl_trace(ev->n.traceno)] <= since);
 }
 
 static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
@@ -328,17 +327,17 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 
 	const struct loc *cl = !rep->lcache[c].loc1 ? NULL
 			       : AT(rep->locs, struct loc, rep->lcache[c].loc1 - 1);
-	int hit = cl && cl->addr == ev->addr && cl->line == ev->line &&
-		  cl->traceno == ev->traceno;
+	int hit = cl && cl->addr == ev->n.addr && cl->line == ev->n.line &&
+		  cl->traceno == ev->n.traceno;
 
 	if (hit && (rep->lcache[c].epoch == epoch ||
 		    still_valid(rep, ev, rep->lcache[c].epoch))) {
 		rep->lcache[c].epoch = epoch;
 		return rep->lcache[c].loc1 - 1;
 	}
-	key.addr = ev->addr;
-	key.line = ev->line;
-	key.traceno = ev->traceno;
+	key.addr = ev->n.addr;
+	key.line = ev->n.line;
+	key.traceno = ev->n.traceno;
 	key.gen = 0;
 	luw_symtab_loc(rep->st, &key);
 	if (hit && cl->gen == key.gen) {
@@ -559,15 +558,15 @@ static int on_event(struct luw_mpr *rep, const struct qev *ev)
 	if (!r)
 		return -1;
 	r->num++;
-	r->alloc += ev->nsize;
-	r->free += ev->osize;
+	r->alloc += ev->n.nsize;
+	r->free += ev->n.osize;
 	if (kind != R_ALLOC &&
-	    luw_heapmap_take(&rep->heap, ev->oaddr, &osize, &oloc) &&
+	    luw_heapmap_take(&rep->heap, ev->n.oaddr, &osize, &oloc) &&
 	    link_prev(rep, kind, ri, oloc, osize,
-		      kind == R_REALLOC ? ev->nsize : 0))
+		      kind == R_REALLOC ? ev->n.nsize : 0))
 		return -1;
-	if (kind != R_FREE && luw_heapmap_put(&rep->heap, ev->naddr,
-					      ev->nsize, li))
+	if (kind != R_FREE && luw_heapmap_put(&rep->heap, ev->n.naddr,
+					      ev->n.nsize, li))
 		return -1;
 	return 0;
 }
@@ -600,6 +599,60 @@ static int cb_sym(void *ctx, const struct luw_sym *s)
 	return 1;
 }
 
+/*
+ * The queue's next free place, after aggregating the oldest event when the
+ * queue is full.  NULL when that ran out of memory.
+ */
+static inline struct qev *q_slot(struct luw_mpr *rep)
+{
+	if (rep->qn == QLEN) {
+		const struct qev *old = &rep->q[rep->qhead];
+
+		rep->qhead = (rep->qhead + 1) % QLEN;
+		rep->qn--;
+		if (on_event(rep, old)) {
+			rep->oom = 1;
+			return NULL;
+		}
+	}
+	return &rep->q[(rep->qhead + rep->qn) % QLEN];
+}
+
+/* Take the event just written at q_slot() into the queue. */
+static inline void q_push(struct luw_mpr *rep, struct qev *q)
+{
+	rep->qn++;
+	q->lc = lcache_slot(q->n.addr, q->n.line, q->n.traceno);
+	/*
+	 * Fetch ahead in two steps: now the heap slots and the location
+	 * cache entry of this event; half a queue later, the location that
+	 * entry names (its key and counts), read from the entry fetched
+	 * then.  Only hints: the aggregation looks everything up again.
+	 * Few locations stay in the cache anyway: then the hints are only
+	 * work (a tenth more time on a stream of a few dozen sites).
+	 */
+	if (q->aevent != LUW_AEVENT_ALLOC)
+		luw_heapmap_prefetch(&rep->heap, q->n.oaddr);
+	if (q->aevent != LUW_AEVENT_FREE)
+		luw_heapmap_prefetch(&rep->heap, q->n.naddr);
+	rep->events++;
+	if (rep->locs.n < LOC_AHEAD_MIN)
+		return;
+	__builtin_prefetch(&rep->lcache[q->lc]);
+	if (rep->qn > QLEN / 2) {
+		uint32_t li1 = rep->lcache[rep->q[(rep->qhead + rep->qn - 1 -
+						    QLEN / 2) % QLEN].lc].loc1;
+
+		if (li1) {
+			const char *l = (const char *)AT(rep->locs, struct loc,
+							 li1 - 1);
+
+			__builtin_prefetch(l, 1);
+			__builtin_prefetch(l + 64, 1);
+		}
+	}
+}
+
 static int cb_event(void *ctx, const struct luw_mp_event *ev)
 {
 	struct luw_mpr *rep = ctx;
@@ -614,57 +667,57 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
 		declared(rep, &ev->sym);
 		return 0;
 	}
-	if (rep->qn == QLEN) {
-		const struct qev *old = &rep->q[rep->qhead];
-
-		rep->qhead = (rep->qhead + 1) % QLEN;
-		rep->qn--;
-		if (on_event(rep, old)) {
-			rep->oom = 1;
-			return 1;
-		}
-	}
-	q = &rep->q[(rep->qhead + rep->qn++) % QLEN];
+	q = q_slot(rep);
+	if (!q)
+		return 1;
 	q->aevent = ev->aevent;
-	q->addr = ev->addr;
-	q->line = ev->line;
-	q->traceno = ev->traceno;
-	q->oaddr = ev->oaddr;
-	q->osize = ev->osize;
-	q->naddr = ev->naddr;
-	q->nsize = ev->nsize;
-	q->lc = lcache_slot(ev->addr, ev->line, ev->traceno);
-	/*
-	 * Fetch ahead in two steps: now the heap slots and the location
-	 * cache entry of this event; half a queue later, the location that
-	 * entry names (its key and counts), read from the entry fetched
-	 * then.  Only hints: the aggregation looks everything up again.
-	 * Few locations stay in the cache anyway: then the hints are only
-	 * work (a tenth more time on a stream of a few dozen sites).
-	 */
-	if (ev->aevent != LUW_AEVENT_ALLOC)
-		luw_heapmap_prefetch(&rep->heap, ev->oaddr);
-	if (ev->aevent != LUW_AEVENT_FREE)
-		luw_heapmap_prefetch(&rep->heap, ev->naddr);
-	if (rep->locs.n < LOC_AHEAD_MIN) {
-		rep->events++;
-		return 0;
-	}
-	__builtin_prefetch(&rep->lcache[q->lc]);
-	if (rep->qn > QLEN / 2) {
-		uint32_t li1 = rep->lcache[rep->q[(rep->qhead + rep->qn - 1 -
-						    QLEN / 2) % QLEN].lc].loc1;
-
-		if (li1) {
-			const char *l = (const char *)AT(rep->locs, struct loc,
-							 li1 - 1);
-
-			__builtin_prefetch(l, 1);
-			__builtin_prefetch(l + 64, 1);
-		}
-	}
-	rep->events++;
+	q->n.addr = ev->addr;
+	q->n.line = ev->line;
+	q->n.traceno = ev->traceno;
+	q->n.oaddr = ev->oaddr;
+	q->n.osize = ev->osize;
+	q->n.naddr = ev->naddr;
+	q->n.nsize = ev->nsize;
+	q_push(rep, q);
 	return 0;
+}
+
+int luw_mpr_decode_body(struct luw_rd *r, struct luw_mpr *rep)
+{
+	struct luw_prologue pro;
+	struct luw_mp_event ev;
+	int rc;
+
+	if (!luw_prologue_read(r, "ljm", LUW_LJM_VERSION, &pro))
+		return -1;
+	for (;;) {
+		/*
+		 * The common events straight from the window into the
+		 * queue; the rest, and the window's last bytes, one at a
+		 * time through the checked decoder.
+		 */
+		const uint8_t *p = r->p, *np;
+
+		while (r->end - p >= LUW_MP_MAX_EVENT) {
+			struct qev *q = q_slot(rep);
+
+			if (!q) {
+				r->p = p;
+				return 1;
+			}
+			np = luw_mp_fast(p, &q->aevent, &q->n);
+			if (!np)
+				break;
+			p = np;
+			q_push(rep, q);
+		}
+		r->p = p;
+		rc = luw_memprof_next(r, &ev);
+		if (rc <= 0)
+			return rc;
+		if (cb_event(rep, &ev))
+			return 1;
+	}
 }
 
 const struct luw_memprof_ops luw_mpr_ops = {
