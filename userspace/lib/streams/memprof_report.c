@@ -772,47 +772,61 @@ static inline int ord_before(const struct order *x, const struct order *y,
 }
 
 /*
- * Sort a[0..n) by ord_before: runs of 16 by insertion, then bottom-up
- * merges through a scratch array.  qsort() spent more in its callback
- * calls than in the sorting itself (a service's report has tens of
- * thousands of entries).  0, or -1 on ENOMEM.
+ * Sort a[0..n) by ord_before, as a stable radix sort: bytes of idx
+ * (unless a is in idx order already), then of the key complemented (the
+ * bigger first), least significant first; a byte every entry shares
+ * takes no pass.  The counts and sums of a service's report are small
+ * numbers, so two or three passes of n moves replace n log n comparisons
+ * (the merge sort before was 4% of the report's instructions).  0, or -1
+ * on ENOMEM.
  */
 static int ord_sort(struct order *a, size_t n, int sgn)
 {
+	enum { IDXB = 4, KEYB = 8, NB = IDXB + KEYB };
+	uint32_t (*cnt)[256];
 	struct order *tmp, *src = a, *dst;
-	size_t i, j, w;
+	size_t i;
+	int d, sorted = 1;
 
-	for (i = 0; i < n; i += 16) {
-		size_t e = n - i < 16 ? n : i + 16;
-
-		for (j = i + 1; j < e; j++) {
-			struct order t = a[j];
-			size_t k = j;
-
-			for (; k > i && ord_before(&t, &a[k - 1], sgn); k--)
-				a[k] = a[k - 1];
-			a[k] = t;
-		}
-	}
-	if (n <= 16)
+	if (n < 2)
 		return 0;
+	cnt = calloc(NB, sizeof(*cnt));
 	tmp = malloc(n * sizeof(*tmp));
-	if (!tmp)
+	if (!cnt || !tmp) {
+		free(cnt);
+		free(tmp);
 		return -1;
-	dst = tmp;
-	for (w = 16; w < n; w *= 2) {
-		for (i = 0; i < n; i += 2 * w) {
-			size_t m = n - i < w ? n : i + w;
-			size_t e = n - i < 2 * w ? n : i + 2 * w;
-			size_t l = i, r = m, o = i;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t k = ~(sgn ? (uint64_t)a[i].skey ^ 1ULL << 63 : a[i].key);
 
-			while (l < m && r < e)
-				dst[o++] = ord_before(&src[r], &src[l], sgn)
-						   ? src[r++] : src[l++];
-			while (l < m)
-				dst[o++] = src[l++];
-			while (r < e)
-				dst[o++] = src[r++];
+		if (i && a[i].idx < a[i - 1].idx)
+			sorted = 0;
+		for (d = 0; d < IDXB; d++)
+			cnt[d][a[i].idx >> (8 * d) & 0xff]++;
+		for (d = 0; d < KEYB; d++)
+			cnt[IDXB + d][k >> (8 * d) & 0xff]++;
+	}
+	dst = tmp;
+	for (d = sorted ? IDXB : 0; d < NB; d++) {
+		uint32_t *c = cnt[d], sum = 0, t;
+		int j, sh = 8 * (d < IDXB ? d : d - IDXB);
+
+		for (j = 0; j < 256 && c[j] != n; j++)
+			;
+		if (j < 256)
+			continue;	/* one value: nothing moves */
+		for (j = 0; j < 256; j++) {
+			t = c[j];
+			c[j] = sum;
+			sum += t;
+		}
+		for (i = 0; i < n; i++) {
+			uint64_t k = d < IDXB ? src[i].idx
+				     : ~(sgn ? (uint64_t)src[i].skey ^ 1ULL << 63
+					    : src[i].key);
+
+			dst[c[k >> sh & 0xff]++] = src[i];
 		}
 		dst = src;
 		src = src == a ? tmp : a;
@@ -820,7 +834,51 @@ static int ord_sort(struct order *a, size_t n, int sgn)
 	if (src != a)
 		memcpy(a, src, n * sizeof(*a));
 	free(tmp);
+	free(cnt);
 	return 0;
+}
+
+/*
+ * A report line after its name, composed in place and appended at once:
+ * the general-purpose appends (a bounds check and a copy per piece, a
+ * division per digit) were a tenth of the report's instructions.
+ */
+struct line {
+	char b[128];	/* the longest: three 20-digit numbers and text */
+	size_t n;
+};
+
+#define LN_LIT(l, s) (memcpy((l)->b + (l)->n, s, sizeof(s) - 1), \
+		      (l)->n += sizeof(s) - 1)
+
+static inline void ln_u(struct line *l, uint64_t v)
+{
+	static const char d2[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+	char t[20], *p = t + sizeof(t);
+
+	while (v >= 100) {
+		p -= 2;
+		memcpy(p, d2 + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10) {
+		p -= 2;
+		memcpy(p, d2 + 2 * v, 2);
+	} else {
+		*--p = (char)('0' + v);
+	}
+	memcpy(l->b + l->n, p, (size_t)(t + sizeof(t) - p));
+	l->n += (size_t)(t + sizeof(t) - p);
+}
+
+static inline void ln_d(struct line *l, int64_t v)
+{
+	if (v < 0) {
+		l->b[l->n++] = '-';
+		ln_u(l, (uint64_t)0 - (uint64_t)v);
+	} else {
+		ln_u(l, (uint64_t)v);
+	}
 }
 
 static const struct name *loc_name(const struct luw_mpr *rep, uint32_t li)
@@ -955,15 +1013,18 @@ static int render(struct luw_mpr *rep, int kind, const uint32_t *byrank,
 		const struct cnt *r = &AT(rep->locs, struct loc, li)->cnt[kind];
 		size_t np = 0, j;
 
+		struct line ln = { .n = 0 };
+
 		spill(k, 0);
 		put_name(out, rep, loc_name(rep, li));
-		luw_sb_puts(out, ": ");
-		luw_sb_putu(out, r->num);
-		luw_sb_puts(out, " events\t+");
-		luw_sb_putu(out, r->alloc);
-		luw_sb_puts(out, "B\t-");
-		luw_sb_putu(out, r->free);
-		luw_sb_puts(out, "B\n");
+		LN_LIT(&ln, ": ");
+		ln_u(&ln, r->num);
+		LN_LIT(&ln, " events\t+");
+		ln_u(&ln, r->alloc);
+		LN_LIT(&ln, "B\t-");
+		ln_u(&ln, r->free);
+		LN_LIT(&ln, "B\n");
+		luw_sb_putn(out, ln.b, ln.n);
 		if (!start)
 			continue;
 		for (j = start[ord[i].idx]; j < start[ord[i].idx + 1]; j++)
@@ -1090,15 +1151,18 @@ static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 	for (i = 0; i < n; i++) {
 		const struct name *nm = AT(rep->names, struct name, ord[i].key);
 
+		struct line ln = { .n = 0 };
+
 		spill(sk, 0);
 		put_name(out, rep, nm);
-		luw_sb_puts(out, " holds ");
-		luw_sb_putd(out, nm->dbytes);
-		luw_sb_puts(out, "B: ");
-		luw_sb_putu(out, nm->nalloc);
-		luw_sb_puts(out, " allocs, ");
-		luw_sb_putu(out, nm->nfree);
-		luw_sb_puts(out, " frees\n");
+		LN_LIT(&ln, " holds ");
+		ln_d(&ln, nm->dbytes);
+		LN_LIT(&ln, "B: ");
+		ln_u(&ln, nm->nalloc);
+		LN_LIT(&ln, " allocs, ");
+		ln_u(&ln, nm->nfree);
+		LN_LIT(&ln, " frees\n");
+		luw_sb_putn(out, ln.b, ln.n);
 	}
 	luw_sb_putc(out, '\n');
 	free(ord);
