@@ -682,42 +682,58 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
 	return 0;
 }
 
+/*
+ * The report's event loop, for one fast-path decoder (FAST), as NAME: the
+ * common events straight from the window into the queue; the rest, and
+ * the window's last bytes, one at a time through the checked decoder.
+ */
+#define MPR_LOOP_DEF(NAME, FAST, ATTR)						\
+static ATTR int NAME(struct luw_rd *r, struct luw_mpr *rep)			\
+{										\
+	struct luw_mp_event ev;							\
+	int rc;									\
+										\
+	for (;;) {								\
+		const uint8_t *p = r->p, *np;					\
+										\
+		while (r->end - p >= LUW_MP_MAX_EVENT) {			\
+			struct qev *q = q_slot(rep);				\
+										\
+			if (!q) {						\
+				r->p = p;					\
+				return 1;					\
+			}							\
+			np = FAST(p, &q->aevent, &q->n);			\
+			if (!np)						\
+				break;						\
+			p = np;							\
+			q_push(rep, q);						\
+		}								\
+		r->p = p;							\
+		rc = luw_memprof_next(r, &ev);					\
+		if (rc <= 0)							\
+			return rc;						\
+		if (cb_event(rep, &ev))						\
+			return 1;						\
+	}									\
+}
+
+MPR_LOOP_DEF(events_plain, luw_mp_fast, )
+#ifdef LUW_MP_HAVE_BMI2
+MPR_LOOP_DEF(events_bmi2, luw_mp_fast_bmi2, __attribute__((target("bmi2"))))
+#endif
+
 int luw_mpr_decode_body(struct luw_rd *r, struct luw_mpr *rep)
 {
 	struct luw_prologue pro;
-	struct luw_mp_event ev;
-	int rc;
 
 	if (!luw_prologue_read(r, "ljm", LUW_LJM_VERSION, &pro))
 		return -1;
-	for (;;) {
-		/*
-		 * The common events straight from the window into the
-		 * queue; the rest, and the window's last bytes, one at a
-		 * time through the checked decoder.
-		 */
-		const uint8_t *p = r->p, *np;
-
-		while (r->end - p >= LUW_MP_MAX_EVENT) {
-			struct qev *q = q_slot(rep);
-
-			if (!q) {
-				r->p = p;
-				return 1;
-			}
-			np = luw_mp_fast(p, &q->aevent, &q->n);
-			if (!np)
-				break;
-			p = np;
-			q_push(rep, q);
-		}
-		r->p = p;
-		rc = luw_memprof_next(r, &ev);
-		if (rc <= 0)
-			return rc;
-		if (cb_event(rep, &ev))
-			return 1;
-	}
+#ifdef LUW_MP_HAVE_BMI2
+	if (luw_mp_bmi2_fast() && !getenv("LUW_MEMPROF_NO_BMI2"))
+		return events_bmi2(r, rep);
+#endif
+	return events_plain(r, rep);
 }
 
 const struct luw_memprof_ops luw_mpr_ops = {
