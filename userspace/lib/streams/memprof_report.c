@@ -775,23 +775,11 @@ struct order {
 };
 
 /*
- * x before y: the bigger key first (skey when sgn, else key), then the
- * smaller idx.  idx is unique, so the order is total and any sort gives
- * the same result.
- */
-static inline int ord_before(const struct order *x, const struct order *y,
-			     int sgn)
-{
-	if (sgn ? x->skey != y->skey : x->key != y->key)
-		return sgn ? x->skey > y->skey : x->key > y->key;
-	return x->idx < y->idx;
-}
-
-/*
- * Sort a[0..n) by ord_before, as a stable radix sort: bytes of idx
- * (unless a is in idx order already), then of the key complemented (the
- * bigger first), least significant first; a byte every entry shares
- * takes no pass.  The counts and sums of a service's report are small
+ * Sort a[0..n): the bigger key first (skey when sgn, else key), then the
+ * smaller idx (unique, so the order is total), as a stable radix sort:
+ * bytes of idx (unless a is in idx order already), then of the key
+ * complemented (the bigger first), least significant first; a byte every
+ * entry shares takes no pass.  The counts and sums of a service's report are small
  * numbers, so two or three passes of n moves replace n log n comparisons
  * (the merge sort before was 4% of the report's instructions).  0, or -1
  * on ENOMEM.
