@@ -36,6 +36,9 @@ KTEST_ALL    ?= debug 6.12 6.1 5.10 sid
 PREFIX    ?= /usr/local
 VERSION   ?= 0.1.0+g$(shell git rev-parse --short HEAD 2>/dev/null || echo 0)
 PROGRAMS  := luaunwind-ctl luaunwind-report luaunwind-flamegraph
+# luaunwind-report hands .luw records to luaunwind-report-luw, which it
+# looks for in ../libexec/luaunwind/ from its own directory.
+LIBEXEC   := libexec/luaunwind
 
 .PHONY: all deps userspace userspace-san kmod check check-userspace \
 	check-kernel check-kernels check-fuzz check-matrix check-pkg bench demo \
@@ -79,11 +82,15 @@ install: userspace
 		install -m 755 $(BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/bin/$$p && \
 		install -m 644 userspace/doc/man/$$p.1 $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1 || exit 1; \
 	done
+	install -d $(DESTDIR)$(PREFIX)/$(LIBEXEC)
+	install -m 755 $(BUILD)/bin/luaunwind-report-luw $(DESTDIR)$(PREFIX)/$(LIBEXEC)/
 
 uninstall:
 	for p in $(PROGRAMS); do \
 		rm -f $(DESTDIR)$(PREFIX)/bin/$$p $(DESTDIR)$(PREFIX)/share/man/man1/$$p.1; \
 	done
+	rm -f $(DESTDIR)$(PREFIX)/$(LIBEXEC)/luaunwind-report-luw
+	-rmdir $(DESTDIR)$(PREFIX)/$(LIBEXEC)
 
 deb: userspace
 	scripts/pkg/mkdeb.sh $(VERSION) $(BUILD)/bin $(BUILD)/deb

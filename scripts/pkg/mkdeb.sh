@@ -9,8 +9,9 @@
 #                                    every installed kernel through DKMS,
 #                                    its prerm removes it again
 #   luaunwind_VERSION_amd64.deb      the programs in /usr/bin and their man
-#                                    pages; Depends from the libraries they
-#                                    link (dpkg -S of each)
+#                                    pages, luaunwind-report's .luw reader
+#                                    in /usr/libexec/luaunwind; Depends from
+#                                    the libraries they link (dpkg -S of each)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 ver=${1:?usage: mkdeb.sh VERSION BINDIR OUTDIR} bin=${2:?} out=${3:?}
@@ -69,9 +70,12 @@ for b in "${progs[@]}"; do
 	install -m 755 -s "$bin/$b" "$p/usr/bin/$b"
 	gzip -9n <"$top/userspace/doc/man/$b.1" >"$p/usr/share/man/man1/$b.1.gz"
 done
+# luaunwind-report hands .luw records to this one (its ../libexec/luaunwind/).
+[ -x "$bin/luaunwind-report-luw" ] || { echo "mkdeb: $bin/luaunwind-report-luw missing (make userspace)" >&2; exit 1; }
+install -D -m 755 -s "$bin/luaunwind-report-luw" "$p/usr/libexec/luaunwind/luaunwind-report-luw"
 cp "$top/README.md" "$p/usr/share/doc/luaunwind/"
 # The packages of the shared libraries the programs link.
-deps=$(for b in "${progs[@]}"; do ldd "$p/usr/bin/$b"; done |
+deps=$(for b in "${progs[@]/#/usr/bin/}" usr/libexec/luaunwind/luaunwind-report-luw; do ldd "$p/$b"; done |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u |
 	while read -r l; do
 		dpkg -S "$(readlink -f "$l")" 2>/dev/null || dpkg -S "$l" 2>/dev/null || true

@@ -47,7 +47,8 @@ static void report(const uint8_t *data, size_t size, int leak_only,
 	}
 	rep = luw_mpr_new(st);
 	FUZZ_ASSERT(rep, "out of memory");
-	rc = luw_memprof_decode_body(&r, &luw_mpr_ops, rep);
+	/* The report's own loop, checked against the generic decoder. */
+	rc = luw_mpr_decode_body(&r, rep);
 	FUZZ_ASSERT(!luw_mpr_oom(rep), "report out of memory");
 	FUZZ_ASSERT(rc == 0 || rc == -1, "decoder returned %d", rc);
 	FUZZ_ASSERT(luw_mpr_events(rep) == decoded,

@@ -10,7 +10,9 @@
  *       the splices say) as lua:CHUNK:FIRSTLINE:LINE, ff:NAME, c:0xGCFUNC,
  *       trace:N:CHUNK:LINE (ljproto's names), the spliced-out VM frames not
  *       shown; rawvm counts the interpreter frames left as host frames (no
- *       Lua segment replaced them); at=entry|exit when the sampled pc is
+ *       Lua segment replaced them), but an innermost one that holds no
+ *       Lua frames of its own (an entry or exit sequence, a VM
+ *       subroutine whose interpreter frame is spliced); at=entry|exit when the sampled pc is
  *       in a VM entry's prologue or an exit's epilogue (the sequences
  *       the file's unwind table lists, cfi.h), else at=-; tid is the
  *       sampled thread.  A process without LuaJIT gets host
@@ -127,6 +129,17 @@ static void lua_name(struct luw_ljp_ctx *sym, const struct luw_lj_layout *ly,
 	luw_ljp_frame_str(sym, &f, buf, len);
 }
 
+static int spliced(const struct luw_dev_rec *r, unsigned int i)
+{
+	unsigned int k;
+
+	for (k = 0; k < r->sample->nsplice; k++)
+		if (i >= r->splice[k].host_first &&
+		    i < r->splice[k].host_first + r->splice[k].host_count)
+			return 1;
+	return 0;
+}
+
 static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
 			 const struct luw_ljl_target *t, const struct luw_dev_rec *r)
 {
@@ -135,17 +148,16 @@ static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
 	unsigned int h = 0, k = 0, i, rawvm = 0;
 	char b[512];
 
-	for (i = 0; i < s->nhost; i++) {
-		int spliced = 0;
-
-		for (k = 0; k < s->nsplice; k++)
-			spliced |= i >= r->splice[k].host_first &&
-				   i < r->splice[k].host_first +
-				       r->splice[k].host_count;
-		rawvm += !spliced && r->host[i] >= t->vm_start &&
-			 r->host[i] < t->interp_end;
-	}
-	k = 0;
+	/*
+	 * The innermost frame may be the VM's own code with no Lua frames of
+	 * its own: an entry or exit sequence, or a subroutine (lj_vm_mod,
+	 * lj_vm_floor...) whose caller, the interpreter frame, is spliced.
+	 */
+	for (i = 0; i < s->nhost; i++)
+		rawvm += !spliced(r, i) && r->host[i] >= t->vm_start &&
+			 r->host[i] < t->interp_end &&
+			 !(i == 0 && (strcmp(seq_at(r->host[0]), "-") ||
+				      (s->nhost > 1 && spliced(r, 1))));
 	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u "
 	       "rawvm=%u at=%s tid=%u stack=", luw_dev_vmstate_name(s->vmstate),
 	       s->flags, s->nhost, s->nlua, s->nsplice, s->trace, rawvm,

@@ -31,7 +31,7 @@ struct field {
 static const struct field fields[] = {
 	F(gg_g2disp), F(gg_g2l), F(gg_ndisp), F(g_mainthref), F(g_strempty),
 	F(l_glref), F(l_stack), F(l_stacksize), F(l_maxstack),
-	F(gc_gct), F(str_len), F(cframe_size),
+	F(gc_gct), F(str_len), F(cframe_size), F(cframe_ofs_l),
 };
 
 static void mutate(struct luw_lj_layout *ly, const struct field *f, int d)

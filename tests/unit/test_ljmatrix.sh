@@ -118,7 +118,9 @@ probe_bin() {
 		badff=$(grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}|$re_between" | grep -o 'ff:[^;]*$' | sort -u | head -3 | tr '\n' ' ')
 		cp "$out" "$tmp/last-$ph.probe"
 		if [ -n "$badff" ]; then
-			echo "WRONG: $ph: fast function $badff"; return
+			echo "WRONG: $ph: fast function $badff"
+			grep '^stack ' "$out" | grep -Ev "${re_all[$ph]}|$re_between" | grep 'ff:[^;]*$' | head -3 | sed 's#lua:[^;]*matrix#lua:matrix#g' >&2
+			return
 		fi
 		# 90% whole stacks: a sample can catch a frame being built.
 		# floor: all of them.  At a fast function's return

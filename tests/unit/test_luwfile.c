@@ -241,15 +241,16 @@ static char *folded(const struct luw_stacks *s)
 	return p;
 }
 
-static int run_report(const char *prog, const char *file, char *out,
-		      size_t outlen)
+/* Run cmd, a shell command line, with prog and file in for its %s. */
+static int run_cmd(const char *fmt, const char *prog, const char *file,
+		   char *out, size_t outlen)
 {
 	char cmd[4096];
 	FILE *p;
 	size_t n;
 	int st;
 
-	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", prog, file);
+	snprintf(cmd, sizeof(cmd), fmt, prog, file);
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
@@ -257,6 +258,12 @@ static int run_report(const char *prog, const char *file, char *out,
 	out[n] = 0;
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int run_report(const char *prog, const char *file, char *out,
+		      size_t outlen)
+{
+	return run_cmd("%s %s 2>&1", prog, file, out, outlen);
 }
 
 int main(int argc, char **argv)
@@ -348,6 +355,25 @@ int main(int argc, char **argv)
 		close(fd);
 		rc = run_report(argv[2], path, out, sizeof(out));
 		CHECK(rc == 0 && !strcmp(out, want), "report: exit %d\n%s", rc, out);
+		/*
+		 * luaunwind-report hands .luw input to luaunwind-report-luw:
+		 * from a pipe (the bytes it read go on in a memfd), from a
+		 * redirected stdin (read again from 0), and not at all when
+		 * that program is missing.
+		 */
+		rc = run_cmd("cat %2$s | %1$s - 2>&1", argv[2], path, out,
+			     sizeof(out));
+		CHECK(rc == 0 && !strcmp(out, want), "report from a pipe: exit %d\n%s",
+		      rc, out);
+		rc = run_cmd("%s - <%s 2>&1", argv[2], path, out, sizeof(out));
+		CHECK(rc == 0 && !strcmp(out, want), "report from stdin: exit %d\n%s",
+		      rc, out);
+		rc = run_cmd("d=$(mktemp -d) && cp %s \"$d/\" && "
+			     "\"$d\"/luaunwind-report %s 2>&1; rc=$?; rm -rf \"$d\"; "
+			     "exit $rc", argv[2], path, out, sizeof(out));
+		CHECK(rc == 1 && strstr(out, "record files are read by") &&
+		      strstr(out, "luaunwind-report-luw"),
+		      "report without its .luw reader: exit %d\n%s", rc, out);
 		unlink(path);
 	}
 	free(mem);

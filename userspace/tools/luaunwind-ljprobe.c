@@ -186,6 +186,17 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
 		{ "l_status", r->l_status }, { "l_cframe", r->l_cframe },
 		{ "l_top", r->l_top }, { "l_base", r->l_base },
+		{ "l_maxstack", r->l_maxstack }, { "fn_ffid", r->fn_ffid },
+		{ "fn_pc", r->fn_pc }, { "fn_f", r->fn_f },
+		{ "pt_size", r->pt_size }, { "pt_sizebc", r->pt_sizebc },
+		{ "pt_chunkname", r->pt_chunkname },
+		{ "pt_firstline", r->pt_firstline },
+		{ "pt_numline", r->pt_numline },
+		{ "pt_lineinfo", r->pt_lineinfo },
+		{ "cframe_ofs_l", r->cframe_ofs_l },
+		{ "cframe_ofs_prev", r->cframe_ofs_prev },
+		{ "cframe_ofs_pc", r->cframe_ofs_pc },
+		{ "cframe_l_size", r->cframe_l_size },
 	};
 	size_t i;
 	int k;

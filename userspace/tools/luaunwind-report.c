@@ -2,6 +2,15 @@
  * luaunwind-report: decode a Tarantool sysprof or memprof stream and
  * report it.  The work is in the library (sysprof_report.h,
  * memprof_report.h); this is option parsing and output.
+ *
+ * Built twice (userspace/CMakeLists.txt).  luaunwind-report itself, with
+ * LUW_REPORT_LEAN, links only the stream readers: the .luw reader's
+ * libraries (libdw, libelf, capstone, libstdc++) cost ~80k relocations,
+ * ~400 page faults and ~2 ms of CPU at every start, as much as decoding a
+ * small memprof stream.  A .luw record or a raw capture (--pid) is handed,
+ * with the same arguments, to luaunwind-report-luw: this same source built
+ * whole, installed in libexec/luaunwind/ (or next to the report in a build
+ * tree).  Input already read from a pipe reaches it through a memfd.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -10,19 +19,38 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/cli.h"
 #include "output/flamegraph.h"
-#include "record/luwfile.h"
-#include "record/luwreport.h"
 #include "streams/memprof_report.h"
 #include "output/pprof.h"
 #include "streams/reader.h"
 #include "output/stacks.h"
-#include "record/symbolize.h"
 #include "streams/symtab.h"
 #include "streams/sysprof_report.h"
+#ifndef LUW_REPORT_LEAN
+#include "record/luwfile.h"
+#include "record/luwreport.h"
+#include "record/symbolize.h"
+#endif
+
+#include "luaunwind_file.h"
+
+/* A .luw record's first bytes (luw_file_is_luw(), without its library). */
+static int is_luw(const void *p, size_t n)
+{
+	return n >= 4 && !memcmp(p, LUWF_MAGIC, 4);
+}
+
+/* The whole program, which the lean one hands .luw input to. */
+#define FULL_NAME "luaunwind-report-luw"
+/*
+ * The input's descriptor, positioned at its first byte, when the lean
+ * program handed it over (a pipe's bytes already read are in a memfd).
+ */
+#define FD_ENV "LUAUNWIND_REPORT_INPUT_FD"
 
 #define PROG "luaunwind-report"
 
@@ -201,7 +229,7 @@ static int report_memprof(const char *file, struct luw_rd *r,
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		return 1;
 	}
-	rc = luw_memprof_decode_body(r, &luw_mpr_ops, rep);
+	rc = luw_mpr_decode_body(r, rep);
 	status = finish_output(file, !luw_mpr_write(rep, mode == M_LEAK,
 						   stdout));
 	status = decoded(file, r, rc, luw_mpr_oom(rep), status);
@@ -209,6 +237,110 @@ static int report_memprof(const char *file, struct luw_rd *r,
 	return status;
 }
 
+#ifdef LUW_REPORT_LEAN
+/*
+ * Where the whole program is: libexec/luaunwind/ beside this program's
+ * bin/ when installed, else this program's own directory (a build tree).
+ */
+static int full_path(char *path, size_t size)
+{
+	static const char *const rel[] = { "/../libexec/luaunwind/", "/" };
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+	size_t i;
+
+	if (n <= 0)
+		return -1;
+	self[n] = 0;
+	slash = strrchr(self, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+		size_t a = strlen(self), b = strlen(rel[i]);
+
+		if (a + b + sizeof(FULL_NAME) > size)
+			break;
+		memcpy(path, self, a);
+		memcpy(path + a, rel[i], b);
+		memcpy(path + a + b, FULL_NAME, sizeof(FULL_NAME));
+		if (!access(path, X_OK))
+			return 0;
+	}
+	/* Name the installed place in the message. */
+	if (strlen(self) + sizeof("/../libexec/luaunwind/" FULL_NAME) <= size) {
+		memcpy(path, self, strlen(self));
+		memcpy(path + strlen(self), "/../libexec/luaunwind/" FULL_NAME,
+		       sizeof("/../libexec/luaunwind/" FULL_NAME));
+	} else {
+		snprintf(path, size, "%s", FULL_NAME);
+	}
+	errno = ENOENT;
+	return -1;
+}
+
+/* The n bytes at head and the rest of fd, in a memfd at offset 0. */
+static int to_memfd(int fd, const void *head, size_t n)
+{
+	int m = memfd_create("luaunwind-report-input", 0);
+	char buf[1 << 16];
+	ssize_t got;
+
+	if (m < 0)
+		return -1;
+	if (n && write(m, head, n) != (ssize_t)n)
+		goto fail;
+	while ((got = read(fd, buf, sizeof(buf))) != 0) {
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		if (write(m, buf, (size_t)got) != got)
+			goto fail;
+	}
+	if (lseek(m, 0, SEEK_SET) == 0)
+		return m;
+fail:
+	close(m);
+	return -1;
+}
+
+/*
+ * Run the whole program on the same arguments (a .luw record, a raw
+ * capture): fd >= 0 is the input, n bytes of it already read into head.
+ * Returns only on failure, with the exit status.
+ */
+static int run_full(char **argv, const char *file, int fd, const void *head,
+		    size_t n)
+{
+	char path[PATH_MAX], num[16];
+
+	if (full_path(path, sizeof(path))) {
+		fprintf(stderr, PROG ": %s: record files are read by %s: %s\n",
+			file, path, strerror(errno));
+		return 1;
+	}
+	if (fd >= 0) {
+		/* A file is read again from its start; a pipe cannot be. */
+		if (lseek(fd, 0, SEEK_SET) != 0 &&
+		    (fd = to_memfd(fd, head, n)) < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+			return 1;
+		}
+		snprintf(num, sizeof(num), "%d", fd);
+		if (setenv(FD_ENV, num, 1)) {
+			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+			return 1;
+		}
+	}
+	execv(path, argv);
+	fprintf(stderr, PROG ": %s: record files are read by %s: %s\n", file,
+		path, strerror(errno));
+	return 1;
+}
+#else
 /* A .luw record file (or a raw capture turned into one), all in f. */
 static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 {
@@ -303,6 +435,8 @@ static int report_raw(const char *file, int fd, enum mode mode)
 	return status;
 }
 
+#endif
+
 enum { OPT_FOLDED = 256, OPT_COMPAT, OPT_VMSTATES, OPT_LEAK, OPT_VMFRAMES,
        OPT_BYPID, OPT_BYTID, OPT_PID, OPT_TOP, OPT_PPROF, OPT_SVG };
 
@@ -382,8 +516,28 @@ int main(int argc, char **argv)
 	if (!file)
 		return usage_error("%s", "no input file");
 
+#ifdef LUW_REPORT_LEAN
+	if (raw_pid)
+		return run_full(argv, file, -1, NULL, 0);
+#else
+	/* Input the lean program handed over (its descriptor, at 0). */
+	const char *e = getenv(FD_ENV);
+	long long efd = -1;
+
+	if (e) {
+		if (luw_cli_int(e, 0, INT_MAX, &efd)) {
+			fprintf(stderr, PROG ": bad %s '%s'\n", FD_ENV, e);
+			return 1;
+		}
+		unsetenv(FD_ENV);
+	}
+#endif
 	if (!strcmp(file, "-")) {
 		fd = STDIN_FILENO;
+#ifndef LUW_REPORT_LEAN
+	} else if (efd >= 0) {
+		fd = (int)efd;
+#endif
 	} else {
 		fd = open(file, O_RDONLY);
 		if (fd < 0) {
@@ -392,12 +546,18 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+#ifndef LUW_REPORT_LEAN
+	if (efd >= 0 && fd == STDIN_FILENO && dup2((int)efd, fd) < 0) {
+		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+		return 1;
+	}
 	if (raw_pid) {
 		status = report_raw(file, fd, mode);
 		if (fd != STDIN_FILENO)
 			close(fd);
 		return status;
 	}
+#endif
 	st = luw_symtab_new();
 	if (!st || luw_rd_open_fd(&r, fd)) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
@@ -407,7 +567,10 @@ int main(int argc, char **argv)
 
 	/* A .luw record file: taken in whole, with the bytes already read. */
 	if ((r.end - r.p >= 4 || luw_rd_fill(&r, 4)) &&
-	    luw_file_is_luw(r.p, (size_t)(r.end - r.p))) {
+	    is_luw(r.p, (size_t)(r.end - r.p))) {
+#ifdef LUW_REPORT_LEAN
+		status = run_full(argv, file, fd, r.p, (size_t)(r.end - r.p));
+#else
 		struct luw_file f;
 
 		if (slurp(fd, r.p, (size_t)(r.end - r.p), &f)) {
@@ -417,6 +580,7 @@ int main(int argc, char **argv)
 			status = report_luw(file, &f, mode);
 			luw_file_close(&f);
 		}
+#endif
 		luw_rd_close(&r);
 		luw_symtab_free(st);
 		if (fd != STDIN_FILENO)

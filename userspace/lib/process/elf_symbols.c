@@ -60,6 +60,14 @@ Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 		   int func_only, uint64_t *addr)
 {
+	uint64_t size;
+
+	return luw_elf_symbol_sized(elf, sh_type, name, func_only, addr, &size);
+}
+
+int luw_elf_symbol_sized(Elf *elf, unsigned int sh_type, const char *name,
+			 int func_only, uint64_t *addr, uint64_t *size)
+{
 	Elf_Scn *scn = NULL;
 
 	while ((scn = elf_nextscn(elf, scn))) {
@@ -82,6 +90,7 @@ int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 			nm = elf_strptr(elf, sh.sh_link, s.st_name);
 			if (nm && !strcmp(nm, name)) {
 				*addr = s.st_value;
+				*size = s.st_size;
 				return 0;
 			}
 		}

@@ -113,6 +113,9 @@ Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh);
  */
 int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 		   int func_only, uint64_t *addr);
+/* The same, with the symbol's st_size in *size. */
+int luw_elf_symbol_sized(Elf *elf, unsigned int sh_type, const char *name,
+			 int func_only, uint64_t *addr, uint64_t *size);
 int luw_elf_read_segs(Elf *elf, struct luw_elf_seg **segs, size_t *nsegs);
 
 #endif

@@ -556,7 +556,11 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	}
 	gc64 = refsz == 8;
 	ly->flags = (gc64 ? LUW_LJ_F_GC64 : 0) | LUW_LJ_F_JIT;
-	/* Register use and the C frame are fixed per x86-64 VM flavour. */
+	/*
+	 * Register use and the C frame are fixed per x86-64 VM flavour (the
+	 * frame's offsets are replaced by what the VM entry's code says when
+	 * ljrecover reads them: try_object).
+	 */
 	ly->reg_base = LUW_X86_RDX;
 	ly->reg_pc = LUW_X86_RBX;
 	ly->reg_dispatch = LUW_X86_R14;
@@ -790,6 +794,20 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 	luw_ffnames_init(dff, NULL);
 	if (!layout_dwarf_any(t, o.elf, m->path, &dly, dff, src, sizeof(src), why,
 			      sizeof(why))) {
+		/*
+		 * The C frame's offsets are the VM's assembler constants, in
+		 * no DWARF: from this binary's VM entry when the machine code
+		 * gives all four (ljrecover.h), else x64's (layout_from_dwarf).
+		 */
+		if (!t->why_rec[0] && t->rec.cframe_ofs_l != LUW_LJR_NONE &&
+		    t->rec.cframe_ofs_prev != LUW_LJR_NONE &&
+		    t->rec.cframe_ofs_pc != LUW_LJR_NONE &&
+		    t->rec.cframe_l_size != LUW_LJR_NONE) {
+			dly.cframe_ofs_l = (__u16)t->rec.cframe_ofs_l;
+			dly.cframe_ofs_prev = (__u16)t->rec.cframe_ofs_prev;
+			dly.cframe_ofs_pc = (__u16)t->rec.cframe_ofs_pc;
+			dly.cframe_l_size = (__u8)t->rec.cframe_l_size;
+		}
 		t->layout = dly;
 		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
@@ -1021,7 +1039,7 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
 	pid_t pid = t->pid;
 	int gc64 = !!(ly->flags & LUW_LJ_F_GC64);
 	uint64_t mainl = 0, glref = 0, stack = 0, maxstack = 0, base = 0, top = 0;
-	uint64_t slot0 = 0, disp[4096 / 8], curl = 0, jb = 0, tl = 0;
+	uint64_t slot0 = 0, disp[4096 / 8], curl = 0, jb = 0, tl = 0, cframe = 0;
 	uint32_t stacksize = 0, len = 1, i, ndisp;
 	int32_t vms = 0;
 	uint8_t gct = 0;
@@ -1081,6 +1099,25 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
 	      top <= stack + 8ull * stacksize,
 	      "L->base/top (0x%llx/0x%llx) outside the stack (l_base/l_top)",
 	      (unsigned long long)base, (unsigned long long)top);
+	/*
+	 * The main thread inside the VM (L->cframe set, low bits
+	 * CFRAME_RESUME/UNWIND_FF cleared): its newest VM entry's C frame
+	 * saved L there.  Read while it runs: a nested entry returning
+	 * between the two reads fails this once, a wrong
+	 * cframe_ofs_l/l_cframe every time.
+	 */
+	CHECK(!rd(pid, mainl + ly->l_cframe, &cframe, 8),
+	      "L->cframe unreadable (l_cframe)");
+	if (cframe & ~3ull) {
+		uint64_t saved = 0;
+
+		CHECK(!rd(pid, (cframe & ~3ull) + ly->cframe_ofs_l, &saved,
+			  ly->cframe_l_size) && saved == mainl,
+		      "main thread's C frame 0x%llx holds L = 0x%llx, not the "
+		      "thread (l_cframe/cframe_ofs_l/cframe_l_size)",
+		      (unsigned long long)(cframe & ~3ull),
+		      (unsigned long long)saved);
+	}
 	if (check_protos(t, ly, g, why, whylen))
 		return -1;
 	/* A stack may hold no Lua frame to check: strings are always there. */
@@ -1345,7 +1382,24 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(l_cframe);
 	TAKE(l_top);
 	TAKE(l_base);
+	TAKE(l_maxstack);
+	TAKE(fn_ffid);
+	TAKE(fn_pc);
+	TAKE(fn_f);
+	TAKE(pt_size);
+	TAKE(pt_sizebc);
+	TAKE(pt_chunkname);
+	TAKE(pt_firstline);
+	TAKE(pt_numline);
+	TAKE(pt_lineinfo);
+	TAKE(cframe_ofs_l);
+	TAKE(cframe_ofs_prev);
+	TAKE(cframe_ofs_pc);
 #undef TAKE
+	if (r->cframe_l_size != LUW_LJR_NONE) {
+		ly->cframe_l_size = (__u8)r->cframe_l_size;
+		strncat(used, " cframe_l_size", un - strlen(used) - 1);
+	}
 	if (anchor_gg(t, ly, why, n))
 		return -1;
 	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
@@ -1574,7 +1628,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			char whys[][400], const char *names[], int iscode[],
 			int *ncand)
 {
-	char why[512], fields[200], name[256];
+	char why[512], fields[480], name[560];
 	size_t i;
 	int k = 0, code;
 
@@ -1601,7 +1655,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 						       why, sizeof(why));
 				if (!bad) {
 					snprintf(name, sizeof(name),
-						 "%.60s with %.170s from machine code",
+						 "%.60s with %.470s from machine code",
 						 known[i].name, fields);
 					bad = luw_ljl_use_layout(t, &ly, name,
 								 why, sizeof(why));
@@ -1612,7 +1666,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			if (!bad) {
 				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
 				snprintf(t->layout_name, sizeof(t->layout_name),
-					 code ? "%.250s" :
+					 code ? "%.550s" :
 					 "%.200s (validated, build-id not in the table)",
 					 name);
 				t->rounds = round + 1;

@@ -51,7 +51,7 @@ struct luw_ljl_target {
 	uint64_t vm_end;	/* end of lj_vm_ffi_call when adjacent */
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
 	enum luw_ljl_source src;
-	char layout_name[256];	/* known layout, "DWARF of ...", ... */
+	char layout_name[560];	/* known layout, "DWARF of ...", ... */
 	char why_dwarf[256];	/* why the DWARF layout was not taken */
 	struct luw_ljr_result rec;	/* fields read from machine code */
 	char why_rec[128];	/* "" when rec is valid */

@@ -16,6 +16,52 @@
  *                      l_status (its first byte store of 0),
  *                      l_cframe (its first 8-byte store of 0)
  *
+ * Functions whose fields sit behind branches are read along every path
+ * from their entry (both ways of a conditional branch), with symbolic
+ * values: a load remembers the place it read (base value, offset, width),
+ * and a tag check teaches its branch which TValue holds a function:
+ *
+ *   lua_checkstack(L, n)  ... mref(L->maxstack) - L->top ...
+ *                   -> l_maxstack (a reference-sized load from L that
+ *                      has the load of L->top subtracted from it, and is
+ *                      neither top nor base)
+ *   lua_iscfunction(L, i) tvisfunc(o) && !isluafunc(funcV(o))
+ *                   -> fn_ffid (the byte of the GCfunc read on the branch
+ *                      where o's tag is LJ_TFUNC: GC64's tag is the value
+ *                      shifted right by 47, the GCobj the value masked to
+ *                      47 bits; with 32-bit refs the tag is the word at
+ *                      o + 4 and the GCobj the word at o)
+ *   lua_tocfunction(L, i) bc_op(*mref(fn->c.pc)) == BC_FUNCC ... fn->c.f
+ *                   -> fn_pc (the reference loaded from the GCfunc whose
+ *                      target's first byte is read), fn_f (the 8-byte
+ *                      load from the GCfunc that is returned)
+ *
+ *   lua_getinfo(L, what, ar)  -> lj_debug_getinfo (a tail call), whose
+ *                   switch on `what` is followed through its jump table
+ *                   and whose direct calls are followed one level down:
+ *                   a call taking mref(fn->pc) - k (funcproto(fn)) into a
+ *                   function that reads like lj_debug_line(pt, pc) gives
+ *                   pt_size = k and, there, pt_sizebc (compared with pc),
+ *                   pt_numline (compared with 255/65535), pt_lineinfo
+ *                   (indexed), pt_firstline (in every result read from
+ *                   pt); the 'S' case's ar->source (lua_Debug offset 32,
+ *                   the Lua 5.1 ABI) = chunkname + sizeof(GCstr) gives
+ *                   pt_chunkname.  When no call hands funcproto(fn)
+ *                   over (-DLUA_USE_ASSERT builds inline lj_debug_line
+ *                   into debug_frameline), each callee of
+ *                   lj_debug_getinfo is read the same way with pt's
+ *                   fields relative to mref(fn->pc), and pt_size where it
+ *                   subtracts it to load through the result.
+ *
+ * A field two paths disagree on is not recovered.
+ *
+ * lua_pcall calls lj_vm_pcall, inside the interpreter's FDE: its entry
+ * stores the L argument twice into the C frame (SAVE_L, and SAVE_PC "any
+ * value outside of bytecode"), what L->cframe held (SAVE_CFRAME:
+ * cframe_ofs_prev), before L->cframe = rsp.  Of the two, the one the
+ * interpreter also stores its PC register (rbx) into is cframe_ofs_pc;
+ * the other is cframe_ofs_l, its store width cframe_l_size.
+ *
  * The interpreter stores its state as `mov dword [DISPATCH + x], ~LJ_VMST_*`
  * (set_vmstate): the offset stored with the most distinct small negative
  * constants is global_State.vmstate relative to DISPATCH (vmstate_disp).
@@ -44,6 +90,14 @@ struct luw_ljr_result {
 	int ref_size;		/* 8 (GC64) or 4, LUW_LJR_NONE */
 	int l_glref, g_mainthref, g_cur_l, l_stack, l_status, l_cframe;
 	int l_top, l_base;
+	int l_maxstack;		/* lua_checkstack */
+	int fn_ffid;		/* lua_iscfunction */
+	int fn_pc, fn_f;	/* lua_tocfunction */
+	/* lua_getinfo -> lj_debug_getinfo -> lj_debug_line */
+	int pt_size, pt_sizebc, pt_chunkname, pt_firstline, pt_numline;
+	int pt_lineinfo;
+	/* lua_pcall -> lj_vm_pcall: the C frame's saved L, cframe and PC */
+	int cframe_ofs_l, cframe_ofs_prev, cframe_ofs_pc, cframe_l_size;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */

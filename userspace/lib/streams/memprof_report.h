@@ -33,6 +33,7 @@
 #include <stdio.h>
 
 #include "streams/memprof.h"
+#include "streams/reader.h"
 #include "streams/symtab.h"
 
 struct luw_mpr;
@@ -43,6 +44,15 @@ void luw_mpr_free(struct luw_mpr *rep);
 
 /* Decoder callbacks that feed rep (ctx = rep). */
 extern const struct luw_memprof_ops luw_mpr_ops;
+
+/*
+ * The same as luw_memprof_decode_body(r, &luw_mpr_ops, rep), faster: the
+ * common events go from the reader's window straight into the report's
+ * queue, with no event structure and no call per event between them.
+ * Returns 0 at a clean end, -1 on a bad or truncated stream, 1 when out of
+ * memory (luw_mpr_oom()).
+ */
+int luw_mpr_decode_body(struct luw_rd *r, struct luw_mpr *rep);
 
 /*
  * Events received (alloc, realloc and free events; not symtab ones).  The

@@ -1,0 +1,330 @@
+/*
+ * ljrecover (layout fields from a stripped LuaJIT's machine code) against
+ * what DWARF says of the same build, with no process: every cell of the
+ * build matrix (${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/CELL:
+ * luajit.stripped read by ljrecover, luajit's DWARF the reference), and
+ * tarantool (its own DWARF).  Debian's luajit, libluajit-5.1.so.2 and
+ * OpenResty's libluajit (build/luajit2) have no DWARF here: their
+ * reference is the layout the known-build table holds for their build-id.
+ *
+ * Each field ljrecover gives must equal the reference, and every field
+ * must be given in every build.  One line per build says what was
+ * compared.
+ */
+#include <dirent.h>
+#include <elfutils/libdw.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "process/dwstruct.h"
+#include "process/elf_symbols.h"
+#include "process/ljlayout.h"
+#include "process/ljrecover.h"
+
+enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
+       F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
+       F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
+       F_L_SIZE, F__N };
+
+static const struct {
+	const char *name, *dw_struct, *dw_member;
+} fields[F__N] = {
+	{ "l_glref", "lua_State", "glref" },
+	{ "g_mainthref", "global_State", "mainthref" },
+	{ "g_cur_l", "global_State", "cur_L" },
+	{ "l_stack", "lua_State", "stack" },
+	{ "l_status", "lua_State", "status" },
+	{ "l_cframe", "lua_State", "cframe" },
+	{ "l_top", "lua_State", "top" },
+	{ "l_base", "lua_State", "base" },
+	{ "l_maxstack", "lua_State", "maxstack" },
+	{ "fn_ffid", "GCfuncC", "ffid" },
+	{ "fn_pc", "GCfuncC", "pc" },
+	{ "fn_f", "GCfuncC", "f" },
+	{ "pt_size", "GCproto", NULL },		/* the struct's size */
+	{ "pt_sizebc", "GCproto", "sizebc" },
+	{ "pt_chunkname", "GCproto", "chunkname" },
+	{ "pt_firstline", "GCproto", "firstline" },
+	{ "pt_numline", "GCproto", "numline" },
+	{ "pt_lineinfo", "GCproto", "lineinfo" },
+	/* No DWARF: lj_frame.h's CFRAME_OFS_* (see frame_consts) */
+	{ "cframe_ofs_l", NULL, NULL },
+	{ "cframe_ofs_prev", NULL, NULL },
+	{ "cframe_ofs_pc", NULL, NULL },
+	{ "cframe_l_size", NULL, NULL },
+};
+
+/*
+ * The C frame's offsets are assembler constants (lj_frame.h, x64): no
+ * DWARF names them.  Every LuaJIT 2.1 here has the same ones for its
+ * reference size, and the DWARF path of ljlayout.c uses them so.
+ */
+static void frame_consts(int gc64, int v[F__N])
+{
+	v[F_OFS_L] = gc64 ? 16 : 24;
+	v[F_OFS_PREV] = 32;
+	v[F_OFS_PC] = gc64 ? 24 : 28;
+	v[F_L_SIZE] = gc64 ? 8 : 4;
+}
+
+static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
+{
+	v[F_GLREF] = r->l_glref;
+	v[F_MAINTHREF] = r->g_mainthref;
+	v[F_CUR_L] = r->g_cur_l;
+	v[F_STACK] = r->l_stack;
+	v[F_STATUS] = r->l_status;
+	v[F_CFRAME] = r->l_cframe;
+	v[F_TOP] = r->l_top;
+	v[F_BASE] = r->l_base;
+	v[F_MAXSTACK] = r->l_maxstack;
+	v[F_FFID] = r->fn_ffid;
+	v[F_PC] = r->fn_pc;
+	v[F_F] = r->fn_f;
+	v[F_PTSIZE] = r->pt_size;
+	v[F_SIZEBC] = r->pt_sizebc;
+	v[F_CHUNK] = r->pt_chunkname;
+	v[F_FIRSTLINE] = r->pt_firstline;
+	v[F_NUMLINE] = r->pt_numline;
+	v[F_LINEINFO] = r->pt_lineinfo;
+	v[F_OFS_L] = r->cframe_ofs_l;
+	v[F_OFS_PREV] = r->cframe_ofs_prev;
+	v[F_OFS_PC] = r->cframe_ofs_pc;
+	v[F_L_SIZE] = r->cframe_l_size;
+}
+
+static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
+{
+	v[F_GLREF] = ly->l_glref;
+	v[F_MAINTHREF] = ly->g_mainthref;
+	v[F_CUR_L] = ly->g_cur_l;
+	v[F_STACK] = ly->l_stack;
+	v[F_STATUS] = ly->l_status;
+	v[F_CFRAME] = ly->l_cframe;
+	v[F_TOP] = ly->l_top;
+	v[F_BASE] = ly->l_base;
+	v[F_MAXSTACK] = ly->l_maxstack;
+	v[F_FFID] = ly->fn_ffid;
+	v[F_PC] = ly->fn_pc;
+	v[F_F] = ly->fn_f;
+	v[F_PTSIZE] = ly->pt_size;
+	v[F_SIZEBC] = ly->pt_sizebc;
+	v[F_CHUNK] = ly->pt_chunkname;
+	v[F_FIRSTLINE] = ly->pt_firstline;
+	v[F_NUMLINE] = ly->pt_numline;
+	v[F_LINEINFO] = ly->pt_lineinfo;
+	v[F_OFS_L] = ly->cframe_ofs_l;
+	v[F_OFS_PREV] = ly->cframe_ofs_prev;
+	v[F_OFS_PC] = ly->cframe_ofs_pc;
+	v[F_L_SIZE] = ly->cframe_l_size;
+}
+
+/* The reference from DWARF in the file at path: 0, or -1. */
+static int dwarf_fields(const char *path, int v[F__N])
+{
+	char err[256];
+	int fd, i, rc = 0;
+	Elf *elf = luw_elf_open(path, &fd, err, sizeof(err));
+	Dwarf *dw;
+
+	if (!elf) {
+		CHECK(0, "%s: %s", path, err);
+		return -1;
+	}
+	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
+	if (!dw) {
+		CHECK(0, "%s: no DWARF", path);
+		elf_end(elf);
+		close(fd);
+		return -1;
+	}
+	for (i = 0; i < F__N; i++) {
+		Dwarf_Die s;
+		long off;
+
+		if (!fields[i].dw_struct)
+			continue;
+		Dwarf_Word sz;
+
+		if (!luw_dw_struct(dw, fields[i].dw_struct, &s) &&
+		    !fields[i].dw_member) {
+			if (dwarf_aggregate_size(&s, &sz)) {
+				CHECK(0, "%s: DWARF gives no size of %s", path,
+				      fields[i].dw_struct);
+				rc = -1;
+				continue;
+			}
+			v[i] = (int)sz;
+			continue;
+		}
+		if (luw_dw_struct(dw, fields[i].dw_struct, &s) ||
+		    luw_dw_member(&s, fields[i].dw_member, &off, NULL)) {
+			CHECK(0, "%s: DWARF has no %s.%s", path, fields[i].dw_struct,
+			      fields[i].dw_member);
+			rc = -1;
+			continue;
+		}
+		v[i] = (int)off;
+	}
+	{
+		Dwarf_Die s;
+		Dwarf_Word sz = 0;
+
+		if (luw_dw_struct(dw, "GCRef", &s) || dwarf_aggregate_size(&s, &sz)) {
+			CHECK(0, "%s: DWARF gives no size of GCRef", path);
+			rc = -1;
+		}
+		frame_consts(sz == 8, v);
+	}
+	dwarf_end(dw);
+	elf_end(elf);
+	close(fd);
+	return rc;
+}
+
+/* Build-id of the ELF (hex), "" when none. */
+static void build_id_of(Elf *elf, char *out, size_t n)
+{
+	Elf_Scn *scn = NULL;
+
+	out[0] = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		GElf_Nhdr nh;
+		size_t off = 0, no, dof;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE ||
+		    !(d = elf_getdata(scn, NULL)))
+			continue;
+		while ((off = gelf_getnote(d, off, &nh, &no, &dof)) > 0) {
+			const uint8_t *p = (const uint8_t *)d->d_buf + dof;
+			size_t k;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)d->d_buf + no, "GNU", 4))
+				continue;
+			for (k = 0; k < nh.n_descsz && 2 * k + 2 < n; k++)
+				snprintf(out + 2 * k, 3, "%02x", p[k]);
+			return;
+		}
+	}
+}
+
+/*
+ * ljrecover on `stripped`; the reference from DWARF in `dwarf`, or (NULL)
+ * from the known-build table by build-id.
+ */
+static void check_build(const char *stripped, const char *dwarf)
+{
+	struct luw_ljr_result r;
+	int want[F__N], got[F__N], fd, i, n = 0;
+	char err[256], why[256], bid[128], line[1024];
+	size_t used = 0;
+	Elf *elf = luw_elf_open(stripped, &fd, err, sizeof(err));
+
+	if (!elf) {
+		CHECK(0, "%s: %s", stripped, err);
+		return;
+	}
+	build_id_of(elf, bid, sizeof(bid));
+	if (dwarf) {
+		if (dwarf_fields(dwarf, want))
+			goto out;
+	} else {
+		const struct luw_ljl_known *k;
+		size_t nk, j;
+
+		k = luw_ljl_known_layouts(&nk);
+		for (j = 0; j < nk; j++)
+			if (k[j].build_id && !strcmp(k[j].build_id, bid))
+				break;
+		if (j == nk) {
+			CHECK(0, "%s: build-id %s not in the known-build table "
+			      "and no DWARF to compare with", stripped, bid);
+			goto out;
+		}
+		table_fields(k[j].layout, want);
+	}
+	/* vm range 0: the interpreter's code is not scanned here. */
+	if (luw_ljr_recover(elf, 0, 0, 14, 1, &r, why, sizeof(why))) {
+		CHECK(0, "%s: ljrecover: %s", stripped, why);
+		goto out;
+	}
+	rec_fields(&r, got);
+	line[0] = 0;
+	for (i = 0; i < F__N; i++) {
+		if (got[i] == LUW_LJR_NONE) {
+			CHECK(0, "%s: %s not recovered (%s: %d)",
+			      stripped, fields[i].name, dwarf ? "DWARF" : "table",
+			      want[i]);
+			continue;
+		}
+		CHECK(got[i] == want[i], "%s: %s from machine code %d, %s %d",
+		      stripped, fields[i].name, got[i],
+		      dwarf ? "DWARF" : "table", want[i]);
+		n += got[i] == want[i];
+		if (used < sizeof(line))
+			used += (size_t)snprintf(line + used, sizeof(line) - used,
+						 " %s=%d", fields[i].name, got[i]);
+	}
+	printf("%s: %d of %d fields recovered, equal to %s:%s\n", stripped, n,
+	       F__N, dwarf ? "DWARF" : "the known-build table", line);
+out:
+	elf_end(elf);
+	close(fd);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cache = getenv("LUW_CACHE");
+	char dir[PATH_MAX], p[PATH_MAX + 300], q[PATH_MAX + 300], cmd[3 * PATH_MAX];
+	struct dirent **cells;
+	int n, ncells = 0;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_ljrecover FIXTURES [CELL...]\n");
+		return 2;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	elf_version(EV_CURRENT);
+	snprintf(dir, sizeof(dir), "%s/ljmatrix", cache ? cache : "/var/cache/luaunwind");
+	if (argc > 2) {
+		for (int i = 2; i < argc; i++) {
+			snprintf(p, sizeof(p), "%s/%s/luajit.stripped", dir, argv[i]);
+			snprintf(q, sizeof(q), "%s/%s/luajit", dir, argv[i]);
+			check_build(p, q);
+		}
+		return luw_test_status("test_ljrecover");
+	}
+	n = scandir(dir, &cells, NULL, alphasort);
+	for (int i = 0; i < n; i++) {
+		snprintf(p, sizeof(p), "%s/%s/luajit.stripped", dir, cells[i]->d_name);
+		snprintf(q, sizeof(q), "%s/%s/luajit", dir, cells[i]->d_name);
+		if (!access(p, R_OK) && !access(q, R_OK)) {
+			ncells++;
+			check_build(p, q);
+		}
+		free(cells[i]);
+	}
+	if (n >= 0)
+		free(cells);
+	CHECK(ncells > 0, "no built cell in %s: test_ljmatrix builds them", dir);
+	check_build("/usr/bin/luajit", NULL);
+	check_build("/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2", NULL);
+	snprintf(cmd, sizeof(cmd), "%s/../../scripts/luajit2-fetch.sh %s/../../build/luajit2",
+		 argv[1], argv[1]);
+	CHECK(system(cmd) == 0, "cannot unpack luajit2: %s", cmd);
+	snprintf(p, sizeof(p),
+		 "%s/../../build/luajit2/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2",
+		 argv[1]);
+	check_build(p, NULL);
+	check_build("/usr/bin/tarantool", "/usr/bin/tarantool");
+	return luw_test_status("test_ljrecover");
+}
