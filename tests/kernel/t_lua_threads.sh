@@ -110,13 +110,21 @@ $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
 t3=$(date +%s)
 grep -q ' 32 global_State' "$W/attach.out" ||
 	{ cat "$W/attach.out" >&2; fail "attach did not find the 32 global_States"; }
-$CTL dump --duration 4 >"$W/dump" || fail "dump"
+# Rounds of 4 s until 28 threads were sampled (at most 4): on a loaded
+# host the guest's scheduler charges a stalled vCPU's time to the thread
+# that was running, and 4 s may not reach every one of 32 threads (24 of
+# 32 seen at load 11).  Every round's samples are checked.
+: >"$W/dump"
+for round in 1 2 3 4; do
+	$CTL dump --duration 4 >>"$W/dump" || fail "dump"
+	raw_counts "$pid" "$W/lt.out" "$W/dump" "$W/raw.count" "$W/shared"
+	read n nt withlua shared alien <"$W/raw.count"
+	[ "$nt" -ge 28 ] && break
+done
 $CTL status "$pid" >"$W/status" || fail "status"
 $CTL detach "$pid" || fail "detach"
-echo "record (4 s) took $((t1 - t0)) s, attach $((t3 - t2)) s"
-raw_counts "$pid" "$W/lt.out" "$W/dump" "$W/raw.count" "$W/shared"
-read n nt withlua shared alien <"$W/raw.count"
-[ "$n" -ge 500 ] || fail "dump: only $n samples in 4 s at 999 Hz"
+echo "record (4 s) took $((t1 - t0)) s, attach $((t3 - t2)) s, dump $round round(s) of 4 s"
+[ "$n" -ge 500 ] || fail "dump: only $n samples in $((4 * round)) s at 999 Hz"
 [ "$alien" -eq 0 ] || fail "$alien samples from tids that run no lua_State"
 [ "$shared" -eq 0 ] || { head -3 "$W/shared" >&2; fail "$shared Lua frames seen in samples of two threads"; }
 [ $((100 * withlua)) -ge $((90 * n)) ] || fail "only $withlua of $n samples carry Lua frames"

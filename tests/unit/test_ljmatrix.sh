@@ -62,8 +62,10 @@ any[rep]=--any
 re_all[ffi]="$root;$F:$(ln ffiloop):($(ln fficall)(;ff:ffi\\.(meta\\.__call|clib\\.__index))?|\\?)\$"
 re_need[ffi]="ff:ffi\\.meta\\.__call\$"
 any[ffi]=--any
-# In the coroutine: in work(), or yielding (a moment, but it happens).
-re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume;$F:$(ln body):($(ln workcall);$F:$(ln work):([0-9]+|\\?)|$(ln yieldcall);ff:coroutine\\.yield)\$"
+# In the coroutine: in work(), or yielding (a moment, but it happens); or
+# coroutine.resume itself before it switches to the coroutine or after it
+# is back (a moment too: the running thread is still the resumer's).
+re_all[coro]="$root;$F:$(ln resumer):$(ln resumecall);ff:coroutine\\.resume(;$F:$(ln body):($(ln workcall);$F:$(ln work):([0-9]+|\\?)|$(ln yieldcall);ff:coroutine\\.yield))?\$"
 re_need[coro]="$F:$(ln work):[0-9]+\$"
 re_all[trace]="$root(;$F:$(ln tloop):[0-9]+)?;trace:[0-9]+:[^;]*matrix\\.lua:[0-9]+\$"
 re_need[trace]=${re_all[trace]}
