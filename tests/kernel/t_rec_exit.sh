@@ -33,12 +33,23 @@ kill -KILL $rec
 wait $rec 2>/dev/null
 [ "$(targets)" = 0 ] || fail "SIGKILL of record left $(targets) target(s) sampling"
 stop_lua
-start_lua luajit $WL/payload_stock.lua nojit 10 $K
+# The target is made to exit by a signal once record has its samples: a
+# target timed by its own CPU clock (os.clock) could spend that time while
+# attach was still running on a loaded one-vCPU guest and be gone before
+# record started.
+start_lua luajit $WL/payload_stock.lua nojit 300 $K
 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
 	{ cat "$W/attach.out" >&2; fail "attach"; }
+$CTL record -o "$W/exit.luw" --duration 120 2>"$W/rec.err" &
+rec=$!
+for i in $(seq 600); do
+	s=$(field samples "$($CTL status "$pid" 2>/dev/null)")
+	[ "${s:-0}" -ge 600 ] && break
+	sleep 0.1
+done
 start=$(date +%s)
-$CTL record -o "$W/exit.luw" --duration 30 2>"$W/rec.err" ||
-	{ cat "$W/rec.err" >&2; fail "record"; }
+kill -TERM "$pid"
+wait $rec || { cat "$W/rec.err" >&2; fail "record"; }
 took=$(($(date +%s) - start))
 [ "$took" -lt 20 ] || fail "record ran ${took}s after the target exited"
 grep -q 'every target exited' "$W/rec.err" || { cat "$W/rec.err" >&2; fail "record did not notice the exit"; }
