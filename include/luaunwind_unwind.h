@@ -6,10 +6,16 @@
  * (userspace/lib/process/cfi.c, with libdw) and hands it to whoever unwinds: the
  * kernel module (uploaded per mapping) or luaunwind-hostunwind (ptrace).
  * The table answers, for any code byte of the file, how to get from a
- * frame's registers (ip, sp, bp) to its caller's.  Only rsp and rbp are
- * tracked: on x86-64 every CFA rule gcc, clang and LuaJIT's DynASM VM emit
- * in practice is "rsp + N" or "rbp + N", the return address always sits at
- * CFA - 8 and rbp is the only callee-saved register a CFA rule ever uses.
+ * frame's registers (ip, sp, bp) to its caller's.  rsp and rbp are
+ * tracked in every entry: on x86-64 every CFA rule gcc, clang and LuaJIT's
+ * DynASM VM emit in practice is "rsp + N" or "rbp + N", the return address
+ * always sits at CFA - 8 and rbp is the only callee-saved register a CFA
+ * rule ever uses.  r14 has rows of its own (r14-row below): LuaJIT keeps
+ * its DISPATCH pointer there in the interpreter and, in GC64 builds, in
+ * JIT traces, so a walker that recovers r14 through the C frames a trace
+ * called (the GC: lj_gc_step_jit) learns which global_State the trace
+ * runs in.  Most code leaves r14 alone, so its rules change far less often
+ * than the CFA's: a separate run-length list costs a fraction of a column.
  *
  * PCs are keyed by FILE OFFSET, not by virtual address, so one table serves
  * every process that maps the file, whatever its load address:
@@ -21,9 +27,10 @@
  *
  * Format (all fields little-endian, as laid out by the structs below):
  *
- * table          := header entry*
+ * table          := header entry* r14-row*
  * header         := magic version hdr-size entry-size flags nentries
  *                   text-lo text-hi build-id-len pad build-id
+ *                   r14-size nr14
  * magic          := <U32: 0x5755554c, "LUUW" in memory>
  * version        := <U16: LUW_UW_VERSION>
  * hdr-size       := <U16: sizeof(struct luw_uw_hdr)>
@@ -36,6 +43,8 @@
  * build-id-len   := <U8: 0..20, bytes used in build-id>
  * pad            := <U8 x 3: zero>
  * build-id       := <U8 x 20: GNU build-id of the file, zero padded>
+ * r14-size       := <U32: sizeof(struct luw_uw_r14)>
+ * nr14           := <U32: number of r14-rows after the entries, >= 0>
  *
  * entry          := start cfa-off aux ra-off rule
  * start          := <U32: first file offset covered; an entry covers
@@ -80,6 +89,22 @@
  * The last entry is always a NONE entry at text-hi, so every lookup past
  * the described text falls into NONE.
  *
+ * r14-row        := r14-start r14-off r14-rule pad
+ * r14-start      := <U32: first file offset covered; a row covers
+ *                    [r14-start, next row's r14-start) or, for the last
+ *                    one, up to text-hi; starts strictly increase and the
+ *                    first is text-lo>
+ * r14-off        := <S16: CFA: the caller's r14 is saved at CFA + r14-off;
+ *                    otherwise 0>
+ * r14-rule       := <U8: SAME | CFA | UNDEF, as rbp-rule>
+ * pad            := <U8: zero>
+ *
+ * An r14 row means something only where the entry covering the same byte
+ * has a CFA rule (RSP, RBP, PLT): a frame stepped by frame pointers (NONE,
+ * UNSUP) or a vmseq row leaves r14 unknown, so the builder merges a row
+ * across such bytes and across gaps rather than splitting it.  nr14 == 0:
+ * r14 is unknown everywhere.
+ *
  * How the table is used per frame -- the lookup, the step and their
  * sanity checks -- is kmod/uwtable.h's to say: the module and userspace
  * compile that one implementation.
@@ -90,7 +115,7 @@
 #include <linux/types.h>
 
 #define LUW_UW_MAGIC		0x5755554cU	/* "LUUW" little-endian */
-#define LUW_UW_VERSION		2
+#define LUW_UW_VERSION		3
 #define LUW_UW_BUILD_ID_MAX	20
 
 /* Header flags. */
@@ -133,7 +158,15 @@ struct luw_uw_hdr {
 	__u8 build_id_len;
 	__u8 pad[3];
 	__u8 build_id[LUW_UW_BUILD_ID_MAX];
+	__u32 r14_size;
+	__u32 nr14;
 };
+
+/* r14 rules (luw_uw_r14.rule): the values of the rbp rules. */
+#define LUW_UW_R14_SAME		0
+#define LUW_UW_R14_CFA		1
+#define LUW_UW_R14_UNDEF	2
+#define LUW_UW_R14_MAX		LUW_UW_R14_UNDEF
 
 struct luw_uw_entry {
 	__u32 start;
@@ -141,6 +174,13 @@ struct luw_uw_entry {
 	__s16 aux;
 	__s8 ra_off;
 	__u8 rule;
+};
+
+struct luw_uw_r14 {
+	__u32 start;
+	__s16 off;
+	__u8 rule;
+	__u8 pad;
 };
 
 #endif /* _LUAUNWIND_UNWIND_H */

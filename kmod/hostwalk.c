@@ -200,7 +200,8 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 	w->r.ip = regs->ip;
 	w->r.sp = regs->sp;
 	w->r.bp = regs->bp;
-	w->r.flags = LUW_UW_R_BP_VALID;
+	w->r.r14 = regs->r14;
+	w->r.flags = LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID;
 	w->r.stack_end = min_t(u64, regs->sp + LUW_STACK_WINDOW, TASK_SIZE_MAX);
 	w->m = rcu_dereference(t->maps);
 	w->cost = cost;
@@ -220,8 +221,20 @@ bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp)
 	w->r.ip = ip;
 	w->r.sp = sp;
 	w->r.bp = bp;
+	w->r.r14 = 0;
 	w->r.flags = LUW_UW_R_BP_VALID | LUW_UW_R_CALLER;
 	return true;
+}
+
+/*
+ * The current frame's r14 when the walk knows it exactly: the sample's
+ * register, carried through every step whose CFI says where the caller's
+ * r14 is (uwtable.h).
+ */
+bool luw_hw_r14(const struct luw_hw *w, u64 *r14)
+{
+	*r14 = w->r.r14;
+	return w->r.flags & LUW_UW_R_R14_VALID;
 }
 
 bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
@@ -233,14 +246,17 @@ int luw_hw_step(struct luw_hw *w)
 {
 	const struct luw_table *tab = luw_table_of(w->m, luw_uw_key(&w->r));
 	const struct luw_uw_entry *e = NULL;
+	const struct luw_uw_r14 *x = NULL;
 	int rc;
 
 	if (tab) {
-		e = luw_uw_find(tab->ent, tab->nent,
-				luw_uw_rel(luw_uw_key(&w->r), tab->start,
-					   tab->file_offset));
+		u64 rel = luw_uw_rel(luw_uw_key(&w->r), tab->start,
+				     tab->file_offset);
+
+		e = luw_uw_find(tab->ent, tab->nent, rel);
 		if (e)
 			w->table_used = true;
+		x = luw_uw_find_r14(tab->r14, tab->nr14, rel);
 	}
 	/*
 	 * A frame-pointer chain ends with rbp == 0 (_start clears it): the
@@ -250,7 +266,7 @@ int luw_hw_step(struct luw_hw *w)
 	     LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_UNSUP) &&
 	    (w->r.flags & LUW_UW_R_BP_VALID) && !w->r.bp)
 		return LUW_HW_END;
-	rc = luw_uw_step(e, &w->r, luw_read_user, w);
+	rc = luw_uw_step_r14(e, x, &w->r, luw_read_user, w);
 	if (rc == LUW_UW_END)
 		return LUW_HW_END;
 	return rc < 0 ? LUW_HW_STOP : LUW_HW_NEXT;

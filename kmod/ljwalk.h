@@ -24,7 +24,9 @@
  *
  * Finding G, L and the live base (design section 3):
  *   G      DISPATCH register - gg_g2disp when ip is in the interpreter or,
- *          for GC64 builds, in a trace (traces keep DISPATCH in r14 there);
+ *          for GC64 builds, in a trace (traces keep DISPATCH in r14 there;
+ *          at a trace's frame above C code, the r14 the host walk
+ *          recovered through that code's CFI);
  *          else glref of the L saved in the VM cframe at vm_sp; else
  *          g_hint.  Accepted only if G->mainthref->glref == G.
  *   vmstate  G->vmstate: >= 0 is a trace number.  GC with mcode_trace

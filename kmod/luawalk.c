@@ -61,7 +61,9 @@ void luw_luawalk_exit(void)
  * global_State.  A process may make more later (a state per thread):
  * t->g_seen becomes LUW_G_MANY once walks have validated two different
  * ones, and from then on there is no fallback -- another thread's G
- * would give this sample that thread's Lua stack.
+ * would give this sample that thread's Lua stack.  A trace's frame above
+ * C code it called (a GC step) still names its own G there when the host
+ * walk recovered r14 through that code's CFI (GC64: DISPATCH).
  */
 #define LUW_G_MANY		1ULL
 
@@ -114,12 +116,14 @@ static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
 
 /*
  * Walk the Lua stack.  At the interrupted frame the sample's registers
- * are exact; at a caller frame only ip and sp are known, so every other
- * register reads as 0 and the walker takes G from the cframe at vm_sp or
- * from the hint instead.
+ * are exact; at a caller frame only ip and sp are known -- and r14 when
+ * the host walk recovered it through the CFI of the frames in between
+ * (r14 != 0) -- so every other register reads as 0 and the walker takes G
+ * from r14 (GC64: DISPATCH, which traces keep there), the cframe at vm_sp
+ * or the hint instead.
  */
 static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
-			 u64 vm_sp, u32 mcode_trace)
+			 u64 r14, u64 vm_sp, u32 mcode_trace)
 {
 	const struct luw_proc *t = lw->t;
 	u64 g;
@@ -145,6 +149,13 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 	} else {
 		in.regs.ip = ip;
 		in.regs.r[LUW_X86_RSP] = sp;
+		/*
+		 * Non-GC64 traces do not keep DISPATCH in a register: there
+		 * r14 says nothing about G.
+		 */
+		if ((t->ly.flags & LUW_LJ_F_GC64) &&
+		    t->ly.reg_dispatch == LUW_X86_R14)
+			in.regs.r[LUW_X86_R14] = r14;
 	}
 	g = READ_ONCE(t->g_seen);
 	in.g_hint = g == LUW_G_MANY ? 0 : t->g_hint;
@@ -199,10 +210,11 @@ static u32 luw_lua_in_any_trace(struct luw_lw *lw, u64 pc)
  * and pc lies in that trace's machine code -- or, at the interrupted frame
  * of a GC64 build, DISPATCH is live in its register (only the interpreter
  * and traces keep it there) while pc is in no uploaded mapping; or pc is
- * in the machine code of another trace.
+ * in the machine code of another trace.  r14: at a caller frame, this
+ * frame's r14 as the host walk recovered it, 0 if unknown.
  */
 static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
-				u64 sp)
+				u64 sp, u64 r14)
 {
 	const struct luw_lj_layout *ly = &lw->t->ly;
 	const struct luw_lj_frame *f = &lw->ws->lf[0];
@@ -212,7 +224,8 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 
 	if (ly->tr_mcode == LUW_LJ_NOFIELD || ly->tr_szmcode == LUW_LJ_NOFIELD)
 		return false;
-	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, 0, 0);
+	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, r14,
+		     0, 0);
 	tno = 0;
 	if (lw->out.vmstate == LUW_VMST_GC && !sample_frame && lw->out.G)
 		tno = luw_lua_in_any_trace(lw, pc);
@@ -221,8 +234,10 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 		 * pc is the return address of a GC step the trace called
 		 * (lj_gc_step_jit): the walk again, told which trace.  It
 		 * takes the trace only where G->jit_base and L->base agree.
+		 * G came from r14 recovered through the GC's frames, or from
+		 * the hint while the process has one global_State.
 		 */
-		luw_lua_walk(lw, false, pc, sp, 0, tno);
+		luw_lua_walk(lw, false, pc, sp, r14, 0, tno);
 		if (lw->out.nframes && f->kind == LUW_LJF_TRACE && f->func) {
 			lw->walked = true;
 			return true;
@@ -446,9 +461,14 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		    (t->ly.flags & LUW_LJ_F_JIT) &&
 		    (pc < t->vm_start || pc >= t->vm_end) &&
 		    !luw_hw_has_table(&w)) {
+			u64 r14 = 0;
+
 			probed = true;
 			probed_here = n == 1;
-			trace = luw_lua_trace_probe(&lw, n == 1, pc, w.r.sp);
+			if (n > 1 && !luw_hw_r14(&w, &r14))
+				r14 = 0;
+			trace = luw_lua_trace_probe(&lw, n == 1, pc, w.r.sp,
+						    r14);
 			vm = trace;
 			if (!trace && lw.in_mcode)
 				break;
@@ -473,9 +493,10 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		if (vm && !lw.walked) {
 			lw.walked = true;
 			if (n == 1 || sub)
-				luw_lua_walk(&lw, true, 0, 0, 0, 0);
+				luw_lua_walk(&lw, true, 0, 0, 0, 0, 0);
 			else
-				luw_lua_walk(&lw, false, 0, w.r.sp, w.r.sp, 0);
+				luw_lua_walk(&lw, false, 0, w.r.sp, 0, w.r.sp,
+					     0);
 		}
 		if (vm && seg < lw.out.nsegs) {
 			const struct luw_lj_seg *g = &ws->segs[seg];
@@ -535,7 +556,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	 */
 	if (!lw.walked && !complete) {
 		if (!probed_here)
-			luw_lua_walk(&lw, true, 0, 0, 0, 0);
+			luw_lua_walk(&lw, true, 0, 0, 0, 0, 0);
 		lw.walked = lw.out.status != LUW_LJW_NOG &&
 			    lw.out.status != LUW_LJW_NOL;
 	}

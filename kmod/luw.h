@@ -125,8 +125,10 @@ struct luw_table {
 	u64 file_offset;
 	u64 bytes;		/* of buf, counted against the module's cap */
 	const struct luw_uw_entry *ent;
+	const struct luw_uw_r14 *r14;
 	u32 nent;
-	void *buf;		/* kvmalloc'ed header + entries */
+	u32 nr14;
+	void *buf;		/* kvmalloc'ed header, entries, r14 rows */
 };
 
 /* All tables of a target, sorted by start; replaced whole, under RCU. */
@@ -221,6 +223,7 @@ bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
 bool luw_hw_has_table(const struct luw_hw *w);
 bool luw_hw_in_vmseq(const struct luw_hw *w);
 bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val);
+bool luw_hw_r14(const struct luw_hw *w, u64 *r14);
 void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		  unsigned int max, u8 *rflags, struct luw_cost *cost);

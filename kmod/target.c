@@ -715,6 +715,8 @@ struct luw_table *luw_table_load(const struct luw_unwind_table *u)
 	tab->bytes = u->table_size;
 	tab->ent = luw_uw_entries(tab->buf);
 	tab->nent = ((struct luw_uw_hdr *)tab->buf)->nentries;
+	tab->r14 = luw_uw_r14s(tab->buf);
+	tab->nr14 = ((struct luw_uw_hdr *)tab->buf)->nr14;
 	return tab;
 
 out_free:

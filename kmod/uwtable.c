@@ -10,19 +10,33 @@ int luw_uw_check(const void *buf, u64 len)
 {
 	const struct luw_uw_hdr *h = buf;
 	const struct luw_uw_entry *e;
+	const struct luw_uw_r14 *x;
 	u32 i;
 
 	if (len < sizeof(*h))
 		return -EINVAL;
+	/* A table of another version is refused, never half understood. */
 	if (h->magic != LUW_UW_MAGIC || h->version != LUW_UW_VERSION ||
 	    h->hdr_size != sizeof(*h) ||
 	    h->entry_size != sizeof(struct luw_uw_entry) ||
+	    h->r14_size != sizeof(struct luw_uw_r14) ||
 	    (h->flags & ~LUW_UW_F_ALL) || h->nentries == 0 ||
 	    h->build_id_len > LUW_UW_BUILD_ID_MAX)
 		return -EINVAL;
-	if ((len - sizeof(*h)) / sizeof(*e) != h->nentries ||
-	    (len - sizeof(*h)) % sizeof(*e))
+	/* Both counts are u32: their sizes cannot overflow a u64. */
+	if (len - sizeof(*h) != (u64)h->nentries * sizeof(*e) +
+				(u64)h->nr14 * sizeof(*x))
 		return -EINVAL;
+	x = luw_uw_r14s(h);
+	for (i = 0; i < h->nr14; i++) {
+		if (x[i].rule > LUW_UW_R14_MAX || x[i].pad ||
+		    (x[i].rule != LUW_UW_R14_CFA && x[i].off))
+			return -EINVAL;
+		if (i ? x[i].start <= x[i - 1].start : x[0].start != h->text_lo)
+			return -EINVAL;
+		if (x[i].start >= h->text_hi)
+			return -EINVAL;
+	}
 	e = luw_uw_entries(h);
 	for (i = 0; i < h->nentries; i++) {
 		if (LUW_UW_CFA_OF(e[i].rule) > LUW_UW_CFA_MAX ||
@@ -58,6 +72,24 @@ const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
 	return &ent[lo];
 }
 
+const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
+					 u64 rel)
+{
+	u32 lo = 0, hi = n;
+
+	if (n == 0 || rel > 0xffffffffULL || rel < x[0].start)
+		return NULL;
+	while (hi - lo > 1) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (x[mid].start <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &x[lo];
+}
+
 static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
 {
 	u64 cfa, ra, bp;
@@ -77,15 +109,16 @@ static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
 	r->ip = ra;
 	r->sp = cfa;
 	r->bp = bp;
-	r->flags |= LUW_UW_R_CALLER | LUW_UW_R_BP_VALID;
+	r->flags = (r->flags & ~LUW_UW_R_R14_VALID) | LUW_UW_R_CALLER |
+		   LUW_UW_R_BP_VALID;
 	return LUW_UW_OK_FP;
 }
 
-int luw_uw_step(const struct luw_uw_entry *e, struct luw_uw_regs *r,
-		luw_uw_read_fn rd, void *ctx)
+int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
+		    struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
 {
-	u64 cfa, ra, bp;
-	u32 bp_flag;
+	u64 cfa, ra, bp, r14;
+	u32 bp_flag, r14_flag;
 
 	if (!e)
 		return luw_uw_step_fp(r, rd, ctx);
@@ -134,9 +167,34 @@ int luw_uw_step(const struct luw_uw_entry *e, struct luw_uw_regs *r,
 		break;
 	}
 
+	/*
+	 * A vmseq row is exact for the CFA and rbp only: the sequence
+	 * pushes and pops r14 on the way, its row does not say where.
+	 */
+	r14 = r->r14;
+	r14_flag = 0;
+	if (x && !(e->rule & LUW_UW_VMSEQ)) {
+		switch (x->rule) {
+		case LUW_UW_R14_SAME:
+			r14_flag = r->flags & LUW_UW_R_R14_VALID;
+			break;
+		case LUW_UW_R14_CFA:
+			if (rd(ctx, cfa + x->off, &r14))
+				return LUW_UW_ERR_READ;
+			r14_flag = LUW_UW_R_R14_VALID;
+			break;
+		default:	/* UNDEF */
+			break;
+		}
+	}
+	if (!r14_flag)
+		r14 = 0;
+
 	r->ip = ra;
 	r->sp = cfa;
 	r->bp = bp;
-	r->flags = (r->flags & ~LUW_UW_R_BP_VALID) | bp_flag | LUW_UW_R_CALLER;
+	r->r14 = r14;
+	r->flags = (r->flags & ~(LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID)) |
+		   bp_flag | r14_flag | LUW_UW_R_CALLER;
 	return LUW_UW_OK;
 }

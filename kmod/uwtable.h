@@ -14,7 +14,8 @@
  *  3. e = luw_uw_find(entries, n, rel): binary search, O(log n), no
  *     allocation.
  *  4. luw_uw_step(e, regs, read, ctx): compute the CFA from rsp or rbp,
- *     read the return address and, for RBP_CFA, the saved rbp through the
+ *     read the return address and, for RBP_CFA, the saved rbp (and with
+ *     luw_uw_step_r14() the saved r14) through the
  *     caller's nofault reader (in the kernel, the sample's read cache of
  *     ucache.h over copy_from_user_nmi(): the stack window is copied in
  *     bulk; process_vm_readv() in userspace).  Sanity checks, all of
@@ -49,6 +50,7 @@ struct luw_uw_regs {
 	u64 ip;
 	u64 sp;
 	u64 bp;
+	u64 r14;
 	u64 stack_end;
 	u32 flags;		/* LUW_UW_R_* */
 };
@@ -56,6 +58,7 @@ struct luw_uw_regs {
 #define LUW_UW_R_BP_VALID	0x1	/* bp holds this frame's rbp */
 #define LUW_UW_R_CALLER		0x2	/* ip is a return address */
 #define LUW_UW_R_NO_FP		0x4	/* never fall back to frame pointers */
+#define LUW_UW_R_R14_VALID	0x8	/* r14 holds this frame's r14 */
 
 /* luw_uw_step() results: >= 0 go on (or END), < 0 stop, truncated. */
 #define LUW_UW_OK		0	/* regs now describe the caller */
@@ -93,6 +96,12 @@ luw_uw_entries(const struct luw_uw_hdr *h)
 	return (const struct luw_uw_entry *)(h + 1);
 }
 
+/* The r14 rows, right after the entries. */
+static inline const struct luw_uw_r14 *luw_uw_r14s(const struct luw_uw_hdr *h)
+{
+	return (const struct luw_uw_r14 *)(luw_uw_entries(h) + h->nentries);
+}
+
 /*
  * Validate a table before first use (the kernel at upload time, not per
  * sample): sizes, version, flags, rules, and sorted starts.  Returns 0 or
@@ -107,12 +116,28 @@ int luw_uw_check(const void *buf, u64 len);
 const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
 				       u64 rel);
 
+/* The r14 row covering rel, or NULL (below the first row, or none). */
+const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
+					 u64 rel);
+
 /*
  * One step from the frame in *r to its caller, with e the entry found for
  * luw_uw_key(r) (NULL when no table covers the pc).  On LUW_UW_OK or
- * LUW_UW_OK_FP *r describes the caller; otherwise *r is unchanged.
+ * LUW_UW_OK_FP *r describes the caller; otherwise *r is unchanged.  The
+ * caller's r14 is known (LUW_UW_R_R14_VALID) only after a step by a CFA
+ * rule whose r14 row x (luw_uw_find_r14() for the same key) says SAME --
+ * and this frame's r14 was known -- or saved at CFA + off; x NULL, UNDEF,
+ * a vmseq row or a step by frame pointers leave it unknown.
  */
-int luw_uw_step(const struct luw_uw_entry *e, struct luw_uw_regs *r,
-		luw_uw_read_fn rd, void *ctx);
+int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
+		    struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx);
+
+/* luw_uw_step_r14() for walkers that do not follow r14. */
+static inline int luw_uw_step(const struct luw_uw_entry *e,
+			      struct luw_uw_regs *r, luw_uw_read_fn rd,
+			      void *ctx)
+{
+	return luw_uw_step_r14(e, NULL, r, rd, ctx);
+}
 
 #endif /* LUW_UWTABLE_H */

@@ -149,6 +149,11 @@ int main(int argc, char **argv)
 	struct luw_stats *st;
 	struct luw_list l;
 	struct one_entry_table tab;
+	struct {
+		struct luw_uw_hdr h;
+		struct luw_uw_entry e[2];
+		struct luw_uw_r14 x[1];
+	} xt;
 	struct luw_unwind_table u;
 	unsigned char big[512];
 	void *unmapped;
@@ -406,6 +411,38 @@ int main(int argc, char **argv)
 	tab.h.flags = 0x80;
 	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
 	tab.h.flags = 0;
+	/* Version 2 had no r14 rows: refused, not read as today's. */
+	tab.h.version = LUW_UW_VERSION - 1;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	tab.h.version = LUW_UW_VERSION;
+	tab.h.r14_size = 0;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &tab, sizeof(tab)), -EINVAL);
+	tab.h.r14_size = sizeof(struct luw_uw_r14);
+	/* r14 rows: counted in the size, known rules, starting at text-lo. */
+	memset(&xt, 0, sizeof(xt));
+	xt.h = tab.h;
+	xt.h.nentries = 2;
+	xt.h.nr14 = 1;
+	xt.h.text_hi = 0x1100;
+	xt.e[0].start = 0x1000;
+	xt.e[0].cfa_off = 8;
+	xt.e[0].ra_off = -8;
+	xt.e[0].rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_SAME);
+	xt.e[1].start = 0x1100;
+	xt.x[0].start = 0x1000;
+	xt.x[0].rule = LUW_UW_R14_CFA;
+	xt.x[0].off = -16;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &xt, sizeof(xt)), 0);
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &xt, sizeof(xt) - sizeof(xt.x[0])), -EINVAL);
+	xt.x[0].rule = LUW_UW_R14_MAX + 1;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &xt, sizeof(xt)), -EINVAL);
+	xt.x[0].rule = LUW_UW_R14_SAME;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &xt, sizeof(xt)), -EINVAL);
+	xt.x[0].off = 0;
+	xt.x[0].start = 0x1001;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &xt, sizeof(xt)), -EINVAL);
+	xt.x[0].start = 0x1000;
+	EXPECT(luw_dev_upload_table(fd, pid, 0x400000, 0x401000, 0, &xt, sizeof(xt)), 0);
 	memset(&u, 0, sizeof(u));
 	u.size = sizeof(u);
 	u.flags = 4;

@@ -10,8 +10,13 @@
  * and no Lua frame of one thread can show up in another's sample.
  * Prints "thread I tid T" per thread, then "ready" once every thread runs
  * Lua; exits after SECONDS (default or 0: never).  "r14": c_rec spins
- * with r14 (the VM's DISPATCH register) zeroed.
- *   lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS [r14]]
+ * with r14 (the VM's DISPATCH register) zeroed.  "gc": the JIT stays on
+ * and thread i runs gc_chunk instead (LUA_DEPTH and C_DEPTH unused): its
+ * alloc_<i> (line 3 of @thread<i>.lua) loops allocating tables it keeps,
+ * so the loop's trace calls the GC itself (lj_gc_step_jit) and a sample
+ * in the GC reads: the GC's C code; the trace; alloc_<i>; the main chunk
+ * @thread<i>.lua:0; lua_pcall; thread_main; start_thread.
+ *   lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS [r14|gc]]
  * Built -O2 -fomit-frame-pointer: host frames come from unwind tables.
  * Threads get 512 KiB stacks: attach scans every writable anonymous
  * mapping for global_States, and 32 default 8 MiB stacks make that scan
@@ -29,7 +34,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int lua_depth, c_depth, clobber_r14;
+static int lua_depth, c_depth, clobber_r14, gc_mode;
 static atomic_int running;
 static volatile unsigned long sink;
 
@@ -83,6 +88,21 @@ static const char chunk_fmt[] =
 	"started()\n"
 	"while true do work_%d(ldepth) end\n";
 
+/*
+ * t_lua_gcthreads' workload, t_lua_gcjit's gcjit.lua with names of its
+ * own per thread: the last 64 tables stay referenced (allocation sinking
+ * cannot remove them), so the trace allocates and steps the GC.
+ */
+static const char gc_chunk_fmt[] =
+	"local started = ...\n"
+	"local keep = {}\n"
+	"local function alloc_%d(n)\n"
+	"  for j = 1, n do keep[j %% 64 + 1] = { j, j + 1 } end\n"
+	"end\n"
+	"alloc_%d(100)\n"
+	"started()\n"
+	"while true do alloc_%d(100000) end\n";
+
 static int started(lua_State *L)
 {
 	(void)L;
@@ -93,7 +113,7 @@ static int started(lua_State *L)
 __attribute__((noinline)) static void *thread_main(void *arg)
 {
 	int i = (int)(long)arg, k = i % 4;
-	char code[sizeof(chunk_fmt) + 64], name[32];
+	char code[sizeof(chunk_fmt) + sizeof(gc_chunk_fmt) + 64], name[32];
 	lua_State *L = luaL_newstate();
 
 	if (!L) {
@@ -102,20 +122,28 @@ __attribute__((noinline)) static void *thread_main(void *arg)
 	}
 	luaL_openlibs(L);
 	/* The test asserts on interpreted frames; traces have their own test. */
-	luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
-	snprintf(code, sizeof(code), chunk_fmt, k, k, k, k);
+	if (gc_mode) {
+		snprintf(code, sizeof(code), gc_chunk_fmt, i, i, i);
+	} else {
+		luaJIT_setmode(L, 0, LUAJIT_MODE_ENGINE | LUAJIT_MODE_OFF);
+		snprintf(code, sizeof(code), chunk_fmt, k, k, k, k);
+	}
 	snprintf(name, sizeof(name), "@thread%d.lua", i);
 	if (luaL_loadbuffer(L, code, strlen(code), name)) {
 		fprintf(stderr, "thread %d: %s\n", i, lua_tostring(L, -1));
 		exit(1);
 	}
-	lua_pushcfunction(L, cleaf);
-	lua_pushcfunction(L, started);
-	lua_pushinteger(L, lua_depth + k);
-	lua_pushinteger(L, c_depth);
+	if (gc_mode) {
+		lua_pushcfunction(L, started);
+	} else {
+		lua_pushcfunction(L, cleaf);
+		lua_pushcfunction(L, started);
+		lua_pushinteger(L, lua_depth + k);
+		lua_pushinteger(L, c_depth);
+	}
 	printf("thread %d tid %ld\n", i, (long)syscall(SYS_gettid));
 	fflush(stdout);
-	if (lua_pcall(L, 4, 0, 0)) {
+	if (lua_pcall(L, gc_mode ? 1 : 4, 0, 0)) {
 		fprintf(stderr, "thread %d: %s\n", i, lua_tostring(L, -1));
 		exit(1);
 	}
@@ -128,7 +156,7 @@ int main(int argc, char **argv)
 	int n, secs;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS [r14]]\n");
+		fprintf(stderr, "usage: lua_threads NTHREADS LUA_DEPTH C_DEPTH [SECONDS [r14|gc]]\n");
 		return 2;
 	}
 	n = atoi(argv[1]);
@@ -136,6 +164,7 @@ int main(int argc, char **argv)
 	c_depth = atoi(argv[3]);
 	secs = argc > 4 ? atoi(argv[4]) : 0;
 	clobber_r14 = argc > 5 && !strcmp(argv[5], "r14");
+	gc_mode = argc > 5 && !strcmp(argv[5], "gc");
 	if (n < 1 || lua_depth < 1 || c_depth < 1) {
 		fprintf(stderr, "lua_threads: counts must be >= 1\n");
 		return 2;

@@ -5,7 +5,7 @@
  *   lwstacks read PID SECONDS
  *       one line per sample of PID, innermost frame first:
  *       vmstate=NAME flags=0xF nhost=H nlua=L nsplice=S trace=N rawvm=V
- *       stack=F;F;...
+ *       at=entry|exit|- tid=T stack=F;F;...
  *       host frames as SYMBOL or FILE+0xOFF, Lua frames (merged in where
  *       the splices say) as lua:CHUNK:FIRSTLINE:LINE, ff:NAME, c:0xGCFUNC,
  *       trace:N:CHUNK:LINE (ljproto's names), the spliced-out VM frames not
@@ -14,7 +14,8 @@
  *       Lua frames of its own (an entry or exit sequence, a VM
  *       subroutine whose interpreter frame is spliced); at=entry|exit when the sampled pc is
  *       in a VM entry's prologue or an exit's epilogue (the sequences
- *       the file's unwind table lists, cfi.h), else at=-.  A process without LuaJIT gets host
+ *       the file's unwind table lists, cfi.h), else at=-; tid is the
+ *       sampled thread.  A process without LuaJIT gets host
  *       frames only.  A record that breaks the grammar fails the run.
  *   lwstacks badattach PID FIELD DELTA
  *       attach as luaunwind-ctl does, with FIELD of the layout descriptor
@@ -158,9 +159,9 @@ static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
 			 !(i == 0 && (strcmp(seq_at(r->host[0]), "-") ||
 				      (s->nhost > 1 && spliced(r, 1))));
 	printf("vmstate=%s flags=0x%x nhost=%u nlua=%u nsplice=%u trace=%u "
-	       "rawvm=%u at=%s stack=", luw_dev_vmstate_name(s->vmstate), s->flags,
-	       s->nhost, s->nlua, s->nsplice, s->trace, rawvm,
-	       s->nhost ? seq_at(r->host[0]) : "-");
+	       "rawvm=%u at=%s tid=%u stack=", luw_dev_vmstate_name(s->vmstate),
+	       s->flags, s->nhost, s->nlua, s->nsplice, s->trace, rawvm,
+	       s->nhost ? seq_at(r->host[0]) : "-", s->tid);
 	for (;;) {
 		const struct luw_splice *sp = k < s->nsplice ? &r->splice[k] : NULL;
 

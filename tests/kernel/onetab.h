@@ -22,6 +22,7 @@ static inline void one_entry_table_init(struct one_entry_table *tab)
 	tab->h.hdr_size = sizeof(tab->h);
 	tab->h.entry_size = sizeof(tab->e[0]);
 	tab->h.nentries = 1;
+	tab->h.r14_size = sizeof(struct luw_uw_r14);
 	tab->h.text_lo = tab->h.text_hi = 0x1000;
 	tab->e[0].start = 0x1000;
 	tab->e[0].rule = LUW_UW_RULE(LUW_UW_CFA_NONE, LUW_UW_RBP_SAME);

@@ -9,6 +9,13 @@
  * code that starts with push %rbp; mov %rsp,%rbp (LuaJIT's
  * lj_vm_ffi_call), gets the entry's real rules for those two
  * instructions (rsp+8, then rsp+16 with rbp saved at c-16).
+ * r14 (LuaJIT's DISPATCH register; include/luaunwind_unwind.h's r14
+ * rows) the same way, wherever the entry has a CFA rule: readelf's "cN"
+ * must be saved at CFA + N, "u" (not mentioned: the psABI keeps a
+ * callee-saved register) SAME or UNDEF, "s" SAME, anything else UNDEF;
+ * the r14 rows' size beside the entries' is printed (the upload's cost),
+ * and Debian's libluajit-5.1.so.2 and tarantool are checked when present
+ * (their GC functions save r14: rows with CFA + N must be there).
  *
  * usage: test_cfi FIXTURES ELF...   (libc and /usr/bin/luajit added)
  */
@@ -25,7 +32,7 @@
 
 struct ref_row {
 	uint64_t loc;
-	char cfa[32], ra[32], rbp[32];
+	char cfa[32], ra[32], rbp[32], r14[32];
 };
 
 struct ref_cie {
@@ -83,6 +90,8 @@ static void parse_row(const char *line, char cols[][32], int ncols,
 			snprintf(r->ra, sizeof(r->ra), "%s", tok);
 		else if (!strcmp(cols[i], "rbp"))
 			snprintf(r->rbp, sizeof(r->rbp), "%s", tok);
+		else if (!strcmp(cols[i], "r14"))
+			snprintf(r->r14, sizeof(r->r14), "%s", tok);
 		i++;
 	}
 }
@@ -106,6 +115,20 @@ static int read_ref(const char *path, struct ref *ref)
 		unsigned long off, cieoff;
 		unsigned long long lo, hi;
 		char aug[32];
+
+		/* tarantool also has a .debug_frame: the table is .eh_frame's. */
+		if (!strncmp(line, "Contents of the ", 16) &&
+		    !strstr(line, " .eh_frame section")) {
+			fde = NULL;
+			cie = NULL;
+			ncols = 0;
+			while (fgets(line, sizeof(line), p) &&
+			       strncmp(line, "Contents of the ", 16))
+				;
+			if (feof(p))
+				break;
+			continue;
+		}
 
 		if (sscanf(line, "%lx %*x %*x CIE \"%31[^\"]", &off, aug) >= 1 &&
 		    strstr(line, " CIE \"")) {
@@ -235,13 +258,34 @@ static int rule_matches(const struct luw_uw_entry *e, const struct ref_row *r,
 	return b == LUW_UW_RBP_UNDEF;
 }
 
+/* Does r14 row x say what readelf's r14 column says? */
+static int r14_matches(const struct luw_uw_r14 *x, const char *col)
+{
+	long n;
+
+	if (!x)
+		return 0;
+	if (!col[0] || !strcmp(col, "u"))
+		return x->rule == LUW_UW_R14_SAME || x->rule == LUW_UW_R14_UNDEF;
+	if (!strcmp(col, "s"))
+		return x->rule == LUW_UW_R14_SAME;
+	if (col[0] == 'c' && sscanf(col + 1, "%ld", &n) == 1 && n >= INT16_MIN &&
+	    n <= INT16_MAX)
+		return x->rule == LUW_UW_R14_CFA && x->off == n;
+	return x->rule == LUW_UW_R14_UNDEF;
+}
+
+static size_t r14_checked, r14_saved_checked;
+
 static void check_at(const char *path, const struct luw_cfi *t,
 		     const struct luw_elf *elf, uint64_t vaddr,
 		     const struct ref_row *r, int signal, size_t *checked)
 {
 	const struct luw_uw_entry *e;
+	const struct luw_uw_r14 *x;
 	char why[160], got[96];
 	uint64_t off;
+	int k;
 
 	if (luw_elf_vaddr2off(elf, vaddr, &off))
 		return;		/* not in a loaded segment */
@@ -254,7 +298,23 @@ static void check_at(const char *path, const struct luw_cfi *t,
 		luw_cfi_format(e, got, sizeof(got));
 		CHECK(0, "%s: vaddr %#lx (row at %#lx): readelf says %s; table says %s",
 		      path, (unsigned long)vaddr, (unsigned long)r->loc, why, got);
+		return;
 	}
+	/* r14 rows mean something only beside a CFA rule (not vmseq). */
+	k = LUW_UW_CFA_OF(e->rule);
+	if ((k != LUW_UW_CFA_RSP && k != LUW_UW_CFA_RBP && k != LUW_UW_CFA_PLT) ||
+	    (e->rule & LUW_UW_VMSEQ))
+		return;
+	x = luw_cfi_find_r14(t, off);
+	r14_checked++;
+	if (x && x->rule == LUW_UW_R14_CFA)
+		r14_saved_checked++;
+	CHECK(r14_matches(x, r->r14),
+	      "%s: vaddr %#lx (row at %#lx): readelf says r14 %s; table says %s %d",
+	      path, (unsigned long)vaddr, (unsigned long)r->loc,
+	      r->r14[0] ? r->r14 : "(none)",
+	      !x ? "no row" : x->rule == LUW_UW_R14_CFA ? "c" :
+	      x->rule == LUW_UW_R14_SAME ? "same" : "undef", x ? x->off : 0);
 }
 
 /*
@@ -299,6 +359,7 @@ static void check_file(const char *path)
 	size_t checked = 0, gaps = 0, fixed = 0;
 	struct ref ref;
 
+	r14_checked = r14_saved_checked = 0;
 	CHECK(t && elf, "%s: %s", path, err);
 	if (!t || !elf)
 		goto out;
@@ -356,9 +417,26 @@ static void check_file(const char *path)
 	      checked);
 	printf("%s: %zu FDEs, %zu row ends and %zu gaps agree with readelf "
 	       "(%u entries, %zu unsup, %zu plt, %zu end rows; %zu "
-	       "frame-pointer prologues given their entry rules)\n",
+	       "frame-pointer prologues given their entry rules); r14 at %zu "
+	       "of them (%zu saved at CFA+N): %u r14 rows, %zu bytes beside "
+	       "%zu of entries (+%.1f%%)\n",
 	       path, ref.nfdes, checked, gaps, t->n, t->st.unsup, t->st.plt,
-	       t->st.end, fixed);
+	       t->st.end, fixed, r14_checked, r14_saved_checked, t->nr14,
+	       t->nr14 * sizeof(struct luw_uw_r14),
+	       t->n * sizeof(struct luw_uw_entry),
+	       100.0 * (double)(t->nr14 * sizeof(struct luw_uw_r14)) /
+		       (double)(t->size - t->nr14 * sizeof(struct luw_uw_r14)));
+	CHECK(r14_checked > checked / 2, "%s: r14 checked at only %zu of %zu",
+	      path, r14_checked, checked);
+	/* The r14 rows are the cheap part: most code leaves r14 alone. */
+	CHECK(t->nr14 * sizeof(struct luw_uw_r14) * 4 <
+		      t->n * sizeof(struct luw_uw_entry),
+	      "%s: %u r14 rows cost a quarter of %u entries or more", path,
+	      t->nr14, t->n);
+	if (strstr(path, "libluajit") || strstr(path, "tarantool"))
+		CHECK(r14_saved_checked >= 50,
+		      "%s: r14 saved at CFA+N at only %zu checked points", path,
+		      r14_saved_checked);
 	if (!strcmp(path, "/usr/bin/luajit"))
 		CHECK(fixed == 1, "%s: %zu FDEs over a frame-pointer prologue "
 		      "claim rbp+16 at entry, want 1 (lj_vm_ffi_call)", path,
@@ -376,6 +454,7 @@ static void check_validation(const char *path)
 	struct luw_cfi *t = luw_cfi_build(path, err, sizeof(err));
 	struct luw_uw_hdr *h;
 	struct luw_uw_entry *e;
+	struct luw_uw_r14 *x;
 
 	CHECK(t != NULL, "%s", err);
 	if (!t)
@@ -384,6 +463,13 @@ static void check_validation(const char *path)
 	if (!h)
 		exit(2);
 	e = (struct luw_uw_entry *)(h + 1);
+	x = (struct luw_uw_r14 *)(e + t->n);
+	CHECK(t->nr14 >= 2, "%s: %u r14 rows", path, t->nr14);
+	if (t->nr14 < 2) {
+		free(h);
+		luw_cfi_free(t);
+		return;
+	}
 #define DAMAGED(what, mutate, len)                                          \
 	do {                                                                \
 		memcpy(h, t->hdr, t->size);                                 \
@@ -401,6 +487,18 @@ static void check_validation(const char *path)
 	DAMAGED("bad rbp rule", e[1].rule = 0x31, t->size);
 	DAMAGED("no NONE terminator", e[t->n - 1].rule = 1, t->size);
 	DAMAGED("build-id too long", h->build_id_len = 21, t->size);
+	DAMAGED("version 2 (no r14 rows)", h->version = 2, t->size);
+	DAMAGED("r14 row size", h->r14_size = 4, t->size);
+	DAMAGED("r14 count too high", h->nr14++, t->size);
+	DAMAGED("r14 rows cut", (void)0, t->size - sizeof(struct luw_uw_r14));
+	DAMAGED("bad r14 rule", x[1].rule = LUW_UW_R14_MAX + 1, t->size);
+	DAMAGED("r14 pad", x[1].pad = 1, t->size);
+	DAMAGED("r14 offset on SAME", (x[1].rule = LUW_UW_R14_SAME, x[1].off = 8),
+		t->size);
+	DAMAGED("r14 rows unsorted", x[1].start = x[0].start, t->size);
+	DAMAGED("first r14 row after text-lo", x[0].start++, t->size);
+	DAMAGED("r14 row past text-hi", x[t->nr14 - 1].start = h->text_hi,
+		t->size);
 #undef DAMAGED
 	CHECK(luw_uw_check(t->hdr, t->size) == 0, "intact table refused");
 	CHECK(luw_uw_find(t->ent, t->n, 0xffffffffffULL) == NULL,
@@ -465,6 +563,10 @@ int main(int argc, char **argv)
 	for (int i = 2; i < argc; i++)
 		check_file(argv[i]);
 	check_file("/usr/bin/luajit");
+	if (access("/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2", R_OK) == 0)
+		check_file("/usr/lib/x86_64-linux-gnu/libluajit-5.1.so.2");
+	if (access("/usr/bin/tarantool", R_OK) == 0)
+		check_file("/usr/bin/tarantool");
 	if (luw_maps_read(0, &maps) == 0) {
 		for (size_t i = 0; i < maps.n && !libc; i++)
 			if (strstr(maps.v[i].path, "/libc.so"))

@@ -379,10 +379,12 @@ static int table_mode(char **files, int n)
 		e = luw_elf_load(files[i], err, sizeof(err));
 		clock_gettime(CLOCK_MONOTONIC, &c);
 		printf("table %s: %zu FDEs (%zu undecodable), %zu rows (%zu unsup, "
-		       "%zu plt, %zu end) -> %u entries, %zu bytes; built in %.2f ms; "
+		       "%zu plt, %zu end; r14 saved in %zu, lost in %zu) -> %u "
+		       "entries + %u r14 rows, %zu bytes; built in %.2f ms; "
 		       "%zu symbols loaded in %.2f ms%s%s\n",
 		       files[i], t->st.fdes, t->st.fdes_bad, t->st.rows,
-		       t->st.unsup, t->st.plt, t->st.end, t->n, t->size,
+		       t->st.unsup, t->st.plt, t->st.end, t->st.r14_saved,
+		       t->st.r14_undef, t->n, t->nr14, t->size,
 		       (double)(b.tv_sec - a.tv_sec) * 1e3 +
 		       (double)(b.tv_nsec - a.tv_nsec) / 1e6,
 		       e ? e->nsyms : 0,
@@ -393,6 +395,15 @@ static int table_mode(char **files, int n)
 		for (uint32_t k = 0; k < t->n; k++) {
 			luw_cfi_format(&t->ent[k], rule, sizeof(rule));
 			printf("  %08x %s\n", t->ent[k].start, rule);
+		}
+		for (uint32_t k = 0; k < t->nr14; k++) {
+			const struct luw_uw_r14 *x = &t->r14[k];
+
+			if (x->rule == LUW_UW_R14_CFA)
+				printf("  r14 %08x c%+d\n", x->start, x->off);
+			else
+				printf("  r14 %08x %s\n", x->start,
+				       x->rule == LUW_UW_R14_SAME ? "same" : "u");
 		}
 		luw_elf_free(e);
 		luw_cfi_free(t);

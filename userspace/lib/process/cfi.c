@@ -20,13 +20,24 @@
 
 #define REG_RBP 6
 #define REG_RSP 7
+#define REG_R14 14
 #define REG_RA 16
 
 /* ---- rows ---- */
 
+/* A row's r14 rule; ANY where the entry's rule makes it meaningless. */
+struct r14rule {
+	int16_t off;
+	uint8_t rule;		/* LUW_UW_R14_* */
+	bool any;
+};
+
+static const struct r14rule r14_any = { .any = true };
+
 struct row {
 	uint64_t start, end;	/* file offsets */
 	struct luw_uw_entry r;	/* rule; r.start unused */
+	struct r14rule x;
 };
 
 struct rows {
@@ -106,17 +117,45 @@ static void set_unsup(struct luw_uw_entry *r)
 	r->rule = LUW_UW_RULE(LUW_UW_CFA_UNSUP, LUW_UW_RBP_UNDEF);
 }
 
-/* Reduce one CFI row to a table rule. */
-static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
-		     struct luw_cfi_stats *st)
+/*
+ * A callee-saved register's rule: SAME, saved at CFA + off (within S16),
+ * or UNDEF for anything else (a register rule, an expression).  libdw
+ * applies the psABI's initial rules, so a register no instruction
+ * mentions reads as SAME.
+ */
+static int saved_reg(Dwarf_Frame *fr, int reg, uint8_t *rule, int64_t *off)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
-	int64_t off, ra_off, rbp_off = 0;
+
+	*off = 0;
+	if (dwarf_frame_register(fr, reg, mem, &ops, &nops))
+		return -1;
+	if (nops == 0)
+		*rule = ops == mem ? LUW_UW_RBP_UNDEF : LUW_UW_RBP_SAME;
+	else if (!cfa_plus(ops, nops, off) && *off >= INT16_MIN &&
+		 *off <= INT16_MAX)
+		*rule = LUW_UW_RBP_CFA;
+	else
+		*rule = LUW_UW_RBP_UNDEF;
+	if (*rule != LUW_UW_RBP_CFA)
+		*off = 0;
+	return 0;
+}
+
+/* Reduce one CFI row to a table rule and its r14 rule. */
+static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
+		     struct r14rule *x, struct luw_cfi_stats *st)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int64_t off, ra_off, rbp_off = 0, r14_off;
 	int cfa_kind, rbp_kind, reg, thr = 0;
+	uint8_t rule;
 	bool signal = false;
 
 	memset(r, 0, sizeof(*r));
+	*x = r14_any;
 	if (dwarf_frame_info(fr, NULL, NULL, &signal) < 0 || signal)
 		goto unsup;
 	/* The return address first: undefined means the outermost frame. */
@@ -143,15 +182,14 @@ static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
 	if (off < INT32_MIN || off > INT32_MAX)
 		goto unsup;
 
-	if (dwarf_frame_register(fr, REG_RBP, mem, &ops, &nops))
+	if (saved_reg(fr, REG_RBP, &rule, &rbp_off))
 		goto unsup;
-	if (nops == 0)
-		rbp_kind = ops == mem ? LUW_UW_RBP_UNDEF : LUW_UW_RBP_SAME;
-	else if (!cfa_plus(ops, nops, &rbp_off) && rbp_off >= INT16_MIN &&
-		 rbp_off <= INT16_MAX)
-		rbp_kind = LUW_UW_RBP_CFA;
-	else
-		rbp_kind = LUW_UW_RBP_UNDEF;
+	rbp_kind = rule;
+	/* r14 unknown is no reason to give up the frame: UNDEF. */
+	if (saved_reg(fr, REG_R14, &rule, &r14_off)) {
+		rule = LUW_UW_R14_UNDEF;
+		r14_off = 0;
+	}
 	/* PLT reuses aux for its threshold; a PLT stub never saves rbp. */
 	if (cfa_kind == LUW_UW_CFA_PLT) {
 		if (rbp_kind != LUW_UW_RBP_SAME)
@@ -163,6 +201,13 @@ static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
 	r->aux = (int16_t)rbp_off;
 	r->ra_off = (int8_t)ra_off;
 	r->rule = LUW_UW_RULE(cfa_kind, rbp_kind);
+	x->any = false;
+	x->rule = rule;
+	x->off = (int16_t)r14_off;
+	if (rule == LUW_UW_R14_CFA)
+		st->r14_saved++;
+	else if (rule == LUW_UW_R14_UNDEF)
+		st->r14_undef++;
 	return;
 unsup:
 	set_unsup(r);
@@ -181,7 +226,8 @@ static const struct luw_elf_seg *xseg(const struct luw_elf_seg *s, size_t n,
 }
 
 static int add_row(struct rows *rs, const struct luw_elf_seg *segs, size_t nsegs,
-		   uint64_t lo, uint64_t hi, const struct luw_uw_entry *rule)
+		   uint64_t lo, uint64_t hi, const struct luw_uw_entry *rule,
+		   const struct r14rule *x)
 {
 	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
 	struct row r;
@@ -193,6 +239,7 @@ static int add_row(struct rows *rs, const struct luw_elf_seg *segs, size_t nsegs
 	r.start = s->offset + (lo - s->vaddr);
 	r.end = s->offset + (hi - s->vaddr);
 	r.r = *rule;
+	r.x = *x;
 	return rows_push(rs, &r);
 }
 
@@ -216,11 +263,17 @@ static uint64_t fix_fp_prologue(const struct image *img,
 				const struct luw_elf_seg *segs, size_t nsegs,
 				uint64_t lo, uint64_t hi,
 				const struct luw_uw_entry *first,
+				const struct r14rule *first_x,
 				struct rows *rs)
 {
 	static const uint8_t prologue[] = { 0x55, 0x48, 0x89, 0xe5 };
 	const struct luw_elf_seg *s = xseg(segs, nsegs, lo);
 	struct luw_uw_entry r = { 0 };
+	/*
+	 * Before the push nothing is saved yet: the body's r14 rule holds
+	 * only when it is SAME.
+	 */
+	struct r14rule x = { .rule = LUW_UW_R14_UNDEF };
 	uint64_t off;
 
 	if (!s || !img->p || hi - lo < sizeof(prologue) ||
@@ -232,15 +285,17 @@ static uint64_t fix_fp_prologue(const struct image *img,
 	    lo - s->vaddr + sizeof(prologue) > s->filesz ||
 	    memcmp(img->p + off, prologue, sizeof(prologue)))
 		return 0;
+	if (!first_x->any && first_x->rule == LUW_UW_R14_SAME)
+		x.rule = LUW_UW_R14_SAME;
 	r.ra_off = -8;
 	r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_SAME);
 	r.cfa_off = 8;
-	if (add_row(rs, segs, nsegs, lo, lo + 1, &r))
+	if (add_row(rs, segs, nsegs, lo, lo + 1, &r, &x))
 		return (uint64_t)-1;
 	r.rule = LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_CFA);
 	r.cfa_off = 16;
 	r.aux = -16;
-	if (add_row(rs, segs, nsegs, lo + 1, lo + sizeof(prologue), &r))
+	if (add_row(rs, segs, nsegs, lo + 1, lo + sizeof(prologue), &r, &x))
 		return (uint64_t)-1;
 	return sizeof(prologue);
 }
@@ -281,7 +336,7 @@ static int vm_body(Dwarf_Frame *fr, const struct luw_uw_entry *rule,
  */
 static int vm_rows(const struct image *img, const struct luw_elf_seg *segs,
 		   size_t nsegs, uint64_t lo, uint64_t hi,
-		   const struct luw_uw_entry *body,
+		   const struct luw_uw_entry *body, const struct r14rule *bx,
 		   const struct luw_vmseq_fde *f, struct rows *rs,
 		   struct luw_vmseqs *vs, struct luw_cfi_stats *st)
 {
@@ -290,18 +345,18 @@ static int vm_rows(const struct image *img, const struct luw_elf_seg *segs,
 	uint64_t at = lo, off;
 
 	if (!s || !img->p)
-		return add_row(rs, segs, nsegs, lo, hi, body);
+		return add_row(rs, segs, nsegs, lo, hi, body, bx);
 	if (hi - s->vaddr > s->filesz)
 		hi = s->vaddr + s->filesz;
 	off = s->offset + (lo - s->vaddr);
 	if (off > img->size || img->size - off < hi - lo)
-		return add_row(rs, segs, nsegs, lo, hi, body);
+		return add_row(rs, segs, nsegs, lo, hi, body, bx);
 	if (luw_vmseq_find(img->p + off, hi - lo, lo, f, vs))
 		return -1;
 	for (size_t i = first; i < vs->n; i++) {
 		struct luw_vmseq *q = &vs->v[i];
 
-		if (add_row(rs, segs, nsegs, at, q->at[0], body))
+		if (add_row(rs, segs, nsegs, at, q->at[0], body, bx))
 			return -1;
 		for (unsigned int k = 0; k < q->n; k++) {
 			struct luw_uw_entry r = { 0 };
@@ -313,7 +368,9 @@ static int vm_rows(const struct image *img, const struct luw_elf_seg *segs,
 					     q->rbp[k] ? LUW_UW_RBP_CFA :
 							 LUW_UW_RBP_SAME) |
 				 LUW_UW_VMSEQ;
-			if (add_row(rs, segs, nsegs, q->at[k], q->at[k + 1], &r))
+			/* The kernel follows no r14 through a vmseq row. */
+			if (add_row(rs, segs, nsegs, q->at[k], q->at[k + 1], &r,
+				    &r14_any))
 				return -1;
 		}
 		at = q->at[q->n];
@@ -325,7 +382,7 @@ static int vm_rows(const struct image *img, const struct luw_elf_seg *segs,
 		else
 			st->vm_exits++;
 	}
-	return add_row(rs, segs, nsegs, at, hi, body);
+	return add_row(rs, segs, nsegs, at, hi, body, bx);
 }
 
 /* Walk one FDE [lo, hi) row by row. */
@@ -340,20 +397,21 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 		Dwarf_Frame *fr;
 		Dwarf_Addr s, e;
 		struct luw_uw_entry rule;
+		struct r14rule x;
 
 		if (dwarf_cfi_addrframe(cfi, addr, &fr)) {
 			/* libdw refused the FDE's program: keep the gap honest. */
 			set_unsup(&rule);
 			st->unsup++;
-			return add_row(rs, segs, nsegs, addr, hi, &rule);
+			return add_row(rs, segs, nsegs, addr, hi, &rule, &r14_any);
 		}
 		if (dwarf_frame_info(fr, &s, &e, NULL) < 0 || e <= addr) {
 			free(fr);
 			set_unsup(&rule);
 			st->unsup++;
-			return add_row(rs, segs, nsegs, addr, hi, &rule);
+			return add_row(rs, segs, nsegs, addr, hi, &rule, &r14_any);
 		}
-		eval_row(fr, &rule, st);
+		eval_row(fr, &rule, &x, st);
 		st->rows++;
 		if (addr == lo && e >= hi) {
 			struct luw_vmseq_fde f;
@@ -361,7 +419,7 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 			if (vm_body(fr, &rule, &f)) {
 				free(fr);
 				return vm_rows(img, segs, nsegs, lo, hi, &rule,
-					       &f, rs, vs, st);
+					       &x, &f, rs, vs, st);
 			}
 		}
 		free(fr);
@@ -369,13 +427,13 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 			e = hi;
 		if (addr == lo) {
 			uint64_t done = fix_fp_prologue(img, segs, nsegs, lo,
-							e, &rule, rs);
+							e, &rule, &x, rs);
 
 			if (done == (uint64_t)-1)
 				return -1;
 			addr += done;
 		}
-		if (add_row(rs, segs, nsegs, addr, e, &rule))
+		if (add_row(rs, segs, nsegs, addr, e, &rule, &x))
 			return -1;
 		addr = e;
 	}
@@ -418,20 +476,31 @@ static int same_rule(const struct luw_uw_entry *a, const struct luw_uw_entry *b)
 	       a->aux == b->aux && a->ra_off == b->ra_off;
 }
 
-/* Sorted rows -> entries: gaps become NONE, equal neighbours merge. */
-static struct luw_uw_hdr *compact(struct rows *rs, size_t *nout)
+/*
+ * Sorted rows -> entries: gaps become NONE, equal neighbours merge.  The
+ * r14 rows change only where a row that has an r14 rule has another one
+ * than the last: rows without (NONE, UNSUP, END, vmseq) and gaps do not
+ * split them.  The first starts at text-lo.
+ */
+static struct luw_uw_hdr *compact(struct rows *rs, size_t *nout,
+				  size_t *nx_out)
 {
-	struct luw_uw_hdr *h;
+	struct luw_uw_hdr *h, *hh;
 	struct luw_uw_entry *e;
+	struct luw_uw_r14 *x;
 	uint64_t prev_end = 0;
-	size_t k = 0;
+	size_t k = 0, nx = 0;
 
 	if (rs->n)
 		qsort(rs->v, rs->n, sizeof(*rs->v), row_cmp);
 	/* Worst case every row plus a gap before each, plus the end. */
 	h = calloc(1, sizeof(*h) + (2 * rs->n + 1) * sizeof(*e));
-	if (!h)
+	x = calloc(rs->n + 1, sizeof(*x));
+	if (!h || !x) {
+		free(h);
+		free(x);
 		return NULL;
+	}
 	e = (struct luw_uw_entry *)(h + 1);
 	for (size_t i = 0; i < rs->n; i++) {
 		struct row *r = &rs->v[i];
@@ -441,6 +510,14 @@ static struct luw_uw_hdr *compact(struct rows *rs, size_t *nout)
 			if (r->end <= prev_end)
 				continue;
 			r->start = prev_end;
+		}
+		if (!r->x.any &&
+		    !(nx && x[nx - 1].rule == r->x.rule &&
+		      x[nx - 1].off == r->x.off)) {
+			x[nx].start = (uint32_t)r->start;
+			x[nx].rule = r->x.rule;
+			x[nx].off = r->x.off;
+			nx++;
 		}
 		if (k && r->start > prev_end)
 			e[k++] = (struct luw_uw_entry){ .start = (uint32_t)prev_end };
@@ -453,7 +530,19 @@ static struct luw_uw_hdr *compact(struct rows *rs, size_t *nout)
 		prev_end = r->end;
 	}
 	e[k++] = (struct luw_uw_entry){ .start = (uint32_t)prev_end };
+	if (nx)
+		x[0].start = e[0].start;
+	hh = realloc(h, sizeof(*h) + k * sizeof(*e) + nx * sizeof(*x));
+	if (!hh) {
+		free(h);
+		free(x);
+		return NULL;
+	}
+	h = hh;
+	memcpy((struct luw_uw_entry *)(h + 1) + k, x, nx * sizeof(*x));
+	free(x);
 	*nout = k;
+	*nx_out = nx;
 	return h;
 }
 
@@ -464,7 +553,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	struct luw_vmseqs vs = { 0 };
 	struct rows rs = { 0 };
 	struct luw_elf_seg *segs = NULL;
-	size_t nsegs = 0, n;
+	size_t nsegs = 0, n, nx;
 	struct luw_uw_hdr *h;
 	struct luw_cfi *t;
 	Dwarf_CFI *cfi;
@@ -491,7 +580,7 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
 	}
-	h = compact(&rs, &n);
+	h = compact(&rs, &n, &nx);
 	if (!h) {
 		luw_fail(err, errlen, "%s: out of memory", name);
 		goto fail;
@@ -501,6 +590,8 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 	h->hdr_size = sizeof(*h);
 	h->entry_size = sizeof(struct luw_uw_entry);
 	h->nentries = (uint32_t)n;
+	h->r14_size = sizeof(struct luw_uw_r14);
+	h->nr14 = (uint32_t)nx;
 	h->text_lo = luw_uw_entries(h)[0].start;
 	h->text_hi = luw_uw_entries(h)[n - 1].start;
 	idlen = luw_build_id(elf, id, sizeof(id));
@@ -517,9 +608,12 @@ struct luw_cfi *luw_cfi_build_elf(Elf *elf, const char *name, char *err,
 		goto fail;
 	}
 	t->hdr = h;
-	t->size = sizeof(*h) + n * sizeof(struct luw_uw_entry);
+	t->size = sizeof(*h) + n * sizeof(struct luw_uw_entry) +
+		  nx * sizeof(struct luw_uw_r14);
 	t->ent = luw_uw_entries(h);
 	t->n = (uint32_t)n;
+	t->r14 = luw_uw_r14s(h);
+	t->nr14 = (uint32_t)nx;
 	t->st = st;
 	t->vm = vs;
 	vs = (struct luw_vmseqs){ 0 };

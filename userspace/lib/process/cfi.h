@@ -6,7 +6,9 @@
  * CFA rule and the rules of the return address (DWARF column 16) and of
  * rbp (column 6) are reduced to the table's vocabulary, rows are moved
  * from virtual addresses to file offsets through the executable PT_LOAD
- * segments, and adjacent rows with identical rules are merged.  Rows whose
+ * segments, and adjacent rows with identical rules are merged.  r14's
+ * rule (column 14: LuaJIT's DISPATCH register) goes into the table's r14
+ * rows, merged over every stretch where it does not change.  Rows whose
  * rules the table cannot express become UNSUP; the only DWARF expression
  * recognised is the one every .plt section uses for its CFA (a sample can
  * land in any call into another library, e.g. luajit calling libm or
@@ -39,6 +41,8 @@ struct luw_cfi_stats {
 	size_t end;		/* of which outermost frames (END) */
 	size_t vm_entries;	/* LuaJIT VM entry prologues (vmseq.h) */
 	size_t vm_exits;	/* and exit epilogues, given exact rows */
+	size_t r14_saved;	/* rows whose caller's r14 is at CFA + N */
+	size_t r14_undef;	/* rows whose caller's r14 is lost */
 };
 
 struct luw_cfi {
@@ -46,6 +50,8 @@ struct luw_cfi {
 	size_t size;		/* bytes at hdr: what gets uploaded */
 	const struct luw_uw_entry *ent;
 	uint32_t n;
+	const struct luw_uw_r14 *r14;	/* nr14 rows after the entries */
+	uint32_t nr14;
 	struct luw_cfi_stats st;
 	/* The VM's entry/exit sequences; their at[] are file offsets. */
 	struct luw_vmseqs vm;
@@ -68,6 +74,13 @@ static inline const struct luw_uw_entry *luw_cfi_find(const struct luw_cfi *t,
 						      uint64_t off)
 {
 	return luw_uw_find(t->ent, t->n, off);
+}
+
+/* The r14 row covering file offset off, or NULL. */
+static inline const struct luw_uw_r14 *luw_cfi_find_r14(const struct luw_cfi *t,
+							uint64_t off)
+{
+	return luw_uw_find_r14(t->r14, t->nr14, off);
 }
 
 /* Human-readable rule of an entry, e.g. "rsp+16 ra=c-8 rbp=c-16". */
