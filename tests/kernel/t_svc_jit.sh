@@ -43,7 +43,7 @@ msg="sysbench: $all samples, traces $good/$ntr, rooted $root/$all;"
 
 lo_up
 start_nginx 1 "-- JIT on"
-wrk -t1 -c4 -d60 http://127.0.0.1:8080/work >"$W/wrk.out" 2>&1 &
+wrk -t1 -c4 -d300 http://127.0.0.1:8080/work >"$W/wrk.out" 2>&1 &
 wrkpid=$!
 kids="$kids $wrkpid"
 sleep 1

@@ -21,8 +21,10 @@ lo_up
 start_nginx 2 "require('jit').off()"
 set -- $workers
 w1=$1 w2=$2
-# Load for longer than both recordings; bounded in time and connections.
-wrk -t1 -c16 -d60 http://127.0.0.1:8080/work >"$W/wrk.out" 2>&1 &
+# Load for longer than both recordings, which on the loaded debug kernel
+# took more than 60 s with their attaches (the second one had no sample);
+# bounded in time and connections, killed at the end.
+wrk -t1 -c16 -d300 http://127.0.0.1:8080/work >"$W/wrk.out" 2>&1 &
 wrkpid=$!
 kids="$kids $wrkpid"
 sleep 1
