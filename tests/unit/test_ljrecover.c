@@ -7,11 +7,16 @@
  * OpenResty's libluajit (build/luajit2) have no DWARF here: their
  * reference is the layout the known-build table holds for their build-id.
  *
+ * The VM's registers are in no DWARF: their reference is the .define of
+ * vm_x64.dasc / vm_x86.dasc (x64, not Windows), the same in every 2.1;
+ * the rbp rule's is the DWARF build's FDE at its lj_vm_asm_begin symbol.
+ *
  * Each field ljrecover gives must equal the reference, and every field
  * must be given in every build.  One line per build says what was
  * compared.
  */
 #include <dirent.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -30,7 +35,7 @@
 enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
        F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
-       F_L_SIZE, F__N };
+       F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA, F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -58,6 +63,13 @@ static const struct {
 	{ "cframe_ofs_prev", NULL, NULL },
 	{ "cframe_ofs_pc", NULL, NULL },
 	{ "cframe_l_size", NULL, NULL },
+	/* No DWARF: the VM's .define of BASE, PC, DISPATCH, KBASE */
+	{ "reg_base", NULL, NULL },
+	{ "reg_pc", NULL, NULL },
+	{ "reg_dispatch", NULL, NULL },
+	{ "reg_kbase", NULL, NULL },
+	/* The DWARF build's own FDE for the interpreter (libdw) */
+	{ "cframe_rbp_cfa", NULL, NULL },
 };
 
 /*
@@ -71,6 +83,38 @@ static void frame_consts(int gc64, int v[F__N])
 	v[F_OFS_PREV] = 32;
 	v[F_OFS_PC] = gc64 ? 24 : 28;
 	v[F_L_SIZE] = gc64 ? 8 : 4;
+	/*
+	 * vm_x64.dasc (GC64) and vm_x86.dasc's x64 mode (not Windows) both
+	 * define BASE edx/rdx, PC ebx/rbx, DISPATCH r14, KBASE r15.
+	 */
+	v[F_RBASE] = 1;
+	v[F_RPC] = 3;
+	v[F_RDISP] = 14;
+	v[F_RKBASE] = 15;
+}
+
+/*
+ * The rbp rule of the interpreter's FDE in the file at path, found by its
+ * symbol lj_vm_asm_begin when the file has one (the DWARF build), read
+ * with libdw: rbp at CFA - k gives k; -1 when not so.
+ */
+static int fde_rbp_ref(Elf *elf, uint64_t at)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int k = -1;
+
+	if (!cfi)
+		return -1;
+	if (!dwarf_cfi_addrframe(cfi, at, &fr) &&
+	    !dwarf_frame_register(fr, 6, mem, &ops, &nops) && nops == 2 &&
+	    ops[1].atom == DW_OP_plus_uconst)
+		k = (int)-(int64_t)ops[1].number;
+	free(fr);
+	dwarf_cfi_end(cfi);
+	return k;
 }
 
 static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
@@ -97,6 +141,11 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_OFS_PREV] = r->cframe_ofs_prev;
 	v[F_OFS_PC] = r->cframe_ofs_pc;
 	v[F_L_SIZE] = r->cframe_l_size;
+	v[F_RBASE] = r->reg_base;
+	v[F_RPC] = r->reg_pc;
+	v[F_RDISP] = r->reg_dispatch;
+	v[F_RKBASE] = r->reg_kbase;
+	v[F_RBP_CFA] = r->cframe_rbp_cfa;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -123,6 +172,11 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_OFS_PREV] = ly->cframe_ofs_prev;
 	v[F_OFS_PC] = ly->cframe_ofs_pc;
 	v[F_L_SIZE] = ly->cframe_l_size;
+	v[F_RBASE] = ly->reg_base;
+	v[F_RPC] = ly->reg_pc;
+	v[F_RDISP] = ly->reg_dispatch;
+	v[F_RKBASE] = ly->reg_kbase;
+	v[F_RBP_CFA] = ly->cframe_rbp_cfa;
 }
 
 /* The reference from DWARF in the file at path: 0, or -1. */
@@ -182,6 +236,15 @@ static int dwarf_fields(const char *path, int v[F__N])
 		}
 		frame_consts(sz == 8, v);
 	}
+	{
+		uint64_t at;
+
+		if (luw_elf_symbol(elf, SHT_SYMTAB, "lj_vm_asm_begin", 0, &at) ||
+		    (v[F_RBP_CFA] = fde_rbp_ref(elf, at)) < 0) {
+			CHECK(0, "%s: no lj_vm_asm_begin or no rbp rule at it", path);
+			rc = -1;
+		}
+	}
 	dwarf_end(dw);
 	elf_end(elf);
 	close(fd);
@@ -227,6 +290,8 @@ static void check_build(const char *stripped, const char *dwarf)
 	int want[F__N], got[F__N], fd, i, n = 0;
 	char err[256], why[256], bid[128], line[1024];
 	size_t used = 0;
+	uint64_t vs, vi, ve;
+	uint32_t cfa;
 	Elf *elf = luw_elf_open(stripped, &fd, err, sizeof(err));
 
 	if (!elf) {
@@ -252,8 +317,12 @@ static void check_build(const char *stripped, const char *dwarf)
 		}
 		table_fields(k[j].layout, want);
 	}
-	/* vm range 0: the interpreter's code is not scanned here. */
-	if (luw_ljr_recover(elf, 0, 0, 14, 1, &r, why, sizeof(why))) {
+	if (luw_ljl_vm_fde(elf, &vs, &vi, &ve, &cfa, why, sizeof(why))) {
+		CHECK(0, "%s: %s", stripped, why);
+		goto out;
+	}
+	/* Fallback registers that no build uses: a wrong one shows. */
+	if (luw_ljr_recover(elf, vs, vi, 0, 0, &r, why, sizeof(why))) {
 		CHECK(0, "%s: ljrecover: %s", stripped, why);
 		goto out;
 	}
@@ -274,8 +343,10 @@ static void check_build(const char *stripped, const char *dwarf)
 			used += (size_t)snprintf(line + used, sizeof(line) - used,
 						 " %s=%d", fields[i].name, got[i]);
 	}
-	printf("%s: %d of %d fields recovered, equal to %s:%s\n", stripped, n,
-	       F__N, dwarf ? "DWARF" : "the known-build table", line);
+	printf("%s: %d of %d fields recovered (sites: %u dispatches, %u "
+	       "L->base, %u pt->k), equal to %s:%s\n", stripped, n, F__N,
+	       r.nvote_disp, r.nvote_base, r.nvote_kbase,
+	       dwarf ? "DWARF" : "the known-build table", line);
 out:
 	elf_end(elf);
 	close(fd);

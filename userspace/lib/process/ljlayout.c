@@ -297,8 +297,8 @@ static long cfa_reg_off(Dwarf_CFI *cfi, uint64_t pc, unsigned int reg,
  * The interpreter's FDE: the largest whose first row puts the CFA at
  * rsp + a frame (the VM's fixed C frame), from the FDEs of .eh_frame.
  */
-static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
-		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
+int luw_ljl_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
+		   uint64_t *end, uint32_t *cfa, char *err, size_t n)
 {
 	struct luw_fdes f;
 	Dwarf_CFI *cfi;
@@ -747,7 +747,7 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 		elf_close(&o);
 		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
 	}
-	if (find_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
+	if (luw_ljl_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
 			&t->fde_cfa, why, sizeof(why))) {
 		elf_close(&o);
 		return luw_fail(err, n, "%s: %s", mpath, why);
@@ -808,6 +808,21 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 			dly.cframe_ofs_pc = (__u16)t->rec.cframe_ofs_pc;
 			dly.cframe_l_size = (__u8)t->rec.cframe_l_size;
 		}
+		/*
+		 * The VM's registers and the FDE's rbp rule are in no DWARF
+		 * either: this binary's own when its code shows them.
+		 */
+		if (!t->why_rec[0] && t->rec.reg_base != LUW_LJR_NONE &&
+		    t->rec.reg_pc != LUW_LJR_NONE &&
+		    t->rec.reg_dispatch != LUW_LJR_NONE &&
+		    t->rec.reg_kbase != LUW_LJR_NONE) {
+			dly.reg_base = (__u8)t->rec.reg_base;
+			dly.reg_pc = (__u8)t->rec.reg_pc;
+			dly.reg_dispatch = (__u8)t->rec.reg_dispatch;
+			dly.reg_kbase = (__u8)t->rec.reg_kbase;
+		}
+		if (!t->why_rec[0] && t->rec.cframe_rbp_cfa != LUW_LJR_NONE)
+			dly.cframe_rbp_cfa = (__u8)t->rec.cframe_rbp_cfa;
 		t->layout = dly;
 		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
@@ -1396,10 +1411,15 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(cframe_ofs_prev);
 	TAKE(cframe_ofs_pc);
 #undef TAKE
-	if (r->cframe_l_size != LUW_LJR_NONE) {
-		ly->cframe_l_size = (__u8)r->cframe_l_size;
-		strncat(used, " cframe_l_size", un - strlen(used) - 1);
-	}
+#define TAKE8(f) do { if (r->f != LUW_LJR_NONE) { ly->f = (__u8)r->f; \
+	strncat(used, " " #f, un - strlen(used) - 1); } } while (0)
+	TAKE8(cframe_l_size);
+	TAKE8(cframe_rbp_cfa);
+	TAKE8(reg_base);
+	TAKE8(reg_pc);
+	TAKE8(reg_dispatch);
+	TAKE8(reg_kbase);
+#undef TAKE8
 	if (anchor_gg(t, ly, why, n))
 		return -1;
 	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
@@ -1628,7 +1648,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			char whys[][400], const char *names[], int iscode[],
 			int *ncand)
 {
-	char why[512], fields[480], name[560];
+	char why[512], fields[720], name[800];
 	size_t i;
 	int k = 0, code;
 
@@ -1655,7 +1675,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 						       why, sizeof(why));
 				if (!bad) {
 					snprintf(name, sizeof(name),
-						 "%.60s with %.470s from machine code",
+						 "%.60s with %.710s from machine code",
 						 known[i].name, fields);
 					bad = luw_ljl_use_layout(t, &ly, name,
 								 why, sizeof(why));
@@ -1666,7 +1686,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			if (!bad) {
 				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
 				snprintf(t->layout_name, sizeof(t->layout_name),
-					 code ? "%.550s" :
+					 code ? "%.790s" :
 					 "%.200s (validated, build-id not in the table)",
 					 name);
 				t->rounds = round + 1;

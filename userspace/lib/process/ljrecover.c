@@ -4,6 +4,8 @@
 #include "process/ljrecover.h"
 
 #include <capstone/capstone.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -199,6 +201,191 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	}
 	if (in)
 		cs_free(in, 1);
+}
+
+/*
+ * The interpreter's fixed registers (see ljrecover.h), over a linear
+ * sweep of its code, straight-line runs only (state is dropped at every
+ * unconditional jmp and ret, caller-saved registers at every call):
+ *  - the dispatch: `mov R32, [P]`, `movzx OP, R8(low)`, `add P, 4`
+ *    (a 32-bit add in the 32-bit-reference VM), `jmp [D + OP*8]` -- P
+ *    is PC, D is DISPATCH;
+ *  - BASE: what `mov X, [L + l_base]` loads, L being what the C frame's
+ *    saved L (`[rsp + cframe_ofs_l]`) was loaded into;
+ *  - KBASE: what `mov X, [PC + d]` of a reference loads with d inside
+ *    the GCproto before the bytecode (PC2PROTO(k) - 4, BC_FUNCF's
+ *    `mov KBASE, [PC-4+PC2PROTO(k)]`).
+ * Each is kept only when every site agrees and there are enough sites.
+ */
+#define VOTE_KEYS 16
+
+struct vote {
+	int key[VOTE_KEYS];
+	unsigned int n[VOTE_KEYS];
+	int nk, bad;
+};
+
+static void vote_add(struct vote *v, int key)
+{
+	int i;
+
+	for (i = 0; i < v->nk && v->key[i] != key; i++)
+		;
+	if (i == v->nk) {
+		if (v->nk == VOTE_KEYS) {
+			v->bad = 1;
+			return;
+		}
+		v->key[v->nk++] = key;
+	}
+	v->n[i]++;
+}
+
+/* The one key every site gave, seen at least min times; else NONE. */
+static int vote_one(const struct vote *v, unsigned int min)
+{
+	return !v->bad && v->nk == 1 && v->n[0] >= min ? v->key[0] : LUW_LJR_NONE;
+}
+
+static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
+		    struct luw_ljr_result *r)
+{
+	/* ld[R]: R = dword [P] (P + 1); op[R]: R = low byte of such (P + 1) */
+	int ld[16], op[16], isl[16], adv[16];
+	struct vote disp = { .nk = 0 }, base = { .nk = 0 }, kb = { .nk = 0 };
+	cs_insn *in = cs_malloc(h);
+	int i, k;
+
+	memset(ld, 0, sizeof(ld));
+	memset(op, 0, sizeof(op));
+	memset(isl, 0, sizeof(isl));
+	memset(adv, 0, sizeof(adv));
+	while (in && len) {
+		const cs_x86 *x;
+		const cs_x86_op *o0, *o1;
+		int d, s1, b;
+		int32_t dsp;
+
+		if (!cs_disasm_iter(h, &code, &len, &addr, in)) {
+			code++;
+			len--;
+			addr++;
+			memset(ld, 0, sizeof(ld));
+			memset(op, 0, sizeof(op));
+			memset(isl, 0, sizeof(isl));
+			memset(adv, 0, sizeof(adv));
+			continue;
+		}
+		x = &in->detail->x86;
+		o0 = &x->operands[0];
+		o1 = &x->operands[1];
+		d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+		s1 = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+		if (in->id == X86_INS_JMP) {
+			if (x->op_count == 1 && o0->type == X86_OP_MEM &&
+			    o0->size == 8 && o0->mem.scale == 8 &&
+			    o0->mem.segment == X86_REG_INVALID &&
+			    (b = canon(o0->mem.base)) >= 0 &&
+			    (k = canon(o0->mem.index)) >= 0 && op[k] &&
+			    adv[op[k] - 1])
+				vote_add(&disp, b * 16 + op[k] - 1);
+			memset(ld, 0, sizeof(ld));
+			memset(op, 0, sizeof(op));
+			memset(isl, 0, sizeof(isl));
+			memset(adv, 0, sizeof(adv));
+			continue;
+		}
+		if (in->id == X86_INS_RET) {
+			memset(ld, 0, sizeof(ld));
+			memset(op, 0, sizeof(op));
+			memset(isl, 0, sizeof(isl));
+			memset(adv, 0, sizeof(adv));
+			continue;
+		}
+		if (in->id == X86_INS_CALL) {
+			for (i = 0; i < (int)(sizeof(caller_saved) / sizeof(caller_saved[0])); i++) {
+				k = caller_saved[i];
+				ld[k] = op[k] = isl[k] = adv[k] = 0;
+			}
+			continue;
+		}
+		if (d < 0 || !writes_op0(in))
+			continue;
+		/* add P, 4 after P's instruction was loaded: PC advanced. */
+		if (in->id == X86_INS_ADD && (o0->size == 8 || o0->size == 4) &&
+		    x->op_count == 2 &&
+		    o1->type == X86_OP_IMM && o1->imm == 4) {
+			for (k = 0; k < 16; k++)
+				if ((ld[k] == d + 1 || op[k] == d + 1))
+					adv[d] = 1;
+			isl[d] = 0;
+			continue;
+		}
+		if (in->id == X86_INS_MOV && x->op_count == 2 &&
+		    (b = mem_base(o1, &dsp)) >= 0) {
+			int nl = 0;
+
+			if (b != 7 && isl[b] && r->l_base != LUW_LJR_NONE &&
+			    dsp == r->l_base && o1->size == r->ref_size)
+				vote_add(&base, d);
+			if (b == 7 && r->cframe_ofs_l != LUW_LJR_NONE &&
+			    dsp == r->cframe_ofs_l && o1->size == r->cframe_l_size)
+				nl = 1;
+			/* mov KBASE, [PC - 4 + PC2PROTO(k)] */
+			if (b != 7 && r->pt_size != LUW_LJR_NONE && o1->size == r->ref_size &&
+			    dsp < -4 && dsp + 4 + r->pt_size >= 0 &&
+			    (dsp + 4 + r->pt_size) % r->ref_size == 0)
+				vote_add(&kb, (-dsp) << 8 | d << 4 | b);
+			for (k = 0; k < 16; k++)
+				if (ld[k] == d + 1 || op[k] == d + 1)
+					ld[k] = op[k] = 0;
+			ld[d] = dsp == 0 && o1->size == 4 ? b + 1 : 0;
+			op[d] = 0;
+			isl[d] = nl;
+			adv[d] = 0;
+			continue;
+		}
+		if (in->id == X86_INS_MOVZX && x->op_count == 2 && s1 >= 0 &&
+		    o1->size == 1 && ld[s1]) {
+			op[d] = ld[s1];
+			ld[d] = isl[d] = adv[d] = 0;
+			continue;
+		}
+		if (in->id == X86_INS_MOV && s1 >= 0 && o0->size == 8) {
+			ld[d] = ld[s1];
+			op[d] = op[s1];
+			isl[d] = isl[s1];
+			adv[d] = 0;
+			continue;
+		}
+		ld[d] = op[d] = isl[d] = adv[d] = 0;
+	}
+	if (in)
+		cs_free(in, 1);
+	k = vote_one(&disp, 16);
+	if (k != LUW_LJR_NONE) {
+		r->reg_dispatch = k / 16;
+		r->reg_pc = k % 16;
+	}
+	r->reg_base = vote_one(&base, 4);
+	/*
+	 * KBASE: of the loads relative to PC (other bases are BASE's slots,
+	 * BC_RET's [KBASE + PC2PROTO(k)]), one register and one offset.
+	 */
+	for (i = 0, k = LUW_LJR_NONE; r->reg_pc != LUW_LJR_NONE && i < kb.nk; i++) {
+		if ((kb.key[i] & 15) != r->reg_pc)
+			continue;
+		if (k != LUW_LJR_NONE || kb.bad) {
+			k = LUW_LJR_NONE;
+			break;
+		}
+		k = kb.key[i];
+		r->nvote_kbase = kb.n[i];
+	}
+	if (k != LUW_LJR_NONE && r->nvote_kbase >= 2 && (k >> 4 & 15) != r->reg_pc)
+		r->reg_kbase = k >> 4 & 15;
+	r->nvote_disp = disp.nk ? disp.n[0] : 0;
+	r->nvote_base = base.nk ? base.n[0] : 0;
 }
 
 /* Distinct ~LJ_VMST_* constants stored at each DISPATCH offset. */
@@ -1425,6 +1612,30 @@ static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 	luw_ehframe_free(&fdes);
 }
 
+/*
+ * The rbp rule of the FDE starting at vm_start (the interpreter's, whose
+ * one rule holds in its whole body): rbp saved at CFA - k gives k.
+ */
+static int fde_rbp(Elf *elf, uint64_t vm_start)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int k = LUW_LJR_NONE;
+
+	if (!cfi)
+		return LUW_LJR_NONE;
+	if (!dwarf_cfi_addrframe(cfi, vm_start, &fr) &&
+	    !dwarf_frame_register(fr, 6, mem, &ops, &nops) && nops == 2 &&
+	    ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst &&
+	    (int64_t)ops[1].number < 0 && (int64_t)ops[1].number >= -4096)
+		k = (int)-(int64_t)ops[1].number;
+	free(fr);
+	dwarf_cfi_end(cfi);
+	return k;
+}
+
 int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		unsigned int dispatch_reg, unsigned int base_reg,
 		struct luw_ljr_result *r, char *why, size_t n)
@@ -1442,6 +1653,8 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->pt_firstline = r->pt_numline = r->pt_lineinfo = LUW_LJR_NONE;
 	r->cframe_ofs_l = r->cframe_ofs_prev = r->cframe_ofs_pc = LUW_LJR_NONE;
 	r->cframe_l_size = LUW_LJR_NONE;
+	r->reg_base = r->reg_pc = r->reg_dispatch = r->reg_kbase = LUW_LJR_NONE;
+	r->cframe_rbp_cfa = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;
@@ -1460,10 +1673,17 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	}
 	analyse(h, code, len, a, r, 1);
 	px_recover(h, elf, r);
-	if ((code = code_at(elf, vm_start, &len))) {
+	if (vm_end > vm_start && (code = code_at(elf, vm_start, &len))) {
 		if (len > vm_end - vm_start)
 			len = vm_end - vm_start;
+		vm_regs(h, code, len, vm_start, r);
+		/* The VM's own registers where its code showed them. */
+		if (r->reg_dispatch != LUW_LJR_NONE)
+			dispatch_reg = (unsigned int)r->reg_dispatch;
+		if (r->reg_base != LUW_LJR_NONE)
+			base_reg = (unsigned int)r->reg_base;
 		vm_leas(h, code, len, vm_start, dispatch_reg, base_reg, r);
+		r->cframe_rbp_cfa = fde_rbp(elf, vm_start);
 	}
 	cs_close(&h);
 	return 0;

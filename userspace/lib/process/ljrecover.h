@@ -70,6 +70,19 @@
  * `mov R, [DISPATCH + x]; mov T, [R + idx*refsize]` (jtrace_disp:
  * jit_State.trace relative to DISPATCH).
  *
+ * The interpreter's fixed registers, from its own code (vm_regs): every
+ * bytecode handler ends in the dispatch, `mov R32, [PC]; movzx OP, R8
+ * (low byte); add PC, 4; jmp [DISPATCH + OP*8]` -- the register the
+ * instruction is loaded from and advanced by 4 is PC, the jump table's
+ * base DISPATCH; BASE is what `mov X, [L + l_base]` loads after L was
+ * loaded from the C frame's saved L (cframe_ofs_l); KBASE what BC_FUNCF's
+ * `mov KBASE, [PC - 4 + PC2PROTO(k)]` loads (a reference from PC minus at
+ * most sizeof(GCproto) + 4).  Each only when every site agrees (and
+ * enough sites: 16 dispatches, 4 base loads, 2 KBASE loads); DISPATCH and
+ * BASE then replace the caller's for the scans below.  The rbp rule of
+ * the interpreter's FDE (rbp saved at CFA - cframe_rbp_cfa) is read with
+ * libdw at the FDE's start.
+ *
  * and the interpreter loads the address of GG_State's parts as the first
  * argument of its calls into C: `lea arg1, [DISPATCH + GG_DISP2J]` before
  * lj_trace_hot, GG_DISP2G before others (disp_args).  Each field is
@@ -98,6 +111,10 @@ struct luw_ljr_result {
 	int pt_lineinfo;
 	/* lua_pcall -> lj_vm_pcall: the C frame's saved L, cframe and PC */
 	int cframe_ofs_l, cframe_ofs_prev, cframe_ofs_pc, cframe_l_size;
+	/* The interpreter's fixed registers (DWARF numbers), from its code */
+	int reg_base, reg_pc, reg_dispatch, reg_kbase;
+	unsigned int nvote_disp, nvote_base, nvote_kbase;	/* sites seen */
+	int cframe_rbp_cfa;	/* the VM FDE's rule: rbp saved at CFA - this */
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
@@ -111,8 +128,9 @@ struct luw_ljr_result {
 };
 
 /*
- * Reads `elf` (vm_start, vm_end: the interpreter's link-time addresses;
- * dispatch_reg, base_reg: DWARF numbers of DISPATCH and BASE).  0 when lua_close and
+ * Reads `elf` (vm_start, vm_end: the interpreter's FDE, link-time
+ * addresses, 0/0: not scanned; dispatch_reg, base_reg: DWARF numbers of
+ * DISPATCH and BASE to scan with when its code does not show them).  0 when lua_close and
  * lua_gettop were found and analysed (fields may still be LUW_LJR_NONE), -1
  * with the reason otherwise.
  */
