@@ -11,6 +11,9 @@
  * vm_x64.dasc / vm_x86.dasc (x64, not Windows), the same in every 2.1;
  * the rbp rule's is the DWARF build's FDE at its lj_vm_asm_begin symbol.
  *
+ * J->sizetrace and J->trace are compared G-relative (GG_State.J - g + the
+ * member); a build without jit_State must give neither, nor GCtrace's.
+ *
  * Each field ljrecover gives must equal the reference, and every field
  * must be given in every build.  One line per build says what was
  * compared.
@@ -35,7 +38,8 @@
 enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
        F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
-       F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA, F__N };
+       F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA,
+       F_JSIZETRACE_G, F_JTRACE_G, F_MCODE, F_SZMCODE, F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -70,6 +74,11 @@ static const struct {
 	{ "reg_kbase", NULL, NULL },
 	/* The DWARF build's own FDE for the interpreter (libdw) */
 	{ "cframe_rbp_cfa", NULL, NULL },
+	/* G-relative: GG_State.J - GG_State.g + the member (jit_state_g) */
+	{ "G+j_sizetrace", NULL, NULL },
+	{ "G+j_trace", NULL, NULL },
+	{ "tr_mcode", "GCtrace", "mcode" },
+	{ "tr_szmcode", "GCtrace", "szmcode" },
 };
 
 /*
@@ -146,6 +155,10 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_RDISP] = r->reg_dispatch;
 	v[F_RKBASE] = r->reg_kbase;
 	v[F_RBP_CFA] = r->cframe_rbp_cfa;
+	v[F_JSIZETRACE_G] = r->jsizetrace_g;
+	v[F_JTRACE_G] = r->jtrace_g;
+	v[F_MCODE] = r->tr_mcode;
+	v[F_SZMCODE] = r->tr_szmcode;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -177,6 +190,31 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_RDISP] = ly->reg_dispatch;
 	v[F_RKBASE] = ly->reg_kbase;
 	v[F_RBP_CFA] = ly->cframe_rbp_cfa;
+	v[F_JSIZETRACE_G] = ly->gg_g2j + ly->j_sizetrace;
+	v[F_JTRACE_G] = ly->gg_g2j + ly->j_trace;
+	v[F_MCODE] = ly->tr_mcode;
+	v[F_SZMCODE] = ly->tr_szmcode;
+}
+
+/* J->sizetrace and J->trace relative to G, NONE without jit_State. */
+static void jit_state_g(Dwarf *dw, const char *path, int v[F__N])
+{
+	Dwarf_Die gg, j;
+	long g, jo, st, tr;
+
+	v[F_JSIZETRACE_G] = v[F_JTRACE_G] = LUW_LJR_NONE;
+	if (luw_dw_struct(dw, "jit_State", &j))
+		return;
+	if (luw_dw_struct(dw, "GG_State", &gg) ||
+	    luw_dw_member(&gg, "g", &g, NULL) || luw_dw_member(&gg, "J", &jo, NULL) ||
+	    luw_dw_member(&j, "sizetrace", &st, NULL) ||
+	    luw_dw_member(&j, "trace", &tr, NULL)) {
+		CHECK(0, "%s: DWARF has jit_State but no GG_State.J/g or its "
+		      "sizetrace/trace", path);
+		return;
+	}
+	v[F_JSIZETRACE_G] = (int)(jo - g + st);
+	v[F_JTRACE_G] = (int)(jo - g + tr);
 }
 
 /* The reference from DWARF in the file at path: 0, or -1. */
@@ -217,6 +255,12 @@ static int dwarf_fields(const char *path, int v[F__N])
 			v[i] = (int)sz;
 			continue;
 		}
+		/* -DLUAJIT_DISABLE_JIT: no GCtrace, nothing to recover */
+		if (!strcmp(fields[i].dw_struct, "GCtrace") &&
+		    luw_dw_struct(dw, "jit_State", &s)) {
+			v[i] = LUW_LJR_NONE;
+			continue;
+		}
 		if (luw_dw_struct(dw, fields[i].dw_struct, &s) ||
 		    luw_dw_member(&s, fields[i].dw_member, &off, NULL)) {
 			CHECK(0, "%s: DWARF has no %s.%s", path, fields[i].dw_struct,
@@ -236,6 +280,7 @@ static int dwarf_fields(const char *path, int v[F__N])
 		}
 		frame_consts(sz == 8, v);
 	}
+	jit_state_g(dw, path, v);
 	{
 		uint64_t at;
 
@@ -329,6 +374,14 @@ static void check_build(const char *stripped, const char *dwarf)
 	rec_fields(&r, got);
 	line[0] = 0;
 	for (i = 0; i < F__N; i++) {
+		if (want[i] == LUW_LJR_NONE) {
+			/* Not in this build (no JIT): nothing may be found. */
+			CHECK(got[i] == LUW_LJR_NONE, "%s: %s from machine code %d, "
+			      "but the build has none", stripped, fields[i].name,
+			      got[i]);
+			n += got[i] == LUW_LJR_NONE;
+			continue;
+		}
 		if (got[i] == LUW_LJR_NONE) {
 			CHECK(0, "%s: %s not recovered (%s: %d)",
 			      stripped, fields[i].name, dwarf ? "DWARF" : "table",

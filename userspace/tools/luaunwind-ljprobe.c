@@ -198,6 +198,8 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "cframe_ofs_pc", r->cframe_ofs_pc },
 		{ "cframe_l_size", r->cframe_l_size },
 		{ "cframe_rbp_cfa", r->cframe_rbp_cfa },
+		{ "g.j_sizetrace", r->jsizetrace_g }, { "g.j_trace", r->jtrace_g },
+		{ "tr_mcode", r->tr_mcode }, { "tr_szmcode", r->tr_szmcode },
 	};
 	size_t i;
 	int k;

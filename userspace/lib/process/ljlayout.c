@@ -1449,15 +1449,38 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 		ly->gg_g2j = j + ly->gg_g2disp;
 		ly->flags |= LUW_LJ_F_JIT;
 		strncat(used, " gg_g2j", un - strlen(used) - 1);
-		if (r->have_jtrace && r->jtrace_disp - j > 0 &&
-		    r->jtrace_disp - j < 0xfff0) {
+		int32_t vt = r->have_jtrace ? r->jtrace_disp - j : -1;
+		int32_t ut = r->jtrace_g != LUW_LJR_NONE ?
+			     r->jtrace_g - ly->gg_g2j : -1;
+		int32_t us = r->jsizetrace_g != LUW_LJR_NONE ?
+			     r->jsizetrace_g - ly->gg_g2j : -1;
+
+		/*
+		 * J->trace from BC_JLOOP (DISPATCH-relative) and from
+		 * jit.util's jit_checktrace (G-relative), whose bound on the
+		 * index is J->sizetrace; where both say, they must agree.
+		 */
+		if (ut > 0 && ut < 0xfff0 && us > 0 && us < 0xfff0 &&
+		    (vt < 0 || vt == ut)) {
+			ly->j_trace = (__u16)ut;
+			ly->j_sizetrace = (__u16)us;
+			strncat(used, " j_trace j_sizetrace", un - strlen(used) - 1);
+		} else if (vt > 0 && vt < 0xfff0) {
 			/*
-			 * sizetrace follows trace and freetrace (a TraceNo) in
-			 * every 2.1 jit_State; luw_ljl_validate checks the pair.
+			 * No jit.util to read (LUAJIT_DISABLE_JITUTIL) or it
+			 * disagrees: sizetrace follows trace and freetrace (a
+			 * TraceNo) in every 2.1 jit_State, which the live
+			 * check of the pair has to bear out.
 			 */
-			ly->j_trace = (__u16)(r->jtrace_disp - j);
+			ly->j_trace = (__u16)vt;
 			ly->j_sizetrace = (__u16)(ly->j_trace + 12);
-			strncat(used, " j_trace", un - strlen(used) - 1);
+			strncat(used, " j_trace j_sizetrace(j_trace+12)",
+				un - strlen(used) - 1);
+		}
+		if (r->tr_mcode != LUW_LJR_NONE && r->tr_szmcode != LUW_LJR_NONE) {
+			ly->tr_mcode = (__u16)r->tr_mcode;
+			ly->tr_szmcode = (__u16)r->tr_szmcode;
+			strncat(used, " tr_mcode tr_szmcode", un - strlen(used) - 1);
 		}
 	} else {
 		ly->flags &= ~LUW_LJ_F_JIT;

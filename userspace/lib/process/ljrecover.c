@@ -575,6 +575,7 @@ enum px_origin {
 	PO_SUM,		/* src + src2 */
 	PO_JTENT,	/* an int32 read from the jump table at imm */
 	PO_JTADDR,	/* imm + that int32: a case of the switch */
+	PO_TRACE,	/* traceref(J, tr): J->trace[tr] */
 };
 
 struct px_val {
@@ -610,11 +611,14 @@ struct px_state {
 	int depth;
 	/* The function this path is in (a tail jump moves it). */
 	uint64_t lo, hi;
+	/* checktrace: the value compared with the dword at G + trno_st */
+	uint16_t trno_id;
+	int32_t trno_st;
 };
 
 /* What the analysis is after in one function. */
 enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC, PG_GETINFO,
-	       PG_DEBUGLINE };
+	       PG_DEBUGLINE, PG_CHECKTRACE };
 
 #define PX_CALLS 4
 
@@ -636,6 +640,14 @@ struct px_found {
 	 * fields relative to mref(fn->pc), pt itself mref(fn->pc) - pt_k.
 	 */
 	int inl, pt_k, pt_k_conflict;
+	/*
+	 * PG_CHECKTRACE (jit.util's functions, jit_checktrace inlined):
+	 * G-relative J->sizetrace (compared with the trace number) and
+	 * J->trace (indexed by it); T->mcode, T->szmcode handed to
+	 * lj_str_new by tracemc.
+	 */
+	int l_glref, st_g, st_conflict, tr_g, tr_conflict;
+	int mc, mc_conflict, szmc, szmc_conflict;
 	int ndirect;
 	uint64_t direct[16];
 };
@@ -781,6 +793,67 @@ static void px_cmp_pt(struct px_state *s, const cs_x86_op *a,
 	}
 }
 
+/* Is value id G(L): the reference loaded from L->glref? */
+static int px_is_g(const struct px_state *s, uint16_t id, int32_t off,
+		   const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && !off && v->origin == PO_LOAD && v->size == fd->ref_size &&
+	       v->off == fd->l_glref && s->v[v->src].origin == PO_L;
+}
+
+/*
+ * jit_checktrace: `tr < J->sizetrace` (a compare of a value with a dword
+ * of G(L) + GG_G2J) and traceref(J, tr) (a load indexed by that very
+ * value from the pointer at G(L) + GG_G2J + trace): the bound of the
+ * index is sizetrace.  1 when the instruction was taken care of.
+ */
+static int px_checktrace(struct px_state *s, const cs_insn *in,
+			 struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	uint16_t id;
+	int32_t off;
+	int i, b, k, d;
+
+	if (x->op_count != 2)
+		return 0;
+	if (in->id == X86_INS_CMP) {
+		for (i = 0; i < 2; i++) {
+			const cs_x86_op *m = i ? o0 : o1, *t = i ? o1 : o0;
+
+			if (m->type == X86_OP_MEM && m->size == 4 &&
+			    t->type == X86_OP_REG && (k = canon(t->reg)) >= 0 &&
+			    !s->r[k].off && s->r[k].id &&
+			    px_addr(s, m, &id, &off) && px_is_g(s, id, 0, fd)) {
+				s->trno_id = s->r[k].id;
+				s->trno_st = off;
+			}
+		}
+		return 0;
+	}
+	if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVSXD) ||
+	    o0->type != X86_OP_REG || (d = canon(o0->reg)) < 0 ||
+	    o1->type != X86_OP_MEM || o1->mem.disp ||
+	    o1->mem.segment != X86_REG_INVALID || o1->mem.scale != fd->ref_size ||
+	    (b = canon(o1->mem.base)) < 0 || (k = canon(o1->mem.index)) < 0 ||
+	    s->r[b].off || s->r[k].off || !s->trno_id ||
+	    s->r[k].id != s->trno_id)
+		return 0;
+	{
+		const struct px_val *a = &s->v[s->r[b].id];
+
+		if (a->origin != PO_LOAD || a->size != 8 || !px_is_g(s, a->src, 0, fd))
+			return 0;
+		px_note(&fd->tr_g, &fd->tr_conflict, a->off);
+		px_note(&fd->st_g, &fd->st_conflict, s->trno_st);
+	}
+	px_set_new(s, d, PO_TRACE);
+	return 1;
+}
+
 static void px_step1(const cs_insn *in, struct px_state *s,
 		     enum px_goal goal, struct px_found *fd)
 {
@@ -806,6 +879,8 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		    px_is_pt(s, bv->src, fd))
 			px_note(&fd->lineinfo, &fd->lineinfo_conflict, bv->off);
 	}
+	if (goal == PG_CHECKTRACE && px_checktrace(s, in, fd))
+		return;
 	switch (in->id) {
 	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
 	case X86_INS_MOVABS: case X86_INS_LEA:
@@ -1192,6 +1267,19 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 				 * argument: funcproto(fn), k = sizeof(GCproto).
 				 */
 				const struct px_val *a = &s.v[s.r[5].id];
+				const struct px_val *a2 = &s.v[s.r[4].id];
+				const struct px_val *a3 = &s.v[s.r[1].id];
+
+				/* lj_str_new(L, T->mcode, T->szmcode) */
+				if (goal == PG_CHECKTRACE && !s.r[4].off && !s.r[1].off &&
+				    !s.r[5].off && a->origin == PO_L &&
+				    a2->origin == PO_LOAD && a2->size == 8 &&
+				    s.v[a2->src].origin == PO_TRACE &&
+				    a3->origin == PO_LOAD && a3->size == 4 &&
+				    s.v[a3->src].origin == PO_TRACE) {
+					px_note(&fd->mc, &fd->mc_conflict, a2->off);
+					px_note(&fd->szmc, &fd->szmc_conflict, a3->off);
+				}
 
 				if (goal == PG_GETINFO && s.r[5].off < 0 &&
 				    s.r[5].off > -512 && a->origin == PO_LOAD &&
@@ -1544,6 +1632,145 @@ static int debug_line(csh h, Elf *elf, const struct luw_fdes *fdes,
 	return 0;
 }
 
+/*
+ * The pointer stored at link-time address addr: a relative relocation's
+ * addend (PIC: .data.rel.ro is filled at load time), else the file's
+ * bytes.  0, or -1.
+ */
+static int ptr_at(Elf *elf, uint64_t addr, uint64_t *v)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Rela ra;
+
+			if (!gelf_getrela(d, (int)i, &ra) || ra.r_offset != addr)
+				continue;
+			if (GELF_R_TYPE(ra.r_info) != R_X86_64_RELATIVE)
+				return -1;
+			*v = (uint64_t)ra.r_addend;
+			return 0;
+		}
+	}
+	return data_at(elf, addr, v, 8);
+}
+
+/*
+ * An address put into a register: `lea R, [rip + x]` (PIC) or `mov R,
+ * imm`: the address, R in *reg; else 0.
+ */
+static uint64_t lea_rip(const cs_insn *in, int *reg)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	/* Not PIC: an absolute address as an immediate. */
+	if (in->id == X86_INS_MOV && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_IMM && x->operands[1].imm > 0) {
+		*reg = canon(x->operands[0].reg);
+		return (uint64_t)x->operands[1].imm;
+	}
+	if (in->id != X86_INS_LEA || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG ||
+	    x->operands[1].type != X86_OP_MEM ||
+	    x->operands[1].mem.base != X86_REG_RIP ||
+	    x->operands[1].mem.index != X86_REG_INVALID)
+		return 0;
+	*reg = canon(x->operands[0].reg);
+	return in->address + in->size + (uint64_t)x->operands[1].mem.disp;
+}
+
+/* The rip-relative lea targets in [a, a + n) that start an FDE. */
+static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
+		   uint64_t n, int want_reg, uint64_t *out, int max)
+{
+	const uint8_t *code;
+	size_t len;
+	cs_insn *in = cs_malloc(h);
+	int k = 0, i, reg;
+
+	if (!in || !(code = code_at(elf, a, &len))) {
+		if (in)
+			cs_free(in, 1);
+		return 0;
+	}
+	if (len > n)
+		len = n;
+	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
+		uint64_t t = lea_rip(in, &reg);
+
+		if (!t || (want_reg >= 0 && reg != want_reg) ||
+		    (want_reg < 0 && !fde_end(fdes, t)))
+			continue;
+		for (i = 0; i < k && out[i] != t; i++)
+			;
+		if (i == k)
+			out[k++] = t;
+	}
+	cs_free(in, 1);
+	return k;
+}
+
+/*
+ * J->sizetrace, J->trace, T->mcode and T->szmcode from jit.util (see
+ * ljrecover.h): luaopen_jit hands luaopen_jit_util to lj_lib_prereg (a
+ * function address lea'd in luaopen_jit), which hands its lua_CFunction
+ * array to lj_lib_register (lea'd into the fourth argument, rcx); each
+ * function of the array is read for jit_checktrace and tracemc's call.
+ */
+static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
+			       struct luw_ljr_result *r)
+{
+	uint64_t a, sz, fns[16], arrs[8];
+	int nf, na, i, j, e, nread = 0;
+	struct px_found fd;
+
+	if (r->ref_size == LUW_LJR_NONE || r->l_glref == LUW_LJR_NONE ||
+	    luw_elf_symbol_sized(elf, SHT_DYNSYM, "luaopen_jit", 1, &a, &sz))
+		return;
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.l_glref = r->l_glref;
+	fd.st_g = fd.tr_g = fd.mc = fd.szmc = LUW_LJR_NONE;
+	nf = fn_leas(h, elf, fdes, a, sz, -1, fns, 16);
+	for (i = 0; i < nf; i++) {
+		uint64_t end = fde_end(fdes, fns[i]);
+
+		na = fn_leas(h, elf, fdes, fns[i], end - fns[i], 2, arrs, 8);
+		for (j = 0; j < na; j++) {
+			for (e = 0; e < 64; e++) {
+				uint64_t f, fe;
+
+				if (ptr_at(elf, arrs[j] + 8u * (unsigned)e, &f) ||
+				    !(fe = fde_end(fdes, f)))
+					break;
+				px_explore(h, elf, fdes, f, fe - f, PG_CHECKTRACE, &fd);
+				nread++;
+			}
+		}
+	}
+	r->ncheck_fns = nread;
+	if (fd.st_g != LUW_LJR_NONE && !fd.st_conflict &&
+	    fd.tr_g != LUW_LJR_NONE && !fd.tr_conflict) {
+		r->jsizetrace_g = fd.st_g;
+		r->jtrace_g = fd.tr_g;
+	}
+	if (fd.mc != LUW_LJR_NONE && !fd.mc_conflict &&
+	    fd.szmc != LUW_LJR_NONE && !fd.szmc_conflict && fd.mc != fd.szmc) {
+		r->tr_mcode = fd.mc;
+		r->tr_szmcode = fd.szmc;
+	}
+}
+
 /* The GCfunc fields and L->maxstack (see ljrecover.h). */
 static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 {
@@ -1609,6 +1836,7 @@ static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;
 	cframe_recover(h, elf, &fdes, r);
+	checktrace_recover(h, elf, &fdes, r);
 	luw_ehframe_free(&fdes);
 }
 
@@ -1655,6 +1883,7 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->cframe_l_size = LUW_LJR_NONE;
 	r->reg_base = r->reg_pc = r->reg_dispatch = r->reg_kbase = LUW_LJR_NONE;
 	r->cframe_rbp_cfa = LUW_LJR_NONE;
+	r->jsizetrace_g = r->jtrace_g = r->tr_mcode = r->tr_szmcode = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;

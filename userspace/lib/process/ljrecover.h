@@ -53,6 +53,24 @@
  *                   fields relative to mref(fn->pc), and pt_size where it
  *                   subtracts it to load through the result.
  *
+ *   luaopen_jit     lj_lib_prereg(L, "jit.util", luaopen_jit_util, env)
+ *                   -> luaopen_jit_util (a function address put into a
+ *                      register: lea rip-relative, or mov imm when not
+ *                      PIC), whose lj_lib_register(L, NULL, init, cf) gets
+ *                      the lua_CFunction array cf in rcx; its entries (a
+ *                      relative relocation's addend when PIC) are read
+ *                      until one is no function's start.  In each:
+ *                   jit_checktrace: tr > 0 && tr < J->sizetrace, then
+ *                      traceref(J, tr) -- a value compared with a dword of
+ *                      G(L) and then used as the index of a load from the
+ *                      pointer at G(L) + x: jsizetrace_g (the dword's
+ *                      offset) and jtrace_g (x), both G-relative
+ *                   tracemc: lj_str_new(L, T->mcode, T->szmcode) on the
+ *                      trace so loaded -> tr_mcode (8-byte load from T in
+ *                      the second argument), tr_szmcode (dword load in
+ *                      the third)
+ *                   (no jit.util without the JIT: none of them then)
+ *
  * A field two paths disagree on is not recovered.
  *
  * lua_pcall calls lj_vm_pcall, inside the interpreter's FDE: its entry
@@ -115,6 +133,9 @@ struct luw_ljr_result {
 	int reg_base, reg_pc, reg_dispatch, reg_kbase;
 	unsigned int nvote_disp, nvote_base, nvote_kbase;	/* sites seen */
 	int cframe_rbp_cfa;	/* the VM FDE's rule: rbp saved at CFA - this */
+	/* jit.util: J->sizetrace and J->trace relative to G; GCtrace fields */
+	int jsizetrace_g, jtrace_g, tr_mcode, tr_szmcode;
+	int ncheck_fns;		/* jit.util functions read */
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
