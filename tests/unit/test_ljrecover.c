@@ -39,7 +39,8 @@ enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
        F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
        F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA,
-       F_JSIZETRACE_G, F_JTRACE_G, F_MCODE, F_SZMCODE, F__N };
+       F_JSIZETRACE_G, F_JTRACE_G, F_MCODE, F_SZMCODE, F_STACKSIZE, F_GCT,
+       F_GCT_STR, F_GCT_THREAD, F_GCT_FUNC, F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -79,6 +80,12 @@ static const struct {
 	{ "G+j_trace", NULL, NULL },
 	{ "tr_mcode", "GCtrace", "mcode" },
 	{ "tr_szmcode", "GCtrace", "szmcode" },
+	{ "l_stacksize", "lua_State", "stacksize" },
+	{ "gc_gct", "GChead", "gct" },
+	/* No DWARF: lj_obj.h's ~LJ_TSTR, ~LJ_TTHREAD, ~LJ_TFUNC (macros) */
+	{ "gct_str", NULL, NULL },
+	{ "gct_thread", NULL, NULL },
+	{ "gct_func", NULL, NULL },
 };
 
 /*
@@ -100,6 +107,10 @@ static void frame_consts(int gc64, int v[F__N])
 	v[F_RPC] = 3;
 	v[F_RDISP] = 14;
 	v[F_RKBASE] = 15;
+	/* lj_obj.h: LJ_TSTR (~4u), LJ_TTHREAD (~6u), LJ_TFUNC (~8u) */
+	v[F_GCT_STR] = 4;
+	v[F_GCT_THREAD] = 6;
+	v[F_GCT_FUNC] = 8;
 }
 
 /*
@@ -159,6 +170,11 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_JTRACE_G] = r->jtrace_g;
 	v[F_MCODE] = r->tr_mcode;
 	v[F_SZMCODE] = r->tr_szmcode;
+	v[F_STACKSIZE] = r->l_stacksize;
+	v[F_GCT] = r->gc_gct;
+	v[F_GCT_STR] = r->gct_str;
+	v[F_GCT_THREAD] = r->gct_thread;
+	v[F_GCT_FUNC] = r->gct_func;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -194,6 +210,11 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_JTRACE_G] = ly->gg_g2j + ly->j_trace;
 	v[F_MCODE] = ly->tr_mcode;
 	v[F_SZMCODE] = ly->tr_szmcode;
+	v[F_STACKSIZE] = ly->l_stacksize;
+	v[F_GCT] = ly->gc_gct;
+	v[F_GCT_STR] = ly->gct_str;
+	v[F_GCT_THREAD] = ly->gct_thread;
+	v[F_GCT_FUNC] = ly->gct_func;
 }
 
 /* J->sizetrace and J->trace relative to G, NONE without jit_State. */

@@ -200,6 +200,9 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "cframe_rbp_cfa", r->cframe_rbp_cfa },
 		{ "g.j_sizetrace", r->jsizetrace_g }, { "g.j_trace", r->jtrace_g },
 		{ "tr_mcode", r->tr_mcode }, { "tr_szmcode", r->tr_szmcode },
+		{ "l_stacksize", r->l_stacksize }, { "gc_gct", r->gc_gct },
+		{ "gct_str", r->gct_str }, { "gct_thread", r->gct_thread },
+		{ "gct_func", r->gct_func },
 	};
 	size_t i;
 	int k;

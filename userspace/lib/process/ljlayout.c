@@ -823,6 +823,13 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 		}
 		if (!t->why_rec[0] && t->rec.cframe_rbp_cfa != LUW_LJR_NONE)
 			dly.cframe_rbp_cfa = (__u8)t->rec.cframe_rbp_cfa;
+		/* ~LJ_T* are macros: what set*V stores, where the code says */
+		if (!t->why_rec[0] && t->rec.gct_str != LUW_LJR_NONE)
+			dly.gct_str = (__u8)t->rec.gct_str;
+		if (!t->why_rec[0] && t->rec.gct_thread != LUW_LJR_NONE)
+			dly.gct_thread = (__u8)t->rec.gct_thread;
+		if (!t->why_rec[0] && t->rec.gct_func != LUW_LJR_NONE)
+			dly.gct_func = (__u8)t->rec.gct_func;
 		t->layout = dly;
 		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
@@ -1410,6 +1417,8 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(cframe_ofs_l);
 	TAKE(cframe_ofs_prev);
 	TAKE(cframe_ofs_pc);
+	TAKE(l_stacksize);
+	TAKE(gc_gct);
 #undef TAKE
 #define TAKE8(f) do { if (r->f != LUW_LJR_NONE) { ly->f = (__u8)r->f; \
 	strncat(used, " " #f, un - strlen(used) - 1); } } while (0)
@@ -1419,6 +1428,9 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE8(reg_pc);
 	TAKE8(reg_dispatch);
 	TAKE8(reg_kbase);
+	TAKE8(gct_str);
+	TAKE8(gct_thread);
+	TAKE8(gct_func);
 #undef TAKE8
 	if (anchor_gg(t, ly, why, n))
 		return -1;

@@ -563,7 +563,7 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
  * the same place are seen as the same place.  Facts learnt from a branch
  * (this TValue is a function) belong to the path that took it.
  */
-#define PX_VALS 96
+#define PX_VALS 192
 #define PX_MARKS 8
 
 enum px_origin {
@@ -576,6 +576,9 @@ enum px_origin {
 	PO_JTENT,	/* an int32 read from the jump table at imm */
 	PO_JTADDR,	/* imm + that int32: a case of the switch */
 	PO_TRACE,	/* traceref(J, tr): J->trace[tr] */
+	PO_TAGGED,	/* GC64: src (a call's result) | imm (its itype << 47) */
+	PO_CURFN,	/* curr_func(L): the GCobj in the slot below L->base */
+	PO_X8,		/* src * 8: a count of TValues in bytes */
 };
 
 struct px_val {
@@ -618,7 +621,7 @@ struct px_state {
 
 /* What the analysis is after in one function. */
 enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC, PG_GETINFO,
-	       PG_DEBUGLINE, PG_CHECKTRACE };
+	       PG_DEBUGLINE, PG_CHECKTRACE, PG_PUSH, PG_STACKFREE };
 
 #define PX_CALLS 4
 
@@ -648,6 +651,18 @@ struct px_found {
 	 */
 	int l_glref, st_g, st_conflict, tr_g, tr_conflict;
 	int mc, mc_conflict, szmc, szmc_conflict;
+	/*
+	 * PG_PUSH (lua_pushlstring, lua_newthread, lua_pushcclosure): the
+	 * tag stored with a call's result into L->top (set*V), that call's
+	 * target; the byte compares of curr_func(L) (getcurrenv).
+	 * PG_STACKFREE (lua_close -> close_state): the dword of the thread
+	 * whose L->stack is freed, times sizeof(TValue), is its stacksize.
+	 */
+	int have_tag, tag_conflict;
+	int64_t tag;
+	uint64_t tag_from;
+	int l_stack, ss_off, ss_conflict;
+	int ncfn, cfn_off[4], cfn_imm[4];	/* byte compares of curr_func */
 	int ndirect;
 	uint64_t direct[16];
 };
@@ -793,6 +808,156 @@ static void px_cmp_pt(struct px_state *s, const cs_x86_op *a,
 	}
 }
 
+/* Is value id (+ off) what L->top holds? */
+static int px_is_top(const struct px_state *s, uint16_t id, const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && v->origin == PO_LOAD && v->size == 8 &&
+	       v->off == fd->l_top && s->v[v->src].origin == PO_L;
+}
+
+/* Is [id + off], off < 0, a slot below L->base (a TValue * always)? */
+static int px_below_base(const struct px_state *s, uint16_t id, int32_t off,
+			 const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && off < 0 && off >= -16 && v->origin == PO_LOAD &&
+	       v->size == 8 && v->off == fd->l_base && s->v[v->src].origin == PO_L;
+}
+
+static void px_note64(int64_t *f, int *have, int *conflict, int64_t v)
+{
+	if (!*have) {
+		*f = v;
+		*have = 1;
+	} else if (*f != v) {
+		*conflict = 1;
+	}
+}
+
+/*
+ * set*V(L, L->top, obj) after obj = a call's result, and the stores into
+ * a new object (PG_PUSH, PG_NEWOBJ); 1 when the instruction was taken
+ * care of.
+ */
+static int px_push(struct px_state *s, const cs_insn *in, enum px_goal goal,
+		   struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+	int sr = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+	uint16_t id;
+	int32_t off;
+
+	if (x->op_count != 2)
+		return 0;
+	/* L->top - n slots (lua_pushcclosure pops its upvalues): still top */
+	if (in->id == X86_INS_SUB && d >= 0 && sr >= 0 && !s->r[d].off &&
+	    px_is_top(s, s->r[d].id, fd))
+		return 1;
+	/*
+	 * curr_func(L) (getcurrenv): GC64 masks the slot's 47 bits, 32-bit
+	 * refs load its low word.
+	 */
+	if (in->id == X86_INS_AND && d >= 0 && o1->type == X86_OP_MEM &&
+	    s->v[s->r[d].id].origin == PO_CONST &&
+	    s->v[s->r[d].id].imm == 0x7fffffffffffLL &&
+	    px_addr(s, o1, &id, &off) && px_below_base(s, id, off, fd)) {
+		px_set_new(s, d, PO_CURFN);
+		return 1;
+	}
+	if (in->id == X86_INS_MOV && d >= 0 && fd->ref_size == 4 &&
+	    o1->type == X86_OP_MEM && o1->size == 4 &&
+	    px_addr(s, o1, &id, &off) && px_below_base(s, id, off, fd)) {
+		px_set_new(s, d, PO_CURFN);
+		return 1;
+	}
+	/* fn->c.gct == ~LJ_TFUNC (getcurrenv) */
+	if (in->id == X86_INS_CMP && o0->type == X86_OP_MEM && o0->size == 1 &&
+	    o1->type == X86_OP_IMM && px_addr(s, o0, &id, &off) &&
+	    s->v[id].origin == PO_CURFN) {
+		int i;
+
+		for (i = 0; i < fd->ncfn && (fd->cfn_off[i] != off ||
+					     fd->cfn_imm[i] != (uint8_t)o1->imm); i++)
+			;
+		if (i == fd->ncfn && i < 4) {
+			fd->cfn_off[i] = off;
+			fd->cfn_imm[i] = (uint8_t)o1->imm;
+			fd->ncfn++;
+		}
+		return 0;
+	}
+	/* GC64: the tagged value, a call's result or'ed with a constant */
+	if (in->id == X86_INS_OR && d >= 0 && sr >= 0 && !s->r[d].off &&
+	    !s->r[sr].off) {
+		const struct px_val *a = &s->v[s->r[d].id], *b = &s->v[s->r[sr].id];
+		const struct px_val *ret = a->origin == PO_RET ? a : b;
+		const struct px_val *k = a->origin == PO_RET ? b : a;
+		uint16_t n;
+
+		if (ret->origin != PO_RET || k->origin != PO_CONST || !s->r[d].id ||
+		    !s->r[sr].id)
+			return 0;
+		n = px_new(s, PO_TAGGED);
+		s->v[n].imm = k->imm;
+		s->v[n].src = a->origin == PO_RET ? s->r[d].id : s->r[sr].id;
+		s->r[d].id = n;
+		s->r[d].off = 0;
+		return 1;
+	}
+	if (in->id != X86_INS_MOV || o0->type != X86_OP_MEM ||
+	    !px_addr(s, o0, &id, &off))
+		return 0;
+	if (goal == PG_PUSH && px_is_top(s, id, fd)) {
+		const struct px_val *v = sr >= 0 && !s->r[sr].off ?
+					 &s->v[s->r[sr].id] : NULL;
+
+		if (off == 0 && o0->size == 8 && v && v->origin == PO_TAGGED) {
+			px_note64(&fd->tag, &fd->have_tag, &fd->tag_conflict, v->imm);
+			fd->tag_from = s->v[v->src].imm;
+		} else if (off == 0 && o0->size == 4 && v && v->origin == PO_RET) {
+			fd->tag_from = (uint64_t)v->imm;
+		} else if (off == 4 && o0->size == 4 && o1->type == X86_OP_IMM) {
+			px_note64(&fd->tag, &fd->have_tag, &fd->tag_conflict,
+				  (int64_t)(uint32_t)o1->imm);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* A dword loaded, times 8 (shl 3, or lea [x*8]): PO_X8 of it. */
+static int px_stackfree(struct px_state *s, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+	int k;
+	uint16_t src;
+
+	if (d < 0 || x->op_count != 2)
+		return 0;
+	if (in->id == X86_INS_SHL && o1->type == X86_OP_IMM && o1->imm == 3)
+		k = d;
+	else if (in->id == X86_INS_LEA && o1->mem.base == X86_REG_INVALID &&
+		 o1->mem.scale == 8 && !o1->mem.disp &&
+		 o1->mem.segment == X86_REG_INVALID)
+		k = canon(o1->mem.index);
+	else
+		return 0;
+	if (k < 0 || s->r[k].off || s->v[s->r[k].id].origin != PO_LOAD ||
+	    s->v[s->r[k].id].size != 4)
+		return 0;
+	src = s->r[k].id;
+	px_set_new(s, d, PO_X8);
+	s->v[s->r[d].id].src = src;
+	return 1;
+}
+
 /* Is value id G(L): the reference loaded from L->glref? */
 static int px_is_g(const struct px_state *s, uint16_t id, int32_t off,
 		   const struct px_found *fd)
@@ -880,6 +1045,10 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 			px_note(&fd->lineinfo, &fd->lineinfo_conflict, bv->off);
 	}
 	if (goal == PG_CHECKTRACE && px_checktrace(s, in, fd))
+		return;
+	if (goal == PG_PUSH && px_push(s, in, goal, fd))
+		return;
+	if (goal == PG_STACKFREE && px_stackfree(s, in))
 		return;
 	switch (in->id) {
 	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
@@ -1270,6 +1439,18 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 				const struct px_val *a2 = &s.v[s.r[4].id];
 				const struct px_val *a3 = &s.v[s.r[1].id];
 
+				/*
+				 * allocf(ud, L->stack, L->stacksize * 8, 0):
+				 * lj_mem_freevec of a thread's stack
+				 */
+				if (goal == PG_STACKFREE && !s.r[4].off && !s.r[1].off &&
+				    a2->origin == PO_LOAD && a2->size == fd->ref_size &&
+				    a2->off == fd->l_stack && a3->origin == PO_X8 &&
+				    s.v[a3->src].origin == PO_LOAD &&
+				    s.v[s.v[a3->src].src].origin != PO_UNK &&
+				    s.v[a3->src].src == a2->src)
+					px_note(&fd->ss_off, &fd->ss_conflict,
+						s.v[a3->src].off);
 				/* lj_str_new(L, T->mcode, T->szmcode) */
 				if (goal == PG_CHECKTRACE && !s.r[4].off && !s.r[1].off &&
 				    !s.r[5].off && a->origin == PO_L &&
@@ -1325,6 +1506,9 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 					}
 				}
 				clobber_call_px(&s);
+				/* what the call returned: its target */
+				if (x->operands[0].type == X86_OP_IMM)
+					s.v[s.r[0].id].imm = x->operands[0].imm;
 				continue;
 			}
 			/*
@@ -1771,6 +1955,147 @@ static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	}
 }
 
+/*
+ * The GC type a set*V store tagged: gct = ~itype (low byte), from GC64's
+ * itype << 47 or the 32-bit tag word; -1 when it is not one.
+ */
+static int tag_gct(int64_t tag, int ref_size)
+{
+	uint64_t t = (uint64_t)tag;
+
+	if (ref_size == 8) {
+		if (t & ((1ull << 47) - 1) || (t >> 47) < 0x1fff0)
+			return -1;
+		return (int)(~(t >> 47) & 0xff);
+	}
+	if (t < 0xfffffff0u || t > 0xffffffffu)
+		return -1;
+	return (int)(~t & 0xff);
+}
+
+/* The functions [a, a + n) calls or jumps to directly (FDE starts). */
+static int direct_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
+			  uint64_t a, uint64_t n, uint64_t *out, int max)
+{
+	const uint8_t *code;
+	size_t len;
+	cs_insn *in = cs_malloc(h);
+	int k = 0, i;
+
+	if (!in || !(code = code_at(elf, a, &len))) {
+		if (in)
+			cs_free(in, 1);
+		return 0;
+	}
+	if (len > n)
+		len = n;
+	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
+		const cs_x86 *x = &in->detail->x86;
+		uint64_t t;
+
+		if ((in->id != X86_INS_CALL && in->id != X86_INS_JMP) ||
+		    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+			continue;
+		t = (uint64_t)x->operands[0].imm;
+		if (!fde_end(fdes, t))
+			continue;
+		for (i = 0; i < k && out[i] != t; i++)
+			;
+		if (i == k)
+			out[k++] = t;
+	}
+	cs_free(in, 1);
+	return k;
+}
+
+/* The type tag a dynsym function stores with the object it pushes. */
+static int push_gct(csh h, Elf *elf, const struct luw_fdes *fdes,
+		    struct luw_ljr_result *r, const char *fn,
+		    uint64_t *from)
+{
+	struct px_found fd;
+	uint64_t a, sz;
+
+	if (luw_elf_symbol_sized(elf, SHT_DYNSYM, fn, 1, &a, &sz))
+		return -1;
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.l_top = r->l_top;
+	fd.l_base = r->l_base;
+	px_explore(h, elf, fdes, a, sz, PG_PUSH, &fd);
+	if (!fd.have_tag || fd.tag_conflict)
+		return -1;
+	/*
+	 * lua_pushcclosure's getcurrenv: curr_func(L)->c.gct == ~LJ_TFUNC,
+	 * the byte compared with the type of the function it pushes (other
+	 * compares of curr_func's bytes, the ffid's, want other values).
+	 */
+	if (!strcmp(fn, "lua_pushcclosure")) {
+		int i, t = tag_gct(fd.tag, r->ref_size), k = LUW_LJR_NONE, bad = 0;
+
+		for (i = 0; t >= 0 && i < fd.ncfn; i++) {
+			if (fd.cfn_imm[i] != t)
+				continue;
+			if (k != LUW_LJR_NONE && k != fd.cfn_off[i])
+				bad = 1;
+			k = fd.cfn_off[i];
+		}
+		if (k != LUW_LJR_NONE && !bad)
+			r->gc_gct = k;
+	}
+	if (from)
+		*from = fd.tag_from;
+	return tag_gct(fd.tag, r->ref_size);
+}
+
+/*
+ * gct_str, gct_thread, gct_func from what lua_pushlstring, lua_newthread
+ * and lua_pushcclosure push; gc_gct and l_stacksize from the stores into
+ * lua_pushcclosure's getcurrenv (curr_func(L)->c.gct == ~LJ_TFUNC: the
+ * byte compared with the type the function pushes), l_stacksize from
+ * lua_close freeing the main thread's stack.
+ */
+static void gct_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
+			struct luw_ljr_result *r)
+{
+	struct px_found fd;
+	uint64_t a, sz;
+
+	if (r->ref_size == LUW_LJR_NONE || r->l_top == LUW_LJR_NONE)
+		return;
+	r->gct_str = push_gct(h, elf, fdes, r, "lua_pushlstring", NULL);
+	r->gct_func = push_gct(h, elf, fdes, r, "lua_pushcclosure", NULL);
+	r->gct_thread = push_gct(h, elf, fdes, r, "lua_newthread", NULL);
+	if (r->gct_str < 0)
+		r->gct_str = LUW_LJR_NONE;
+	if (r->gct_func < 0)
+		r->gct_func = LUW_LJR_NONE;
+	if (r->gct_thread < 0)
+		r->gct_thread = LUW_LJR_NONE;
+	/*
+	 * lua_close frees the main thread's stack (close_state, tail-called
+	 * or called): lj_mem_freevec(g, tvref(L->stack), L->stacksize,
+	 * TValue), the dword of the same thread times 8.
+	 */
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.l_stack = r->l_stack;
+	fd.ss_off = LUW_LJR_NONE;
+	if (r->l_stack != LUW_LJR_NONE &&
+	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_close", 1, &a, &sz)) {
+		uint64_t to[16];
+		int n = direct_targets(h, elf, fdes, a, sz, to, 16), i;
+
+		px_explore(h, elf, fdes, a, sz, PG_STACKFREE, &fd);
+		/* close_state(L), called or tail-called with the main thread */
+		for (i = 0; i < n; i++)
+			px_explore(h, elf, fdes, to[i], fde_end(fdes, to[i]) - to[i],
+				   PG_STACKFREE, &fd);
+	}
+	if (fd.ss_off != LUW_LJR_NONE && !fd.ss_conflict)
+		r->l_stacksize = fd.ss_off;
+}
+
 /* The GCfunc fields and L->maxstack (see ljrecover.h). */
 static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 {
@@ -1837,6 +2162,7 @@ static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;
 	cframe_recover(h, elf, &fdes, r);
 	checktrace_recover(h, elf, &fdes, r);
+	gct_recover(h, elf, &fdes, r);
 	luw_ehframe_free(&fdes);
 }
 
@@ -1884,6 +2210,8 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->reg_base = r->reg_pc = r->reg_dispatch = r->reg_kbase = LUW_LJR_NONE;
 	r->cframe_rbp_cfa = LUW_LJR_NONE;
 	r->jsizetrace_g = r->jtrace_g = r->tr_mcode = r->tr_szmcode = LUW_LJR_NONE;
+	r->gc_gct = r->l_stacksize = LUW_LJR_NONE;
+	r->gct_str = r->gct_thread = r->gct_func = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;

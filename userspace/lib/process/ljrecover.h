@@ -71,6 +71,19 @@
  *                      the third)
  *                   (no jit.util without the JIT: none of them then)
  *
+ *   lua_pushlstring, lua_newthread, lua_pushcclosure: set*V(L, L->top,
+ *                   o) after o = a call's result -- GC64 stores o | itype
+ *                   << 47, 32-bit refs the word itype at top + 4: gct_str,
+ *                   gct_thread, gct_func = ~itype (low byte)
+ *   lua_pushcclosure's getcurrenv: curr_func(L)->c.gct == ~LJ_TFUNC, the
+ *                   byte of the function below L->base compared with the
+ *                   type it pushes -> gc_gct
+ *   lua_close (or close_state, which it calls or jumps to, read with its
+ *                   argument as L): lj_mem_freevec(g, tvref(L->stack),
+ *                   L->stacksize, TValue) -- the allocator called with
+ *                   L->stack and a dword of the same thread times 8 ->
+ *                   l_stacksize
+ *
  * A field two paths disagree on is not recovered.
  *
  * lua_pcall calls lj_vm_pcall, inside the interpreter's FDE: its entry
@@ -136,6 +149,8 @@ struct luw_ljr_result {
 	/* jit.util: J->sizetrace and J->trace relative to G; GCtrace fields */
 	int jsizetrace_g, jtrace_g, tr_mcode, tr_szmcode;
 	int ncheck_fns;		/* jit.util functions read */
+	/* lua_newthread, lua_pushlstring, lua_pushcclosure */
+	int gc_gct, l_stacksize, gct_str, gct_thread, gct_func;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
