@@ -617,6 +617,8 @@ struct px_state {
 	/* checktrace: the value compared with the dword at G + trno_st */
 	uint16_t trno_id;
 	int32_t trno_st;
+	/* push: a call's result was stored as the GCobj word at L->top */
+	int ret_at_top;
 };
 
 /* What the analysis is after in one function. */
@@ -653,14 +655,13 @@ struct px_found {
 	int mc, mc_conflict, szmc, szmc_conflict;
 	/*
 	 * PG_PUSH (lua_pushlstring, lua_newthread, lua_pushcclosure): the
-	 * tag stored with a call's result into L->top (set*V), that call's
-	 * target; the byte compares of curr_func(L) (getcurrenv).
+	 * tag stored with a call's result into L->top (set*V); the byte
+	 * compares of curr_func(L) (getcurrenv).
 	 * PG_STACKFREE (lua_close -> close_state): the dword of the thread
 	 * whose L->stack is freed, times sizeof(TValue), is its stacksize.
 	 */
 	int have_tag, tag_conflict;
 	int64_t tag;
-	uint64_t tag_from;
 	int l_stack, ss_off, ss_conflict;
 	int ncfn, cfn_off[4], cfn_imm[4];	/* byte compares of curr_func */
 	int ndirect;
@@ -918,10 +919,10 @@ static int px_push(struct px_state *s, const cs_insn *in, enum px_goal goal,
 
 		if (off == 0 && o0->size == 8 && v && v->origin == PO_TAGGED) {
 			px_note64(&fd->tag, &fd->have_tag, &fd->tag_conflict, v->imm);
-			fd->tag_from = s->v[v->src].imm;
 		} else if (off == 0 && o0->size == 4 && v && v->origin == PO_RET) {
-			fd->tag_from = (uint64_t)v->imm;
-		} else if (off == 4 && o0->size == 4 && o1->type == X86_OP_IMM) {
+			s->ret_at_top = 1;	/* 32-bit refs: the GCobj word */
+		} else if (off == 4 && o0->size == 4 && o1->type == X86_OP_IMM &&
+			   s->ret_at_top) {
 			px_note64(&fd->tag, &fd->have_tag, &fd->tag_conflict,
 				  (int64_t)(uint32_t)o1->imm);
 		}
@@ -1506,9 +1507,6 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 					}
 				}
 				clobber_call_px(&s);
-				/* what the call returned: its target */
-				if (x->operands[0].type == X86_OP_IMM)
-					s.v[s.r[0].id].imm = x->operands[0].imm;
 				continue;
 			}
 			/*
@@ -2010,8 +2008,7 @@ static int direct_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
 
 /* The type tag a dynsym function stores with the object it pushes. */
 static int push_gct(csh h, Elf *elf, const struct luw_fdes *fdes,
-		    struct luw_ljr_result *r, const char *fn,
-		    uint64_t *from)
+		    struct luw_ljr_result *r, const char *fn)
 {
 	struct px_found fd;
 	uint64_t a, sz;
@@ -2043,8 +2040,6 @@ static int push_gct(csh h, Elf *elf, const struct luw_fdes *fdes,
 		if (k != LUW_LJR_NONE && !bad)
 			r->gc_gct = k;
 	}
-	if (from)
-		*from = fd.tag_from;
 	return tag_gct(fd.tag, r->ref_size);
 }
 
@@ -2063,9 +2058,9 @@ static void gct_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 
 	if (r->ref_size == LUW_LJR_NONE || r->l_top == LUW_LJR_NONE)
 		return;
-	r->gct_str = push_gct(h, elf, fdes, r, "lua_pushlstring", NULL);
-	r->gct_func = push_gct(h, elf, fdes, r, "lua_pushcclosure", NULL);
-	r->gct_thread = push_gct(h, elf, fdes, r, "lua_newthread", NULL);
+	r->gct_str = push_gct(h, elf, fdes, r, "lua_pushlstring");
+	r->gct_func = push_gct(h, elf, fdes, r, "lua_pushcclosure");
+	r->gct_thread = push_gct(h, elf, fdes, r, "lua_newthread");
 	if (r->gct_str < 0)
 		r->gct_str = LUW_LJR_NONE;
 	if (r->gct_func < 0)
