@@ -40,7 +40,8 @@ enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
        F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA,
        F_JSIZETRACE_G, F_JTRACE_G, F_MCODE, F_SZMCODE, F_STACKSIZE, F_GCT,
-       F_GCT_STR, F_GCT_THREAD, F_GCT_FUNC, F__N };
+       F_GCT_STR, F_GCT_THREAD, F_GCT_FUNC, F_STARTPT, F_STARTPC, F_TRACENO,
+       F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -86,6 +87,9 @@ static const struct {
 	{ "gct_str", NULL, NULL },
 	{ "gct_thread", NULL, NULL },
 	{ "gct_func", NULL, NULL },
+	{ "tr_startpt", "GCtrace", "startpt" },
+	{ "tr_startpc", "GCtrace", "startpc" },
+	{ "tr_traceno", "GCtrace", "traceno" },
 };
 
 /*
@@ -175,6 +179,9 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_GCT_STR] = r->gct_str;
 	v[F_GCT_THREAD] = r->gct_thread;
 	v[F_GCT_FUNC] = r->gct_func;
+	v[F_STARTPT] = r->tr_startpt;
+	v[F_STARTPC] = r->tr_startpc;
+	v[F_TRACENO] = r->tr_traceno;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -215,6 +222,9 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_GCT_STR] = ly->gct_str;
 	v[F_GCT_THREAD] = ly->gct_thread;
 	v[F_GCT_FUNC] = ly->gct_func;
+	v[F_STARTPT] = ly->tr_startpt;
+	v[F_STARTPC] = ly->tr_startpc;
+	v[F_TRACENO] = ly->tr_traceno;
 }
 
 /* J->sizetrace and J->trace relative to G, NONE without jit_State. */

@@ -205,6 +205,8 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "l_stacksize", r->l_stacksize }, { "gc_gct", r->gc_gct },
 		{ "gct_str", r->gct_str }, { "gct_thread", r->gct_thread },
 		{ "gct_func", r->gct_func },
+		{ "tr_startpt", r->tr_startpt }, { "tr_startpc", r->tr_startpc },
+		{ "tr_traceno", r->tr_traceno },
 	};
 	size_t i;
 	int k;

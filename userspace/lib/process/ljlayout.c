@@ -1494,6 +1494,15 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 			ly->tr_szmcode = (__u16)r->tr_szmcode;
 			strncat(used, " tr_mcode tr_szmcode", un - strlen(used) - 1);
 		}
+		if (r->tr_startpt != LUW_LJR_NONE && r->tr_traceno != LUW_LJR_NONE) {
+			ly->tr_startpt = (__u16)r->tr_startpt;
+			ly->tr_traceno = (__u16)r->tr_traceno;
+			strncat(used, " tr_startpt tr_traceno", un - strlen(used) - 1);
+		}
+		if (r->tr_startpc != LUW_LJR_NONE) {
+			ly->tr_startpc = (__u16)r->tr_startpc;
+			strncat(used, " tr_startpc", un - strlen(used) - 1);
+		}
 	} else {
 		ly->flags &= ~LUW_LJ_F_JIT;
 		ly->gg_g2j = 0;

@@ -623,7 +623,7 @@ struct px_state {
 
 /* What the analysis is after in one function. */
 enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC, PG_GETINFO,
-	       PG_DEBUGLINE, PG_CHECKTRACE, PG_PUSH, PG_STACKFREE };
+	       PG_DEBUGLINE, PG_CHECKTRACE, PG_PUSH, PG_STACKFREE, PG_FLUSH };
 
 #define PX_CALLS 4
 
@@ -664,6 +664,14 @@ struct px_found {
 	int64_t tag;
 	int l_stack, ss_off, ss_conflict;
 	int ncfn, cfn_off[4], cfn_imm[4];	/* byte compares of curr_func */
+	/*
+	 * PG_FLUSH (luaJIT_setmode -> lj_trace_flush -> trace_flushroot, T
+	 * from jit_checktrace's pattern): pt->trace == T->traceno compares a
+	 * uint16 of the proto T->startpt refers to with T's own (startpt,
+	 * traceno); trace_unpatch stores T->startins, a dword of T, through
+	 * T->startpc.
+	 */
+	int fl_pt, fl_pt_c, fl_no, fl_no_c, fl_pc, fl_pc_c;
 	int ndirect;
 	uint64_t direct[16];
 };
@@ -1020,6 +1028,67 @@ static int px_checktrace(struct px_state *s, const cs_insn *in,
 	return 1;
 }
 
+/* A load of `size` bytes from the trace T: its offset, else -1. */
+static int px_tload(const struct px_state *s, uint16_t id, int size)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && v->origin == PO_LOAD && v->size == size &&
+	       s->v[v->src].origin == PO_TRACE ? v->off : -1;
+}
+
+/* A value of operand o (register, or memory read): its id, else 0. */
+static uint16_t px_opval(struct px_state *s, const cs_x86_op *o)
+{
+	uint16_t id, n;
+	int32_t off;
+	int r;
+
+	if (o->type == X86_OP_REG && (r = canon(o->reg)) >= 0 && !s->r[r].off)
+		return s->r[r].id;
+	if (o->type != X86_OP_MEM || !px_addr(s, o, &id, &off))
+		return 0;
+	n = px_new(s, PO_LOAD);
+	s->v[n].src = id;
+	s->v[n].off = off;
+	s->v[n].size = (uint8_t)o->size;
+	return n;
+}
+
+/* trace_flushroot's compare and trace_unpatch's store (PG_FLUSH). */
+static void px_flush(struct px_state *s, const cs_insn *in, struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	uint16_t id;
+	int32_t off;
+	int i, r, a;
+
+	if (x->op_count != 2)
+		return;
+	if (in->id == X86_INS_CMP && o0->size == 2 && o1->size == 2) {
+		uint16_t v[2] = { px_opval(s, o0), px_opval(s, o1) };
+
+		for (i = 0; i < 2; i++) {
+			const struct px_val *p = &s->v[v[!i]];
+			int no = px_tload(s, v[i], 2), pt;
+
+			if (no < 0 || !v[!i] || p->origin != PO_LOAD || p->size != 2 ||
+			    (pt = px_tload(s, p->src, fd->ref_size)) < 0)
+				continue;
+			px_note(&fd->fl_pt, &fd->fl_pt_c, pt);
+			px_note(&fd->fl_no, &fd->fl_no_c, no);
+		}
+		return;
+	}
+	if (in->id == X86_INS_MOV && o0->type == X86_OP_MEM && o0->size == 4 &&
+	    o1->type == X86_OP_REG && (r = canon(o1->reg)) >= 0 && !s->r[r].off &&
+	    px_addr(s, o0, &id, &off) && !off &&
+	    (a = px_tload(s, id, fd->ref_size)) >= 0 &&
+	    px_tload(s, s->r[r].id, 4) >= 0)
+		px_note(&fd->fl_pc, &fd->fl_pc_c, a);
+}
+
 static void px_step1(const cs_insn *in, struct px_state *s,
 		     enum px_goal goal, struct px_found *fd)
 {
@@ -1045,8 +1114,10 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		    px_is_pt(s, bv->src, fd))
 			px_note(&fd->lineinfo, &fd->lineinfo_conflict, bv->off);
 	}
-	if (goal == PG_CHECKTRACE && px_checktrace(s, in, fd))
+	if ((goal == PG_CHECKTRACE || goal == PG_FLUSH) && px_checktrace(s, in, fd))
 		return;
+	if (goal == PG_FLUSH)
+		px_flush(s, in, fd);
 	if (goal == PG_PUSH && px_push(s, in, goal, fd))
 		return;
 	if (goal == PG_STACKFREE && px_stackfree(s, in))
@@ -1385,6 +1456,11 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 		px_set_new(&work[0].s, 4, PO_PCARG);	/* esi: pc */
 	} else {
 		px_set_new(&work[0].s, 5, PO_L);	/* rdi: the lua_State * */
+		if (goal == PG_FLUSH) {
+			/* luaJIT_setmode(L, idx, mode): idx is the trace number */
+			px_set_new(&work[0].s, 4, PO_UNK);
+			px_set_new(&work[0].s, 1, PO_UNK);
+		}
 		if (goal == PG_GETINFO)
 			px_set_new(&work[0].s, 1, PO_AR);	/* rdx: ar */
 	}
@@ -1478,7 +1554,8 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 						fd->call_k[c] = -s.r[5].off;
 						fd->ncalls++;
 					}
-				} else if (goal == PG_GETINFO && !s.depth &&
+				} else if ((goal == PG_GETINFO || goal == PG_FLUSH) &&
+					   !s.depth &&
 					   x->operands[0].type == X86_OP_IMM &&
 					   nw < PX_PATHS) {
 					uint64_t t = (uint64_t)x->operands[0].imm;
@@ -1946,6 +2023,25 @@ static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 		r->jsizetrace_g = fd.st_g;
 		r->jtrace_g = fd.tr_g;
 	}
+	/* luaJIT_setmode(L, tr, LUAJIT_MODE_TRACE|FLUSH) -> lj_trace_flush */
+	if (!luw_elf_symbol_sized(elf, SHT_DYNSYM, "luaJIT_setmode", 1, &a, &sz)) {
+		struct px_found ff;
+
+		memset(&ff, 0, sizeof(ff));
+		ff.ref_size = r->ref_size;
+		ff.l_glref = r->l_glref;
+		ff.st_g = ff.tr_g = ff.mc = ff.szmc = LUW_LJR_NONE;
+		ff.fl_pt = ff.fl_no = ff.fl_pc = LUW_LJR_NONE;
+		px_explore(h, elf, fdes, a, sz, PG_FLUSH, &ff);
+		if (ff.fl_pt != LUW_LJR_NONE && !ff.fl_pt_c &&
+		    ff.fl_no != LUW_LJR_NONE && !ff.fl_no_c && ff.fl_pt != ff.fl_no) {
+			r->tr_startpt = ff.fl_pt;
+			r->tr_traceno = ff.fl_no;
+		}
+		if (ff.fl_pc != LUW_LJR_NONE && !ff.fl_pc_c &&
+		    ff.fl_pc != ff.fl_pt)
+			r->tr_startpc = ff.fl_pc;
+	}
 	if (fd.mc != LUW_LJR_NONE && !fd.mc_conflict &&
 	    fd.szmc != LUW_LJR_NONE && !fd.szmc_conflict && fd.mc != fd.szmc) {
 		r->tr_mcode = fd.mc;
@@ -2206,6 +2302,7 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->cframe_rbp_cfa = LUW_LJR_NONE;
 	r->jsizetrace_g = r->jtrace_g = r->tr_mcode = r->tr_szmcode = LUW_LJR_NONE;
 	r->gc_gct = r->l_stacksize = LUW_LJR_NONE;
+	r->tr_startpt = r->tr_startpc = r->tr_traceno = LUW_LJR_NONE;
 	r->gct_str = r->gct_thread = r->gct_func = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");

@@ -70,6 +70,15 @@
  *                      the second argument), tr_szmcode (dword load in
  *                      the third)
  *                   (no jit.util without the JIT: none of them then)
+ *   luaJIT_setmode(L, tr, LUAJIT_MODE_TRACE|LUAJIT_MODE_FLUSH) ->
+ *                   lj_trace_flush (called; T by jit_checktrace's
+ *                   pattern, J = G(L) + GG_G2J) -> trace_flushroot
+ *                   (jumped to, or inlined): `pt->trace == T->traceno`,
+ *                   a uint16 of the object a reference of T points to
+ *                   compared with a uint16 of T -> tr_startpt,
+ *                   tr_traceno; trace_unpatch's `*pc = T->startins`, a
+ *                   dword of T stored through a reference of T ->
+ *                   tr_startpc
  *
  *   lua_pushlstring, lua_newthread, lua_pushcclosure: set*V(L, L->top,
  *                   o) after o = a call's result -- GC64 stores o | itype
@@ -149,6 +158,8 @@ struct luw_ljr_result {
 	/* jit.util: J->sizetrace and J->trace relative to G; GCtrace fields */
 	int jsizetrace_g, jtrace_g, tr_mcode, tr_szmcode;
 	int ncheck_fns;		/* jit.util functions read */
+	/* luaJIT_setmode -> lj_trace_flush -> trace_flushroot */
+	int tr_startpt, tr_startpc, tr_traceno;
 	/* lua_newthread, lua_pushlstring, lua_pushcclosure */
 	int gc_gct, l_stacksize, gct_str, gct_thread, gct_func;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
