@@ -191,6 +191,8 @@ code_vs_dwarf() {
 		disp.jitbase) want=$(dw g_jit_base "$2"); v=$((v + g2disp)) ;;
 		disp.tmpbufl) want=$(dw g_tmpbuf_l "$2"); v=$((v + g2disp)) ;;
 		disp.arg1) continue ;;
+		g.j_sizetrace) want=$(dw j_sizetrace "$2"); v=$((v - g2j)) ;;
+		g.j_trace) want=$(dw j_trace "$2"); v=$((v - g2j)) ;;
 		*) want=$(dw "$f" "$2") ;;
 		esac
 		n=$((n + 1))

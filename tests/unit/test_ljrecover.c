@@ -7,11 +7,19 @@
  * OpenResty's libluajit (build/luajit2) have no DWARF here: their
  * reference is the layout the known-build table holds for their build-id.
  *
+ * The VM's registers are in no DWARF: their reference is the .define of
+ * vm_x64.dasc / vm_x86.dasc (x64, not Windows), the same in every 2.1;
+ * the rbp rule's is the DWARF build's FDE at its lj_vm_asm_begin symbol.
+ *
+ * J->sizetrace and J->trace are compared G-relative (GG_State.J - g + the
+ * member); a build without jit_State must give neither, nor GCtrace's.
+ *
  * Each field ljrecover gives must equal the reference, and every field
  * must be given in every build.  One line per build says what was
  * compared.
  */
 #include <dirent.h>
+#include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -30,7 +38,10 @@
 enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
        F_FIRSTLINE, F_NUMLINE, F_LINEINFO, F_OFS_L, F_OFS_PREV, F_OFS_PC,
-       F_L_SIZE, F__N };
+       F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA,
+       F_JSIZETRACE_G, F_JTRACE_G, F_MCODE, F_SZMCODE, F_STACKSIZE, F_GCT,
+       F_GCT_STR, F_GCT_THREAD, F_GCT_FUNC, F_STARTPT, F_STARTPC, F_TRACENO,
+       F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -58,6 +69,27 @@ static const struct {
 	{ "cframe_ofs_prev", NULL, NULL },
 	{ "cframe_ofs_pc", NULL, NULL },
 	{ "cframe_l_size", NULL, NULL },
+	/* No DWARF: the VM's .define of BASE, PC, DISPATCH, KBASE */
+	{ "reg_base", NULL, NULL },
+	{ "reg_pc", NULL, NULL },
+	{ "reg_dispatch", NULL, NULL },
+	{ "reg_kbase", NULL, NULL },
+	/* The DWARF build's own FDE for the interpreter (libdw) */
+	{ "cframe_rbp_cfa", NULL, NULL },
+	/* G-relative: GG_State.J - GG_State.g + the member (jit_state_g) */
+	{ "G+j_sizetrace", NULL, NULL },
+	{ "G+j_trace", NULL, NULL },
+	{ "tr_mcode", "GCtrace", "mcode" },
+	{ "tr_szmcode", "GCtrace", "szmcode" },
+	{ "l_stacksize", "lua_State", "stacksize" },
+	{ "gc_gct", "GChead", "gct" },
+	/* No DWARF: lj_obj.h's ~LJ_TSTR, ~LJ_TTHREAD, ~LJ_TFUNC (macros) */
+	{ "gct_str", NULL, NULL },
+	{ "gct_thread", NULL, NULL },
+	{ "gct_func", NULL, NULL },
+	{ "tr_startpt", "GCtrace", "startpt" },
+	{ "tr_startpc", "GCtrace", "startpc" },
+	{ "tr_traceno", "GCtrace", "traceno" },
 };
 
 /*
@@ -71,6 +103,42 @@ static void frame_consts(int gc64, int v[F__N])
 	v[F_OFS_PREV] = 32;
 	v[F_OFS_PC] = gc64 ? 24 : 28;
 	v[F_L_SIZE] = gc64 ? 8 : 4;
+	/*
+	 * vm_x64.dasc (GC64) and vm_x86.dasc's x64 mode (not Windows) both
+	 * define BASE edx/rdx, PC ebx/rbx, DISPATCH r14, KBASE r15.
+	 */
+	v[F_RBASE] = 1;
+	v[F_RPC] = 3;
+	v[F_RDISP] = 14;
+	v[F_RKBASE] = 15;
+	/* lj_obj.h: LJ_TSTR (~4u), LJ_TTHREAD (~6u), LJ_TFUNC (~8u) */
+	v[F_GCT_STR] = 4;
+	v[F_GCT_THREAD] = 6;
+	v[F_GCT_FUNC] = 8;
+}
+
+/*
+ * The rbp rule of the interpreter's FDE in the file at path, found by its
+ * symbol lj_vm_asm_begin when the file has one (the DWARF build), read
+ * with libdw: rbp at CFA - k gives k; -1 when not so.
+ */
+static int fde_rbp_ref(Elf *elf, uint64_t at)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int k = -1;
+
+	if (!cfi)
+		return -1;
+	if (!dwarf_cfi_addrframe(cfi, at, &fr) &&
+	    !dwarf_frame_register(fr, 6, mem, &ops, &nops) && nops == 2 &&
+	    ops[1].atom == DW_OP_plus_uconst)
+		k = (int)-(int64_t)ops[1].number;
+	free(fr);
+	dwarf_cfi_end(cfi);
+	return k;
 }
 
 static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
@@ -97,6 +165,23 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_OFS_PREV] = r->cframe_ofs_prev;
 	v[F_OFS_PC] = r->cframe_ofs_pc;
 	v[F_L_SIZE] = r->cframe_l_size;
+	v[F_RBASE] = r->reg_base;
+	v[F_RPC] = r->reg_pc;
+	v[F_RDISP] = r->reg_dispatch;
+	v[F_RKBASE] = r->reg_kbase;
+	v[F_RBP_CFA] = r->cframe_rbp_cfa;
+	v[F_JSIZETRACE_G] = r->jsizetrace_g;
+	v[F_JTRACE_G] = r->jtrace_g;
+	v[F_MCODE] = r->tr_mcode;
+	v[F_SZMCODE] = r->tr_szmcode;
+	v[F_STACKSIZE] = r->l_stacksize;
+	v[F_GCT] = r->gc_gct;
+	v[F_GCT_STR] = r->gct_str;
+	v[F_GCT_THREAD] = r->gct_thread;
+	v[F_GCT_FUNC] = r->gct_func;
+	v[F_STARTPT] = r->tr_startpt;
+	v[F_STARTPC] = r->tr_startpc;
+	v[F_TRACENO] = r->tr_traceno;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -123,6 +208,44 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_OFS_PREV] = ly->cframe_ofs_prev;
 	v[F_OFS_PC] = ly->cframe_ofs_pc;
 	v[F_L_SIZE] = ly->cframe_l_size;
+	v[F_RBASE] = ly->reg_base;
+	v[F_RPC] = ly->reg_pc;
+	v[F_RDISP] = ly->reg_dispatch;
+	v[F_RKBASE] = ly->reg_kbase;
+	v[F_RBP_CFA] = ly->cframe_rbp_cfa;
+	v[F_JSIZETRACE_G] = ly->gg_g2j + ly->j_sizetrace;
+	v[F_JTRACE_G] = ly->gg_g2j + ly->j_trace;
+	v[F_MCODE] = ly->tr_mcode;
+	v[F_SZMCODE] = ly->tr_szmcode;
+	v[F_STACKSIZE] = ly->l_stacksize;
+	v[F_GCT] = ly->gc_gct;
+	v[F_GCT_STR] = ly->gct_str;
+	v[F_GCT_THREAD] = ly->gct_thread;
+	v[F_GCT_FUNC] = ly->gct_func;
+	v[F_STARTPT] = ly->tr_startpt;
+	v[F_STARTPC] = ly->tr_startpc;
+	v[F_TRACENO] = ly->tr_traceno;
+}
+
+/* J->sizetrace and J->trace relative to G, NONE without jit_State. */
+static void jit_state_g(Dwarf *dw, const char *path, int v[F__N])
+{
+	Dwarf_Die gg, j;
+	long g, jo, st, tr;
+
+	v[F_JSIZETRACE_G] = v[F_JTRACE_G] = LUW_LJR_NONE;
+	if (luw_dw_struct(dw, "jit_State", &j))
+		return;
+	if (luw_dw_struct(dw, "GG_State", &gg) ||
+	    luw_dw_member(&gg, "g", &g, NULL) || luw_dw_member(&gg, "J", &jo, NULL) ||
+	    luw_dw_member(&j, "sizetrace", &st, NULL) ||
+	    luw_dw_member(&j, "trace", &tr, NULL)) {
+		CHECK(0, "%s: DWARF has jit_State but no GG_State.J/g or its "
+		      "sizetrace/trace", path);
+		return;
+	}
+	v[F_JSIZETRACE_G] = (int)(jo - g + st);
+	v[F_JTRACE_G] = (int)(jo - g + tr);
 }
 
 /* The reference from DWARF in the file at path: 0, or -1. */
@@ -163,6 +286,12 @@ static int dwarf_fields(const char *path, int v[F__N])
 			v[i] = (int)sz;
 			continue;
 		}
+		/* -DLUAJIT_DISABLE_JIT: no GCtrace, nothing to recover */
+		if (!strcmp(fields[i].dw_struct, "GCtrace") &&
+		    luw_dw_struct(dw, "jit_State", &s)) {
+			v[i] = LUW_LJR_NONE;
+			continue;
+		}
 		if (luw_dw_struct(dw, fields[i].dw_struct, &s) ||
 		    luw_dw_member(&s, fields[i].dw_member, &off, NULL)) {
 			CHECK(0, "%s: DWARF has no %s.%s", path, fields[i].dw_struct,
@@ -181,6 +310,16 @@ static int dwarf_fields(const char *path, int v[F__N])
 			rc = -1;
 		}
 		frame_consts(sz == 8, v);
+	}
+	jit_state_g(dw, path, v);
+	{
+		uint64_t at;
+
+		if (luw_elf_symbol(elf, SHT_SYMTAB, "lj_vm_asm_begin", 0, &at) ||
+		    (v[F_RBP_CFA] = fde_rbp_ref(elf, at)) < 0) {
+			CHECK(0, "%s: no lj_vm_asm_begin or no rbp rule at it", path);
+			rc = -1;
+		}
 	}
 	dwarf_end(dw);
 	elf_end(elf);
@@ -227,6 +366,8 @@ static void check_build(const char *stripped, const char *dwarf)
 	int want[F__N], got[F__N], fd, i, n = 0;
 	char err[256], why[256], bid[128], line[1024];
 	size_t used = 0;
+	uint64_t vs, vi, ve;
+	uint32_t cfa;
 	Elf *elf = luw_elf_open(stripped, &fd, err, sizeof(err));
 
 	if (!elf) {
@@ -252,14 +393,26 @@ static void check_build(const char *stripped, const char *dwarf)
 		}
 		table_fields(k[j].layout, want);
 	}
-	/* vm range 0: the interpreter's code is not scanned here. */
-	if (luw_ljr_recover(elf, 0, 0, 14, 1, &r, why, sizeof(why))) {
+	if (luw_ljl_vm_fde(elf, &vs, &vi, &ve, &cfa, why, sizeof(why))) {
+		CHECK(0, "%s: %s", stripped, why);
+		goto out;
+	}
+	/* Fallback registers that no build uses: a wrong one shows. */
+	if (luw_ljr_recover(elf, vs, vi, 0, 0, &r, why, sizeof(why))) {
 		CHECK(0, "%s: ljrecover: %s", stripped, why);
 		goto out;
 	}
 	rec_fields(&r, got);
 	line[0] = 0;
 	for (i = 0; i < F__N; i++) {
+		if (want[i] == LUW_LJR_NONE) {
+			/* Not in this build (no JIT): nothing may be found. */
+			CHECK(got[i] == LUW_LJR_NONE, "%s: %s from machine code %d, "
+			      "but the build has none", stripped, fields[i].name,
+			      got[i]);
+			n += got[i] == LUW_LJR_NONE;
+			continue;
+		}
 		if (got[i] == LUW_LJR_NONE) {
 			CHECK(0, "%s: %s not recovered (%s: %d)",
 			      stripped, fields[i].name, dwarf ? "DWARF" : "table",
@@ -274,8 +427,10 @@ static void check_build(const char *stripped, const char *dwarf)
 			used += (size_t)snprintf(line + used, sizeof(line) - used,
 						 " %s=%d", fields[i].name, got[i]);
 	}
-	printf("%s: %d of %d fields recovered, equal to %s:%s\n", stripped, n,
-	       F__N, dwarf ? "DWARF" : "the known-build table", line);
+	printf("%s: %d of %d fields recovered (sites: %u dispatches, %u "
+	       "L->base, %u pt->k), equal to %s:%s\n", stripped, n, F__N,
+	       r.nvote_disp, r.nvote_base, r.nvote_kbase,
+	       dwarf ? "DWARF" : "the known-build table", line);
 out:
 	elf_end(elf);
 	close(fd);

@@ -197,6 +197,16 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "cframe_ofs_prev", r->cframe_ofs_prev },
 		{ "cframe_ofs_pc", r->cframe_ofs_pc },
 		{ "cframe_l_size", r->cframe_l_size },
+		{ "cframe_rbp_cfa", r->cframe_rbp_cfa },
+		{ "reg_base", r->reg_base }, { "reg_pc", r->reg_pc },
+		{ "reg_dispatch", r->reg_dispatch }, { "reg_kbase", r->reg_kbase },
+		{ "g.j_sizetrace", r->jsizetrace_g }, { "g.j_trace", r->jtrace_g },
+		{ "tr_mcode", r->tr_mcode }, { "tr_szmcode", r->tr_szmcode },
+		{ "l_stacksize", r->l_stacksize }, { "gc_gct", r->gc_gct },
+		{ "gct_str", r->gct_str }, { "gct_thread", r->gct_thread },
+		{ "gct_func", r->gct_func },
+		{ "tr_startpt", r->tr_startpt }, { "tr_startpc", r->tr_startpc },
+		{ "tr_traceno", r->tr_traceno },
 	};
 	size_t i;
 	int k;
@@ -209,6 +219,9 @@ static void print_recovered(const struct luw_ljl_target *t)
 	for (i = 0; i < sizeof(f) / sizeof(f[0]); i++)
 		if (f[i].v != LUW_LJR_NONE)
 			printf("rec.%s = %d\n", f[i].n, f[i].v);
+	printf("sites: %u dispatches, %u loads of L->base, %u of pt->k, "
+	       "%d jit.util functions\n", r->nvote_disp, r->nvote_base,
+	       r->nvote_kbase, r->ncheck_fns);
 	if (r->have_vmstate)
 		printf("rec.disp.vmstate = %d\n", r->vmstate_disp);
 	if (r->have_jtrace)

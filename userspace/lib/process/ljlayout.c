@@ -297,8 +297,8 @@ static long cfa_reg_off(Dwarf_CFI *cfi, uint64_t pc, unsigned int reg,
  * The interpreter's FDE: the largest whose first row puts the CFA at
  * rsp + a frame (the VM's fixed C frame), from the FDEs of .eh_frame.
  */
-static int find_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
-		       uint64_t *end, uint32_t *cfa, char *err, size_t n)
+int luw_ljl_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
+		   uint64_t *end, uint32_t *cfa, char *err, size_t n)
 {
 	struct luw_fdes f;
 	Dwarf_CFI *cfi;
@@ -747,7 +747,7 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 		elf_close(&o);
 		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
 	}
-	if (find_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
+	if (luw_ljl_vm_fde(o.elf, &t->vm_start, &t->interp_end, &t->vm_end,
 			&t->fde_cfa, why, sizeof(why))) {
 		elf_close(&o);
 		return luw_fail(err, n, "%s: %s", mpath, why);
@@ -808,6 +808,28 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 			dly.cframe_ofs_pc = (__u16)t->rec.cframe_ofs_pc;
 			dly.cframe_l_size = (__u8)t->rec.cframe_l_size;
 		}
+		/*
+		 * The VM's registers and the FDE's rbp rule are in no DWARF
+		 * either: this binary's own when its code shows them.
+		 */
+		if (!t->why_rec[0] && t->rec.reg_base != LUW_LJR_NONE &&
+		    t->rec.reg_pc != LUW_LJR_NONE &&
+		    t->rec.reg_dispatch != LUW_LJR_NONE &&
+		    t->rec.reg_kbase != LUW_LJR_NONE) {
+			dly.reg_base = (__u8)t->rec.reg_base;
+			dly.reg_pc = (__u8)t->rec.reg_pc;
+			dly.reg_dispatch = (__u8)t->rec.reg_dispatch;
+			dly.reg_kbase = (__u8)t->rec.reg_kbase;
+		}
+		if (!t->why_rec[0] && t->rec.cframe_rbp_cfa != LUW_LJR_NONE)
+			dly.cframe_rbp_cfa = (__u8)t->rec.cframe_rbp_cfa;
+		/* ~LJ_T* are macros: what set*V stores, where the code says */
+		if (!t->why_rec[0] && t->rec.gct_str != LUW_LJR_NONE)
+			dly.gct_str = (__u8)t->rec.gct_str;
+		if (!t->why_rec[0] && t->rec.gct_thread != LUW_LJR_NONE)
+			dly.gct_thread = (__u8)t->rec.gct_thread;
+		if (!t->why_rec[0] && t->rec.gct_func != LUW_LJR_NONE)
+			dly.gct_func = (__u8)t->rec.gct_func;
 		t->layout = dly;
 		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
@@ -1395,11 +1417,21 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE(cframe_ofs_l);
 	TAKE(cframe_ofs_prev);
 	TAKE(cframe_ofs_pc);
+	TAKE(l_stacksize);
+	TAKE(gc_gct);
 #undef TAKE
-	if (r->cframe_l_size != LUW_LJR_NONE) {
-		ly->cframe_l_size = (__u8)r->cframe_l_size;
-		strncat(used, " cframe_l_size", un - strlen(used) - 1);
-	}
+#define TAKE8(f) do { if (r->f != LUW_LJR_NONE) { ly->f = (__u8)r->f; \
+	strncat(used, " " #f, un - strlen(used) - 1); } } while (0)
+	TAKE8(cframe_l_size);
+	TAKE8(cframe_rbp_cfa);
+	TAKE8(reg_base);
+	TAKE8(reg_pc);
+	TAKE8(reg_dispatch);
+	TAKE8(reg_kbase);
+	TAKE8(gct_str);
+	TAKE8(gct_thread);
+	TAKE8(gct_func);
+#undef TAKE8
 	if (anchor_gg(t, ly, why, n))
 		return -1;
 	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
@@ -1429,15 +1461,47 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 		ly->gg_g2j = j + ly->gg_g2disp;
 		ly->flags |= LUW_LJ_F_JIT;
 		strncat(used, " gg_g2j", un - strlen(used) - 1);
-		if (r->have_jtrace && r->jtrace_disp - j > 0 &&
-		    r->jtrace_disp - j < 0xfff0) {
+		int32_t vt = r->have_jtrace ? r->jtrace_disp - j : -1;
+		int32_t ut = r->jtrace_g != LUW_LJR_NONE ?
+			     r->jtrace_g - ly->gg_g2j : -1;
+		int32_t us = r->jsizetrace_g != LUW_LJR_NONE ?
+			     r->jsizetrace_g - ly->gg_g2j : -1;
+
+		/*
+		 * J->trace from BC_JLOOP (DISPATCH-relative) and from
+		 * jit.util's jit_checktrace (G-relative), whose bound on the
+		 * index is J->sizetrace; where both say, they must agree.
+		 */
+		if (ut > 0 && ut < 0xfff0 && us > 0 && us < 0xfff0 &&
+		    (vt < 0 || vt == ut)) {
+			ly->j_trace = (__u16)ut;
+			ly->j_sizetrace = (__u16)us;
+			strncat(used, " j_trace j_sizetrace", un - strlen(used) - 1);
+		} else if (vt > 0 && vt < 0xfff0) {
 			/*
-			 * sizetrace follows trace and freetrace (a TraceNo) in
-			 * every 2.1 jit_State; luw_ljl_validate checks the pair.
+			 * No jit.util to read (LUAJIT_DISABLE_JITUTIL) or it
+			 * disagrees: sizetrace follows trace and freetrace (a
+			 * TraceNo) in every 2.1 jit_State, which the live
+			 * check of the pair has to bear out.
 			 */
-			ly->j_trace = (__u16)(r->jtrace_disp - j);
+			ly->j_trace = (__u16)vt;
 			ly->j_sizetrace = (__u16)(ly->j_trace + 12);
-			strncat(used, " j_trace", un - strlen(used) - 1);
+			strncat(used, " j_trace j_sizetrace(j_trace+12)",
+				un - strlen(used) - 1);
+		}
+		if (r->tr_mcode != LUW_LJR_NONE && r->tr_szmcode != LUW_LJR_NONE) {
+			ly->tr_mcode = (__u16)r->tr_mcode;
+			ly->tr_szmcode = (__u16)r->tr_szmcode;
+			strncat(used, " tr_mcode tr_szmcode", un - strlen(used) - 1);
+		}
+		if (r->tr_startpt != LUW_LJR_NONE && r->tr_traceno != LUW_LJR_NONE) {
+			ly->tr_startpt = (__u16)r->tr_startpt;
+			ly->tr_traceno = (__u16)r->tr_traceno;
+			strncat(used, " tr_startpt tr_traceno", un - strlen(used) - 1);
+		}
+		if (r->tr_startpc != LUW_LJR_NONE) {
+			ly->tr_startpc = (__u16)r->tr_startpc;
+			strncat(used, " tr_startpc", un - strlen(used) - 1);
 		}
 	} else {
 		ly->flags &= ~LUW_LJ_F_JIT;
@@ -1628,7 +1692,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			char whys[][400], const char *names[], int iscode[],
 			int *ncand)
 {
-	char why[512], fields[480], name[560];
+	char why[512], fields[720], name[800];
 	size_t i;
 	int k = 0, code;
 
@@ -1655,7 +1719,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 						       why, sizeof(why));
 				if (!bad) {
 					snprintf(name, sizeof(name),
-						 "%.60s with %.470s from machine code",
+						 "%.60s with %.710s from machine code",
 						 known[i].name, fields);
 					bad = luw_ljl_use_layout(t, &ly, name,
 								 why, sizeof(why));
@@ -1666,7 +1730,7 @@ static int try_families(struct luw_ljl_target *t, int round,
 			if (!bad) {
 				t->src = code ? LUW_LJL_SRC_CODE : LUW_LJL_SRC_GUESS;
 				snprintf(t->layout_name, sizeof(t->layout_name),
-					 code ? "%.550s" :
+					 code ? "%.790s" :
 					 "%.200s (validated, build-id not in the table)",
 					 name);
 				t->rounds = round + 1;

@@ -29,6 +29,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <libelf.h>
 #include <sys/types.h>
 
 #include "luajit/ffnames.h"
@@ -51,7 +52,7 @@ struct luw_ljl_target {
 	uint64_t vm_end;	/* end of lj_vm_ffi_call when adjacent */
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
 	enum luw_ljl_source src;
-	char layout_name[560];	/* known layout, "DWARF of ...", ... */
+	char layout_name[800];	/* known layout, "DWARF of ...", ... */
 	char why_dwarf[256];	/* why the DWARF layout was not taken */
 	struct luw_ljr_result rec;	/* fields read from machine code */
 	char why_rec[128];	/* "" when rec is valid */
@@ -116,6 +117,15 @@ int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 struct user_regs_struct;
 struct luw_lj_regs;
 void luw_ljl_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r);
+
+/*
+ * The interpreter's FDE in elf (link-time addresses): the largest whose
+ * first row puts the CFA at rsp + a frame.  start/iend: its range, end:
+ * with lj_vm_ffi_call's FDE when adjacent, cfa: CFRAME_SIZE.  0, or -1
+ * with the reason.
+ */
+int luw_ljl_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend, uint64_t *end,
+		   uint32_t *cfa, char *err, size_t n);
 
 /* Known layouts, for tests and tools. */
 struct luw_ljl_known {

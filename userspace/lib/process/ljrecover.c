@@ -4,6 +4,8 @@
 #include "process/ljrecover.h"
 
 #include <capstone/capstone.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,6 +203,191 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		cs_free(in, 1);
 }
 
+/*
+ * The interpreter's fixed registers (see ljrecover.h), over a linear
+ * sweep of its code, straight-line runs only (state is dropped at every
+ * unconditional jmp and ret, caller-saved registers at every call):
+ *  - the dispatch: `mov R32, [P]`, `movzx OP, R8(low)`, `add P, 4`
+ *    (a 32-bit add in the 32-bit-reference VM), `jmp [D + OP*8]` -- P
+ *    is PC, D is DISPATCH;
+ *  - BASE: what `mov X, [L + l_base]` loads, L being what the C frame's
+ *    saved L (`[rsp + cframe_ofs_l]`) was loaded into;
+ *  - KBASE: what `mov X, [PC + d]` of a reference loads with d inside
+ *    the GCproto before the bytecode (PC2PROTO(k) - 4, BC_FUNCF's
+ *    `mov KBASE, [PC-4+PC2PROTO(k)]`).
+ * Each is kept only when every site agrees and there are enough sites.
+ */
+#define VOTE_KEYS 16
+
+struct vote {
+	int key[VOTE_KEYS];
+	unsigned int n[VOTE_KEYS];
+	int nk, bad;
+};
+
+static void vote_add(struct vote *v, int key)
+{
+	int i;
+
+	for (i = 0; i < v->nk && v->key[i] != key; i++)
+		;
+	if (i == v->nk) {
+		if (v->nk == VOTE_KEYS) {
+			v->bad = 1;
+			return;
+		}
+		v->key[v->nk++] = key;
+	}
+	v->n[i]++;
+}
+
+/* The one key every site gave, seen at least min times; else NONE. */
+static int vote_one(const struct vote *v, unsigned int min)
+{
+	return !v->bad && v->nk == 1 && v->n[0] >= min ? v->key[0] : LUW_LJR_NONE;
+}
+
+static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
+		    struct luw_ljr_result *r)
+{
+	/* ld[R]: R = dword [P] (P + 1); op[R]: R = low byte of such (P + 1) */
+	int ld[16], op[16], isl[16], adv[16];
+	struct vote disp = { .nk = 0 }, base = { .nk = 0 }, kb = { .nk = 0 };
+	cs_insn *in = cs_malloc(h);
+	int i, k;
+
+	memset(ld, 0, sizeof(ld));
+	memset(op, 0, sizeof(op));
+	memset(isl, 0, sizeof(isl));
+	memset(adv, 0, sizeof(adv));
+	while (in && len) {
+		const cs_x86 *x;
+		const cs_x86_op *o0, *o1;
+		int d, s1, b;
+		int32_t dsp;
+
+		if (!cs_disasm_iter(h, &code, &len, &addr, in)) {
+			code++;
+			len--;
+			addr++;
+			memset(ld, 0, sizeof(ld));
+			memset(op, 0, sizeof(op));
+			memset(isl, 0, sizeof(isl));
+			memset(adv, 0, sizeof(adv));
+			continue;
+		}
+		x = &in->detail->x86;
+		o0 = &x->operands[0];
+		o1 = &x->operands[1];
+		d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+		s1 = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+		if (in->id == X86_INS_JMP) {
+			if (x->op_count == 1 && o0->type == X86_OP_MEM &&
+			    o0->size == 8 && o0->mem.scale == 8 &&
+			    o0->mem.segment == X86_REG_INVALID &&
+			    (b = canon(o0->mem.base)) >= 0 &&
+			    (k = canon(o0->mem.index)) >= 0 && op[k] &&
+			    adv[op[k] - 1])
+				vote_add(&disp, b * 16 + op[k] - 1);
+			memset(ld, 0, sizeof(ld));
+			memset(op, 0, sizeof(op));
+			memset(isl, 0, sizeof(isl));
+			memset(adv, 0, sizeof(adv));
+			continue;
+		}
+		if (in->id == X86_INS_RET) {
+			memset(ld, 0, sizeof(ld));
+			memset(op, 0, sizeof(op));
+			memset(isl, 0, sizeof(isl));
+			memset(adv, 0, sizeof(adv));
+			continue;
+		}
+		if (in->id == X86_INS_CALL) {
+			for (i = 0; i < (int)(sizeof(caller_saved) / sizeof(caller_saved[0])); i++) {
+				k = caller_saved[i];
+				ld[k] = op[k] = isl[k] = adv[k] = 0;
+			}
+			continue;
+		}
+		if (d < 0 || !writes_op0(in))
+			continue;
+		/* add P, 4 after P's instruction was loaded: PC advanced. */
+		if (in->id == X86_INS_ADD && (o0->size == 8 || o0->size == 4) &&
+		    x->op_count == 2 &&
+		    o1->type == X86_OP_IMM && o1->imm == 4) {
+			for (k = 0; k < 16; k++)
+				if ((ld[k] == d + 1 || op[k] == d + 1))
+					adv[d] = 1;
+			isl[d] = 0;
+			continue;
+		}
+		if (in->id == X86_INS_MOV && x->op_count == 2 &&
+		    (b = mem_base(o1, &dsp)) >= 0) {
+			int nl = 0;
+
+			if (b != 7 && isl[b] && r->l_base != LUW_LJR_NONE &&
+			    dsp == r->l_base && o1->size == r->ref_size)
+				vote_add(&base, d);
+			if (b == 7 && r->cframe_ofs_l != LUW_LJR_NONE &&
+			    dsp == r->cframe_ofs_l && o1->size == r->cframe_l_size)
+				nl = 1;
+			/* mov KBASE, [PC - 4 + PC2PROTO(k)] */
+			if (b != 7 && r->pt_size != LUW_LJR_NONE && o1->size == r->ref_size &&
+			    dsp < -4 && dsp + 4 + r->pt_size >= 0 &&
+			    (dsp + 4 + r->pt_size) % r->ref_size == 0)
+				vote_add(&kb, (-dsp) << 8 | d << 4 | b);
+			for (k = 0; k < 16; k++)
+				if (ld[k] == d + 1 || op[k] == d + 1)
+					ld[k] = op[k] = 0;
+			ld[d] = dsp == 0 && o1->size == 4 ? b + 1 : 0;
+			op[d] = 0;
+			isl[d] = nl;
+			adv[d] = 0;
+			continue;
+		}
+		if (in->id == X86_INS_MOVZX && x->op_count == 2 && s1 >= 0 &&
+		    o1->size == 1 && ld[s1]) {
+			op[d] = ld[s1];
+			ld[d] = isl[d] = adv[d] = 0;
+			continue;
+		}
+		if (in->id == X86_INS_MOV && s1 >= 0 && o0->size == 8) {
+			ld[d] = ld[s1];
+			op[d] = op[s1];
+			isl[d] = isl[s1];
+			adv[d] = 0;
+			continue;
+		}
+		ld[d] = op[d] = isl[d] = adv[d] = 0;
+	}
+	if (in)
+		cs_free(in, 1);
+	k = vote_one(&disp, 16);
+	if (k != LUW_LJR_NONE) {
+		r->reg_dispatch = k / 16;
+		r->reg_pc = k % 16;
+	}
+	r->reg_base = vote_one(&base, 4);
+	/*
+	 * KBASE: of the loads relative to PC (other bases are BASE's slots,
+	 * BC_RET's [KBASE + PC2PROTO(k)]), one register and one offset.
+	 */
+	for (i = 0, k = LUW_LJR_NONE; r->reg_pc != LUW_LJR_NONE && i < kb.nk; i++) {
+		if ((kb.key[i] & 15) != r->reg_pc)
+			continue;
+		if (k != LUW_LJR_NONE || kb.bad) {
+			k = LUW_LJR_NONE;
+			break;
+		}
+		k = kb.key[i];
+		r->nvote_kbase = kb.n[i];
+	}
+	if (k != LUW_LJR_NONE && r->nvote_kbase >= 2 && (k >> 4 & 15) != r->reg_pc)
+		r->reg_kbase = k >> 4 & 15;
+	r->nvote_disp = disp.nk ? disp.n[0] : 0;
+	r->nvote_base = base.nk ? base.n[0] : 0;
+}
+
 /* Distinct ~LJ_VMST_* constants stored at each DISPATCH offset. */
 struct vmst_seen {
 	int32_t disp[32];
@@ -376,7 +563,7 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
  * the same place are seen as the same place.  Facts learnt from a branch
  * (this TValue is a function) belong to the path that took it.
  */
-#define PX_VALS 96
+#define PX_VALS 192
 #define PX_MARKS 8
 
 enum px_origin {
@@ -388,6 +575,10 @@ enum px_origin {
 	PO_SUM,		/* src + src2 */
 	PO_JTENT,	/* an int32 read from the jump table at imm */
 	PO_JTADDR,	/* imm + that int32: a case of the switch */
+	PO_TRACE,	/* traceref(J, tr): J->trace[tr] */
+	PO_TAGGED,	/* GC64: src (a call's result) | imm (its itype << 47) */
+	PO_CURFN,	/* curr_func(L): the GCobj in the slot below L->base */
+	PO_X8,		/* src * 8: a count of TValues in bytes */
 };
 
 struct px_val {
@@ -423,11 +614,16 @@ struct px_state {
 	int depth;
 	/* The function this path is in (a tail jump moves it). */
 	uint64_t lo, hi;
+	/* checktrace: the value compared with the dword at G + trno_st */
+	uint16_t trno_id;
+	int32_t trno_st;
+	/* push: a call's result was stored as the GCobj word at L->top */
+	int ret_at_top;
 };
 
 /* What the analysis is after in one function. */
 enum px_goal { PG_MAXSTACK, PG_ISCFUNC, PG_TOCFUNC, PG_GETINFO,
-	       PG_DEBUGLINE };
+	       PG_DEBUGLINE, PG_CHECKTRACE, PG_PUSH, PG_STACKFREE, PG_FLUSH };
 
 #define PX_CALLS 4
 
@@ -449,6 +645,33 @@ struct px_found {
 	 * fields relative to mref(fn->pc), pt itself mref(fn->pc) - pt_k.
 	 */
 	int inl, pt_k, pt_k_conflict;
+	/*
+	 * PG_CHECKTRACE (jit.util's functions, jit_checktrace inlined):
+	 * G-relative J->sizetrace (compared with the trace number) and
+	 * J->trace (indexed by it); T->mcode, T->szmcode handed to
+	 * lj_str_new by tracemc.
+	 */
+	int l_glref, st_g, st_conflict, tr_g, tr_conflict;
+	int mc, mc_conflict, szmc, szmc_conflict;
+	/*
+	 * PG_PUSH (lua_pushlstring, lua_newthread, lua_pushcclosure): the
+	 * tag stored with a call's result into L->top (set*V); the byte
+	 * compares of curr_func(L) (getcurrenv).
+	 * PG_STACKFREE (lua_close -> close_state): the dword of the thread
+	 * whose L->stack is freed, times sizeof(TValue), is its stacksize.
+	 */
+	int have_tag, tag_conflict;
+	int64_t tag;
+	int l_stack, ss_off, ss_conflict;
+	int ncfn, cfn_off[4], cfn_imm[4];	/* byte compares of curr_func */
+	/*
+	 * PG_FLUSH (luaJIT_setmode -> lj_trace_flush -> trace_flushroot, T
+	 * from jit_checktrace's pattern): pt->trace == T->traceno compares a
+	 * uint16 of the proto T->startpt refers to with T's own (startpt,
+	 * traceno); trace_unpatch stores T->startins, a dword of T, through
+	 * T->startpc.
+	 */
+	int fl_pt, fl_pt_c, fl_no, fl_no_c, fl_pc, fl_pc_c;
 	int ndirect;
 	uint64_t direct[16];
 };
@@ -594,6 +817,278 @@ static void px_cmp_pt(struct px_state *s, const cs_x86_op *a,
 	}
 }
 
+/* Is value id (+ off) what L->top holds? */
+static int px_is_top(const struct px_state *s, uint16_t id, const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && v->origin == PO_LOAD && v->size == 8 &&
+	       v->off == fd->l_top && s->v[v->src].origin == PO_L;
+}
+
+/* Is [id + off], off < 0, a slot below L->base (a TValue * always)? */
+static int px_below_base(const struct px_state *s, uint16_t id, int32_t off,
+			 const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && off < 0 && off >= -16 && v->origin == PO_LOAD &&
+	       v->size == 8 && v->off == fd->l_base && s->v[v->src].origin == PO_L;
+}
+
+static void px_note64(int64_t *f, int *have, int *conflict, int64_t v)
+{
+	if (!*have) {
+		*f = v;
+		*have = 1;
+	} else if (*f != v) {
+		*conflict = 1;
+	}
+}
+
+/*
+ * set*V(L, L->top, obj) after obj = a call's result, and the stores into
+ * a new object (PG_PUSH, PG_NEWOBJ); 1 when the instruction was taken
+ * care of.
+ */
+static int px_push(struct px_state *s, const cs_insn *in, enum px_goal goal,
+		   struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+	int sr = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+	uint16_t id;
+	int32_t off;
+
+	if (x->op_count != 2)
+		return 0;
+	/* L->top - n slots (lua_pushcclosure pops its upvalues): still top */
+	if (in->id == X86_INS_SUB && d >= 0 && sr >= 0 && !s->r[d].off &&
+	    px_is_top(s, s->r[d].id, fd))
+		return 1;
+	/*
+	 * curr_func(L) (getcurrenv): GC64 masks the slot's 47 bits, 32-bit
+	 * refs load its low word.
+	 */
+	if (in->id == X86_INS_AND && d >= 0 && o1->type == X86_OP_MEM &&
+	    s->v[s->r[d].id].origin == PO_CONST &&
+	    s->v[s->r[d].id].imm == 0x7fffffffffffLL &&
+	    px_addr(s, o1, &id, &off) && px_below_base(s, id, off, fd)) {
+		px_set_new(s, d, PO_CURFN);
+		return 1;
+	}
+	if (in->id == X86_INS_MOV && d >= 0 && fd->ref_size == 4 &&
+	    o1->type == X86_OP_MEM && o1->size == 4 &&
+	    px_addr(s, o1, &id, &off) && px_below_base(s, id, off, fd)) {
+		px_set_new(s, d, PO_CURFN);
+		return 1;
+	}
+	/* fn->c.gct == ~LJ_TFUNC (getcurrenv) */
+	if (in->id == X86_INS_CMP && o0->type == X86_OP_MEM && o0->size == 1 &&
+	    o1->type == X86_OP_IMM && px_addr(s, o0, &id, &off) &&
+	    s->v[id].origin == PO_CURFN) {
+		int i;
+
+		for (i = 0; i < fd->ncfn && (fd->cfn_off[i] != off ||
+					     fd->cfn_imm[i] != (uint8_t)o1->imm); i++)
+			;
+		if (i == fd->ncfn && i < 4) {
+			fd->cfn_off[i] = off;
+			fd->cfn_imm[i] = (uint8_t)o1->imm;
+			fd->ncfn++;
+		}
+		return 0;
+	}
+	/* GC64: the tagged value, a call's result or'ed with a constant */
+	if (in->id == X86_INS_OR && d >= 0 && sr >= 0 && !s->r[d].off &&
+	    !s->r[sr].off) {
+		const struct px_val *a = &s->v[s->r[d].id], *b = &s->v[s->r[sr].id];
+		const struct px_val *ret = a->origin == PO_RET ? a : b;
+		const struct px_val *k = a->origin == PO_RET ? b : a;
+		uint16_t n;
+
+		if (ret->origin != PO_RET || k->origin != PO_CONST || !s->r[d].id ||
+		    !s->r[sr].id)
+			return 0;
+		n = px_new(s, PO_TAGGED);
+		s->v[n].imm = k->imm;
+		s->v[n].src = a->origin == PO_RET ? s->r[d].id : s->r[sr].id;
+		s->r[d].id = n;
+		s->r[d].off = 0;
+		return 1;
+	}
+	if (in->id != X86_INS_MOV || o0->type != X86_OP_MEM ||
+	    !px_addr(s, o0, &id, &off))
+		return 0;
+	if (goal == PG_PUSH && px_is_top(s, id, fd)) {
+		const struct px_val *v = sr >= 0 && !s->r[sr].off ?
+					 &s->v[s->r[sr].id] : NULL;
+
+		if (off == 0 && o0->size == 8 && v && v->origin == PO_TAGGED) {
+			px_note64(&fd->tag, &fd->have_tag, &fd->tag_conflict, v->imm);
+		} else if (off == 0 && o0->size == 4 && v && v->origin == PO_RET) {
+			s->ret_at_top = 1;	/* 32-bit refs: the GCobj word */
+		} else if (off == 4 && o0->size == 4 && o1->type == X86_OP_IMM &&
+			   s->ret_at_top) {
+			px_note64(&fd->tag, &fd->have_tag, &fd->tag_conflict,
+				  (int64_t)(uint32_t)o1->imm);
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* A dword loaded, times 8 (shl 3, or lea [x*8]): PO_X8 of it. */
+static int px_stackfree(struct px_state *s, const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+	int k;
+	uint16_t src;
+
+	if (d < 0 || x->op_count != 2)
+		return 0;
+	if (in->id == X86_INS_SHL && o1->type == X86_OP_IMM && o1->imm == 3)
+		k = d;
+	else if (in->id == X86_INS_LEA && o1->mem.base == X86_REG_INVALID &&
+		 o1->mem.scale == 8 && !o1->mem.disp &&
+		 o1->mem.segment == X86_REG_INVALID)
+		k = canon(o1->mem.index);
+	else
+		return 0;
+	if (k < 0 || s->r[k].off || s->v[s->r[k].id].origin != PO_LOAD ||
+	    s->v[s->r[k].id].size != 4)
+		return 0;
+	src = s->r[k].id;
+	px_set_new(s, d, PO_X8);
+	s->v[s->r[d].id].src = src;
+	return 1;
+}
+
+/* Is value id G(L): the reference loaded from L->glref? */
+static int px_is_g(const struct px_state *s, uint16_t id, int32_t off,
+		   const struct px_found *fd)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && !off && v->origin == PO_LOAD && v->size == fd->ref_size &&
+	       v->off == fd->l_glref && s->v[v->src].origin == PO_L;
+}
+
+/*
+ * jit_checktrace: `tr < J->sizetrace` (a compare of a value with a dword
+ * of G(L) + GG_G2J) and traceref(J, tr) (a load indexed by that very
+ * value from the pointer at G(L) + GG_G2J + trace): the bound of the
+ * index is sizetrace.  1 when the instruction was taken care of.
+ */
+static int px_checktrace(struct px_state *s, const cs_insn *in,
+			 struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	uint16_t id;
+	int32_t off;
+	int i, b, k, d;
+
+	if (x->op_count != 2)
+		return 0;
+	if (in->id == X86_INS_CMP) {
+		for (i = 0; i < 2; i++) {
+			const cs_x86_op *m = i ? o0 : o1, *t = i ? o1 : o0;
+
+			if (m->type == X86_OP_MEM && m->size == 4 &&
+			    t->type == X86_OP_REG && (k = canon(t->reg)) >= 0 &&
+			    !s->r[k].off && s->r[k].id &&
+			    px_addr(s, m, &id, &off) && px_is_g(s, id, 0, fd)) {
+				s->trno_id = s->r[k].id;
+				s->trno_st = off;
+			}
+		}
+		return 0;
+	}
+	if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVSXD) ||
+	    o0->type != X86_OP_REG || (d = canon(o0->reg)) < 0 ||
+	    o1->type != X86_OP_MEM || o1->mem.disp ||
+	    o1->mem.segment != X86_REG_INVALID || o1->mem.scale != fd->ref_size ||
+	    (b = canon(o1->mem.base)) < 0 || (k = canon(o1->mem.index)) < 0 ||
+	    s->r[b].off || s->r[k].off || !s->trno_id ||
+	    s->r[k].id != s->trno_id)
+		return 0;
+	{
+		const struct px_val *a = &s->v[s->r[b].id];
+
+		if (a->origin != PO_LOAD || a->size != 8 || !px_is_g(s, a->src, 0, fd))
+			return 0;
+		px_note(&fd->tr_g, &fd->tr_conflict, a->off);
+		px_note(&fd->st_g, &fd->st_conflict, s->trno_st);
+	}
+	px_set_new(s, d, PO_TRACE);
+	return 1;
+}
+
+/* A load of `size` bytes from the trace T: its offset, else -1. */
+static int px_tload(const struct px_state *s, uint16_t id, int size)
+{
+	const struct px_val *v = &s->v[id];
+
+	return id && v->origin == PO_LOAD && v->size == size &&
+	       s->v[v->src].origin == PO_TRACE ? v->off : -1;
+}
+
+/* A value of operand o (register, or memory read): its id, else 0. */
+static uint16_t px_opval(struct px_state *s, const cs_x86_op *o)
+{
+	uint16_t id, n;
+	int32_t off;
+	int r;
+
+	if (o->type == X86_OP_REG && (r = canon(o->reg)) >= 0 && !s->r[r].off)
+		return s->r[r].id;
+	if (o->type != X86_OP_MEM || !px_addr(s, o, &id, &off))
+		return 0;
+	n = px_new(s, PO_LOAD);
+	s->v[n].src = id;
+	s->v[n].off = off;
+	s->v[n].size = (uint8_t)o->size;
+	return n;
+}
+
+/* trace_flushroot's compare and trace_unpatch's store (PG_FLUSH). */
+static void px_flush(struct px_state *s, const cs_insn *in, struct px_found *fd)
+{
+	const cs_x86 *x = &in->detail->x86;
+	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
+	uint16_t id;
+	int32_t off;
+	int i, r, a;
+
+	if (x->op_count != 2)
+		return;
+	if (in->id == X86_INS_CMP && o0->size == 2 && o1->size == 2) {
+		uint16_t v[2] = { px_opval(s, o0), px_opval(s, o1) };
+
+		for (i = 0; i < 2; i++) {
+			const struct px_val *p = &s->v[v[!i]];
+			int no = px_tload(s, v[i], 2), pt;
+
+			if (no < 0 || !v[!i] || p->origin != PO_LOAD || p->size != 2 ||
+			    (pt = px_tload(s, p->src, fd->ref_size)) < 0)
+				continue;
+			px_note(&fd->fl_pt, &fd->fl_pt_c, pt);
+			px_note(&fd->fl_no, &fd->fl_no_c, no);
+		}
+		return;
+	}
+	if (in->id == X86_INS_MOV && o0->type == X86_OP_MEM && o0->size == 4 &&
+	    o1->type == X86_OP_REG && (r = canon(o1->reg)) >= 0 && !s->r[r].off &&
+	    px_addr(s, o0, &id, &off) && !off &&
+	    (a = px_tload(s, id, fd->ref_size)) >= 0 &&
+	    px_tload(s, s->r[r].id, 4) >= 0)
+		px_note(&fd->fl_pc, &fd->fl_pc_c, a);
+}
+
 static void px_step1(const cs_insn *in, struct px_state *s,
 		     enum px_goal goal, struct px_found *fd)
 {
@@ -619,6 +1114,14 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		    px_is_pt(s, bv->src, fd))
 			px_note(&fd->lineinfo, &fd->lineinfo_conflict, bv->off);
 	}
+	if ((goal == PG_CHECKTRACE || goal == PG_FLUSH) && px_checktrace(s, in, fd))
+		return;
+	if (goal == PG_FLUSH)
+		px_flush(s, in, fd);
+	if (goal == PG_PUSH && px_push(s, in, goal, fd))
+		return;
+	if (goal == PG_STACKFREE && px_stackfree(s, in))
+		return;
 	switch (in->id) {
 	case X86_INS_MOV: case X86_INS_MOVZX: case X86_INS_MOVSXD:
 	case X86_INS_MOVABS: case X86_INS_LEA:
@@ -953,6 +1456,11 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 		px_set_new(&work[0].s, 4, PO_PCARG);	/* esi: pc */
 	} else {
 		px_set_new(&work[0].s, 5, PO_L);	/* rdi: the lua_State * */
+		if (goal == PG_FLUSH) {
+			/* luaJIT_setmode(L, idx, mode): idx is the trace number */
+			px_set_new(&work[0].s, 4, PO_UNK);
+			px_set_new(&work[0].s, 1, PO_UNK);
+		}
 		if (goal == PG_GETINFO)
 			px_set_new(&work[0].s, 1, PO_AR);	/* rdx: ar */
 	}
@@ -1005,6 +1513,31 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 				 * argument: funcproto(fn), k = sizeof(GCproto).
 				 */
 				const struct px_val *a = &s.v[s.r[5].id];
+				const struct px_val *a2 = &s.v[s.r[4].id];
+				const struct px_val *a3 = &s.v[s.r[1].id];
+
+				/*
+				 * allocf(ud, L->stack, L->stacksize * 8, 0):
+				 * lj_mem_freevec of a thread's stack
+				 */
+				if (goal == PG_STACKFREE && !s.r[4].off && !s.r[1].off &&
+				    a2->origin == PO_LOAD && a2->size == fd->ref_size &&
+				    a2->off == fd->l_stack && a3->origin == PO_X8 &&
+				    s.v[a3->src].origin == PO_LOAD &&
+				    s.v[s.v[a3->src].src].origin != PO_UNK &&
+				    s.v[a3->src].src == a2->src)
+					px_note(&fd->ss_off, &fd->ss_conflict,
+						s.v[a3->src].off);
+				/* lj_str_new(L, T->mcode, T->szmcode) */
+				if (goal == PG_CHECKTRACE && !s.r[4].off && !s.r[1].off &&
+				    !s.r[5].off && a->origin == PO_L &&
+				    a2->origin == PO_LOAD && a2->size == 8 &&
+				    s.v[a2->src].origin == PO_TRACE &&
+				    a3->origin == PO_LOAD && a3->size == 4 &&
+				    s.v[a3->src].origin == PO_TRACE) {
+					px_note(&fd->mc, &fd->mc_conflict, a2->off);
+					px_note(&fd->szmc, &fd->szmc_conflict, a3->off);
+				}
 
 				if (goal == PG_GETINFO && s.r[5].off < 0 &&
 				    s.r[5].off > -512 && a->origin == PO_LOAD &&
@@ -1021,7 +1554,8 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 						fd->call_k[c] = -s.r[5].off;
 						fd->ncalls++;
 					}
-				} else if (goal == PG_GETINFO && !s.depth &&
+				} else if ((goal == PG_GETINFO || goal == PG_FLUSH) &&
+					   !s.depth &&
 					   x->operands[0].type == X86_OP_IMM &&
 					   nw < PX_PATHS) {
 					uint64_t t = (uint64_t)x->operands[0].imm;
@@ -1357,6 +1891,302 @@ static int debug_line(csh h, Elf *elf, const struct luw_fdes *fdes,
 	return 0;
 }
 
+/*
+ * The pointer stored at link-time address addr: a relative relocation's
+ * addend (PIC: .data.rel.ro is filled at load time), else the file's
+ * bytes.  0, or -1.
+ */
+static int ptr_at(Elf *elf, uint64_t addr, uint64_t *v)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i, n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		for (i = 0; i < n; i++) {
+			GElf_Rela ra;
+
+			if (!gelf_getrela(d, (int)i, &ra) || ra.r_offset != addr)
+				continue;
+			if (GELF_R_TYPE(ra.r_info) != R_X86_64_RELATIVE)
+				return -1;
+			*v = (uint64_t)ra.r_addend;
+			return 0;
+		}
+	}
+	return data_at(elf, addr, v, 8);
+}
+
+/*
+ * An address put into a register: `lea R, [rip + x]` (PIC) or `mov R,
+ * imm`: the address, R in *reg; else 0.
+ */
+static uint64_t lea_rip(const cs_insn *in, int *reg)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	/* Not PIC: an absolute address as an immediate. */
+	if (in->id == X86_INS_MOV && x->op_count == 2 &&
+	    x->operands[0].type == X86_OP_REG &&
+	    x->operands[1].type == X86_OP_IMM && x->operands[1].imm > 0) {
+		*reg = canon(x->operands[0].reg);
+		return (uint64_t)x->operands[1].imm;
+	}
+	if (in->id != X86_INS_LEA || x->op_count != 2 ||
+	    x->operands[0].type != X86_OP_REG ||
+	    x->operands[1].type != X86_OP_MEM ||
+	    x->operands[1].mem.base != X86_REG_RIP ||
+	    x->operands[1].mem.index != X86_REG_INVALID)
+		return 0;
+	*reg = canon(x->operands[0].reg);
+	return in->address + in->size + (uint64_t)x->operands[1].mem.disp;
+}
+
+/* The rip-relative lea targets in [a, a + n) that start an FDE. */
+static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
+		   uint64_t n, int want_reg, uint64_t *out, int max)
+{
+	const uint8_t *code;
+	size_t len;
+	cs_insn *in = cs_malloc(h);
+	int k = 0, i, reg;
+
+	if (!in || !(code = code_at(elf, a, &len))) {
+		if (in)
+			cs_free(in, 1);
+		return 0;
+	}
+	if (len > n)
+		len = n;
+	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
+		uint64_t t = lea_rip(in, &reg);
+
+		if (!t || (want_reg >= 0 && reg != want_reg) ||
+		    (want_reg < 0 && !fde_end(fdes, t)))
+			continue;
+		for (i = 0; i < k && out[i] != t; i++)
+			;
+		if (i == k)
+			out[k++] = t;
+	}
+	cs_free(in, 1);
+	return k;
+}
+
+/*
+ * J->sizetrace, J->trace, T->mcode and T->szmcode from jit.util (see
+ * ljrecover.h): luaopen_jit hands luaopen_jit_util to lj_lib_prereg (a
+ * function address lea'd in luaopen_jit), which hands its lua_CFunction
+ * array to lj_lib_register (lea'd into the fourth argument, rcx); each
+ * function of the array is read for jit_checktrace and tracemc's call.
+ */
+static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
+			       struct luw_ljr_result *r)
+{
+	uint64_t a, sz, fns[16], arrs[8];
+	int nf, na, i, j, e, nread = 0;
+	struct px_found fd;
+
+	if (r->ref_size == LUW_LJR_NONE || r->l_glref == LUW_LJR_NONE ||
+	    luw_elf_symbol_sized(elf, SHT_DYNSYM, "luaopen_jit", 1, &a, &sz))
+		return;
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.l_glref = r->l_glref;
+	fd.st_g = fd.tr_g = fd.mc = fd.szmc = LUW_LJR_NONE;
+	nf = fn_leas(h, elf, fdes, a, sz, -1, fns, 16);
+	for (i = 0; i < nf; i++) {
+		uint64_t end = fde_end(fdes, fns[i]);
+
+		na = fn_leas(h, elf, fdes, fns[i], end - fns[i], 2, arrs, 8);
+		for (j = 0; j < na; j++) {
+			for (e = 0; e < 64; e++) {
+				uint64_t f, fe;
+
+				if (ptr_at(elf, arrs[j] + 8u * (unsigned)e, &f) ||
+				    !(fe = fde_end(fdes, f)))
+					break;
+				px_explore(h, elf, fdes, f, fe - f, PG_CHECKTRACE, &fd);
+				nread++;
+			}
+		}
+	}
+	r->ncheck_fns = nread;
+	if (fd.st_g != LUW_LJR_NONE && !fd.st_conflict &&
+	    fd.tr_g != LUW_LJR_NONE && !fd.tr_conflict) {
+		r->jsizetrace_g = fd.st_g;
+		r->jtrace_g = fd.tr_g;
+	}
+	/* luaJIT_setmode(L, tr, LUAJIT_MODE_TRACE|FLUSH) -> lj_trace_flush */
+	if (!luw_elf_symbol_sized(elf, SHT_DYNSYM, "luaJIT_setmode", 1, &a, &sz)) {
+		struct px_found ff;
+
+		memset(&ff, 0, sizeof(ff));
+		ff.ref_size = r->ref_size;
+		ff.l_glref = r->l_glref;
+		ff.st_g = ff.tr_g = ff.mc = ff.szmc = LUW_LJR_NONE;
+		ff.fl_pt = ff.fl_no = ff.fl_pc = LUW_LJR_NONE;
+		px_explore(h, elf, fdes, a, sz, PG_FLUSH, &ff);
+		if (ff.fl_pt != LUW_LJR_NONE && !ff.fl_pt_c &&
+		    ff.fl_no != LUW_LJR_NONE && !ff.fl_no_c && ff.fl_pt != ff.fl_no) {
+			r->tr_startpt = ff.fl_pt;
+			r->tr_traceno = ff.fl_no;
+		}
+		if (ff.fl_pc != LUW_LJR_NONE && !ff.fl_pc_c &&
+		    ff.fl_pc != ff.fl_pt)
+			r->tr_startpc = ff.fl_pc;
+	}
+	if (fd.mc != LUW_LJR_NONE && !fd.mc_conflict &&
+	    fd.szmc != LUW_LJR_NONE && !fd.szmc_conflict && fd.mc != fd.szmc) {
+		r->tr_mcode = fd.mc;
+		r->tr_szmcode = fd.szmc;
+	}
+}
+
+/*
+ * The GC type a set*V store tagged: gct = ~itype (low byte), from GC64's
+ * itype << 47 or the 32-bit tag word; -1 when it is not one.
+ */
+static int tag_gct(int64_t tag, int ref_size)
+{
+	uint64_t t = (uint64_t)tag;
+
+	if (ref_size == 8) {
+		if (t & ((1ull << 47) - 1) || (t >> 47) < 0x1fff0)
+			return -1;
+		return (int)(~(t >> 47) & 0xff);
+	}
+	if (t < 0xfffffff0u || t > 0xffffffffu)
+		return -1;
+	return (int)(~t & 0xff);
+}
+
+/* The functions [a, a + n) calls or jumps to directly (FDE starts). */
+static int direct_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
+			  uint64_t a, uint64_t n, uint64_t *out, int max)
+{
+	const uint8_t *code;
+	size_t len;
+	cs_insn *in = cs_malloc(h);
+	int k = 0, i;
+
+	if (!in || !(code = code_at(elf, a, &len))) {
+		if (in)
+			cs_free(in, 1);
+		return 0;
+	}
+	if (len > n)
+		len = n;
+	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
+		const cs_x86 *x = &in->detail->x86;
+		uint64_t t;
+
+		if ((in->id != X86_INS_CALL && in->id != X86_INS_JMP) ||
+		    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+			continue;
+		t = (uint64_t)x->operands[0].imm;
+		if (!fde_end(fdes, t))
+			continue;
+		for (i = 0; i < k && out[i] != t; i++)
+			;
+		if (i == k)
+			out[k++] = t;
+	}
+	cs_free(in, 1);
+	return k;
+}
+
+/* The type tag a dynsym function stores with the object it pushes. */
+static int push_gct(csh h, Elf *elf, const struct luw_fdes *fdes,
+		    struct luw_ljr_result *r, const char *fn)
+{
+	struct px_found fd;
+	uint64_t a, sz;
+
+	if (luw_elf_symbol_sized(elf, SHT_DYNSYM, fn, 1, &a, &sz))
+		return -1;
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.l_top = r->l_top;
+	fd.l_base = r->l_base;
+	px_explore(h, elf, fdes, a, sz, PG_PUSH, &fd);
+	if (!fd.have_tag || fd.tag_conflict)
+		return -1;
+	/*
+	 * lua_pushcclosure's getcurrenv: curr_func(L)->c.gct == ~LJ_TFUNC,
+	 * the byte compared with the type of the function it pushes (other
+	 * compares of curr_func's bytes, the ffid's, want other values).
+	 */
+	if (!strcmp(fn, "lua_pushcclosure")) {
+		int i, t = tag_gct(fd.tag, r->ref_size), k = LUW_LJR_NONE, bad = 0;
+
+		for (i = 0; t >= 0 && i < fd.ncfn; i++) {
+			if (fd.cfn_imm[i] != t)
+				continue;
+			if (k != LUW_LJR_NONE && k != fd.cfn_off[i])
+				bad = 1;
+			k = fd.cfn_off[i];
+		}
+		if (k != LUW_LJR_NONE && !bad)
+			r->gc_gct = k;
+	}
+	return tag_gct(fd.tag, r->ref_size);
+}
+
+/*
+ * gct_str, gct_thread, gct_func from what lua_pushlstring, lua_newthread
+ * and lua_pushcclosure push; gc_gct and l_stacksize from the stores into
+ * lua_pushcclosure's getcurrenv (curr_func(L)->c.gct == ~LJ_TFUNC: the
+ * byte compared with the type the function pushes), l_stacksize from
+ * lua_close freeing the main thread's stack.
+ */
+static void gct_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
+			struct luw_ljr_result *r)
+{
+	struct px_found fd;
+	uint64_t a, sz;
+
+	if (r->ref_size == LUW_LJR_NONE || r->l_top == LUW_LJR_NONE)
+		return;
+	r->gct_str = push_gct(h, elf, fdes, r, "lua_pushlstring");
+	r->gct_func = push_gct(h, elf, fdes, r, "lua_pushcclosure");
+	r->gct_thread = push_gct(h, elf, fdes, r, "lua_newthread");
+	if (r->gct_str < 0)
+		r->gct_str = LUW_LJR_NONE;
+	if (r->gct_func < 0)
+		r->gct_func = LUW_LJR_NONE;
+	if (r->gct_thread < 0)
+		r->gct_thread = LUW_LJR_NONE;
+	/*
+	 * lua_close frees the main thread's stack (close_state, tail-called
+	 * or called): lj_mem_freevec(g, tvref(L->stack), L->stacksize,
+	 * TValue), the dword of the same thread times 8.
+	 */
+	memset(&fd, 0, sizeof(fd));
+	fd.ref_size = r->ref_size;
+	fd.l_stack = r->l_stack;
+	fd.ss_off = LUW_LJR_NONE;
+	if (r->l_stack != LUW_LJR_NONE &&
+	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_close", 1, &a, &sz)) {
+		uint64_t to[16];
+		int n = direct_targets(h, elf, fdes, a, sz, to, 16), i;
+
+		px_explore(h, elf, fdes, a, sz, PG_STACKFREE, &fd);
+		/* close_state(L), called or tail-called with the main thread */
+		for (i = 0; i < n; i++)
+			px_explore(h, elf, fdes, to[i], fde_end(fdes, to[i]) - to[i],
+				   PG_STACKFREE, &fd);
+	}
+	if (fd.ss_off != LUW_LJR_NONE && !fd.ss_conflict)
+		r->l_stacksize = fd.ss_off;
+}
+
 /* The GCfunc fields and L->maxstack (see ljrecover.h). */
 static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 {
@@ -1422,7 +2252,33 @@ static void px_recover(csh h, Elf *elf, struct luw_ljr_result *r)
 	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;
 	cframe_recover(h, elf, &fdes, r);
+	checktrace_recover(h, elf, &fdes, r);
+	gct_recover(h, elf, &fdes, r);
 	luw_ehframe_free(&fdes);
+}
+
+/*
+ * The rbp rule of the FDE starting at vm_start (the interpreter's, whose
+ * one rule holds in its whole body): rbp saved at CFA - k gives k.
+ */
+static int fde_rbp(Elf *elf, uint64_t vm_start)
+{
+	Dwarf_CFI *cfi = dwarf_getcfi_elf(elf);
+	Dwarf_Frame *fr = NULL;
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+	int k = LUW_LJR_NONE;
+
+	if (!cfi)
+		return LUW_LJR_NONE;
+	if (!dwarf_cfi_addrframe(cfi, vm_start, &fr) &&
+	    !dwarf_frame_register(fr, 6, mem, &ops, &nops) && nops == 2 &&
+	    ops[0].atom == DW_OP_call_frame_cfa && ops[1].atom == DW_OP_plus_uconst &&
+	    (int64_t)ops[1].number < 0 && (int64_t)ops[1].number >= -4096)
+		k = (int)-(int64_t)ops[1].number;
+	free(fr);
+	dwarf_cfi_end(cfi);
+	return k;
 }
 
 int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
@@ -1442,6 +2298,12 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->pt_firstline = r->pt_numline = r->pt_lineinfo = LUW_LJR_NONE;
 	r->cframe_ofs_l = r->cframe_ofs_prev = r->cframe_ofs_pc = LUW_LJR_NONE;
 	r->cframe_l_size = LUW_LJR_NONE;
+	r->reg_base = r->reg_pc = r->reg_dispatch = r->reg_kbase = LUW_LJR_NONE;
+	r->cframe_rbp_cfa = LUW_LJR_NONE;
+	r->jsizetrace_g = r->jtrace_g = r->tr_mcode = r->tr_szmcode = LUW_LJR_NONE;
+	r->gc_gct = r->l_stacksize = LUW_LJR_NONE;
+	r->tr_startpt = r->tr_startpc = r->tr_traceno = LUW_LJR_NONE;
+	r->gct_str = r->gct_thread = r->gct_func = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;
@@ -1460,10 +2322,17 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	}
 	analyse(h, code, len, a, r, 1);
 	px_recover(h, elf, r);
-	if ((code = code_at(elf, vm_start, &len))) {
+	if (vm_end > vm_start && (code = code_at(elf, vm_start, &len))) {
 		if (len > vm_end - vm_start)
 			len = vm_end - vm_start;
+		vm_regs(h, code, len, vm_start, r);
+		/* The VM's own registers where its code showed them. */
+		if (r->reg_dispatch != LUW_LJR_NONE)
+			dispatch_reg = (unsigned int)r->reg_dispatch;
+		if (r->reg_base != LUW_LJR_NONE)
+			base_reg = (unsigned int)r->reg_base;
 		vm_leas(h, code, len, vm_start, dispatch_reg, base_reg, r);
+		r->cframe_rbp_cfa = fde_rbp(elf, vm_start);
 	}
 	cs_close(&h);
 	return 0;

@@ -53,6 +53,46 @@
  *                   fields relative to mref(fn->pc), and pt_size where it
  *                   subtracts it to load through the result.
  *
+ *   luaopen_jit     lj_lib_prereg(L, "jit.util", luaopen_jit_util, env)
+ *                   -> luaopen_jit_util (a function address put into a
+ *                      register: lea rip-relative, or mov imm when not
+ *                      PIC), whose lj_lib_register(L, NULL, init, cf) gets
+ *                      the lua_CFunction array cf in rcx; its entries (a
+ *                      relative relocation's addend when PIC) are read
+ *                      until one is no function's start.  In each:
+ *                   jit_checktrace: tr > 0 && tr < J->sizetrace, then
+ *                      traceref(J, tr) -- a value compared with a dword of
+ *                      G(L) and then used as the index of a load from the
+ *                      pointer at G(L) + x: jsizetrace_g (the dword's
+ *                      offset) and jtrace_g (x), both G-relative
+ *                   tracemc: lj_str_new(L, T->mcode, T->szmcode) on the
+ *                      trace so loaded -> tr_mcode (8-byte load from T in
+ *                      the second argument), tr_szmcode (dword load in
+ *                      the third)
+ *                   (no jit.util without the JIT: none of them then)
+ *   luaJIT_setmode(L, tr, LUAJIT_MODE_TRACE|LUAJIT_MODE_FLUSH) ->
+ *                   lj_trace_flush (called; T by jit_checktrace's
+ *                   pattern, J = G(L) + GG_G2J) -> trace_flushroot
+ *                   (jumped to, or inlined): `pt->trace == T->traceno`,
+ *                   a uint16 of the object a reference of T points to
+ *                   compared with a uint16 of T -> tr_startpt,
+ *                   tr_traceno; trace_unpatch's `*pc = T->startins`, a
+ *                   dword of T stored through a reference of T ->
+ *                   tr_startpc
+ *
+ *   lua_pushlstring, lua_newthread, lua_pushcclosure: set*V(L, L->top,
+ *                   o) after o = a call's result -- GC64 stores o | itype
+ *                   << 47, 32-bit refs the word itype at top + 4: gct_str,
+ *                   gct_thread, gct_func = ~itype (low byte)
+ *   lua_pushcclosure's getcurrenv: curr_func(L)->c.gct == ~LJ_TFUNC, the
+ *                   byte of the function below L->base compared with the
+ *                   type it pushes -> gc_gct
+ *   lua_close (or close_state, which it calls or jumps to, read with its
+ *                   argument as L): lj_mem_freevec(g, tvref(L->stack),
+ *                   L->stacksize, TValue) -- the allocator called with
+ *                   L->stack and a dword of the same thread times 8 ->
+ *                   l_stacksize
+ *
  * A field two paths disagree on is not recovered.
  *
  * lua_pcall calls lj_vm_pcall, inside the interpreter's FDE: its entry
@@ -69,6 +109,19 @@
  * BC_JLOOP loads J->trace and indexes it by the trace number:
  * `mov R, [DISPATCH + x]; mov T, [R + idx*refsize]` (jtrace_disp:
  * jit_State.trace relative to DISPATCH).
+ *
+ * The interpreter's fixed registers, from its own code (vm_regs): every
+ * bytecode handler ends in the dispatch, `mov R32, [PC]; movzx OP, R8
+ * (low byte); add PC, 4; jmp [DISPATCH + OP*8]` -- the register the
+ * instruction is loaded from and advanced by 4 is PC, the jump table's
+ * base DISPATCH; BASE is what `mov X, [L + l_base]` loads after L was
+ * loaded from the C frame's saved L (cframe_ofs_l); KBASE what BC_FUNCF's
+ * `mov KBASE, [PC - 4 + PC2PROTO(k)]` loads (a reference from PC minus at
+ * most sizeof(GCproto) + 4).  Each only when every site agrees (and
+ * enough sites: 16 dispatches, 4 base loads, 2 KBASE loads); DISPATCH and
+ * BASE then replace the caller's for the scans below.  The rbp rule of
+ * the interpreter's FDE (rbp saved at CFA - cframe_rbp_cfa) is read with
+ * libdw at the FDE's start.
  *
  * and the interpreter loads the address of GG_State's parts as the first
  * argument of its calls into C: `lea arg1, [DISPATCH + GG_DISP2J]` before
@@ -98,6 +151,17 @@ struct luw_ljr_result {
 	int pt_lineinfo;
 	/* lua_pcall -> lj_vm_pcall: the C frame's saved L, cframe and PC */
 	int cframe_ofs_l, cframe_ofs_prev, cframe_ofs_pc, cframe_l_size;
+	/* The interpreter's fixed registers (DWARF numbers), from its code */
+	int reg_base, reg_pc, reg_dispatch, reg_kbase;
+	unsigned int nvote_disp, nvote_base, nvote_kbase;	/* sites seen */
+	int cframe_rbp_cfa;	/* the VM FDE's rule: rbp saved at CFA - this */
+	/* jit.util: J->sizetrace and J->trace relative to G; GCtrace fields */
+	int jsizetrace_g, jtrace_g, tr_mcode, tr_szmcode;
+	int ncheck_fns;		/* jit.util functions read */
+	/* luaJIT_setmode -> lj_trace_flush -> trace_flushroot */
+	int tr_startpt, tr_startpc, tr_traceno;
+	/* lua_newthread, lua_pushlstring, lua_pushcclosure */
+	int gc_gct, l_stacksize, gct_str, gct_thread, gct_func;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
@@ -111,8 +175,9 @@ struct luw_ljr_result {
 };
 
 /*
- * Reads `elf` (vm_start, vm_end: the interpreter's link-time addresses;
- * dispatch_reg, base_reg: DWARF numbers of DISPATCH and BASE).  0 when lua_close and
+ * Reads `elf` (vm_start, vm_end: the interpreter's FDE, link-time
+ * addresses, 0/0: not scanned; dispatch_reg, base_reg: DWARF numbers of
+ * DISPATCH and BASE to scan with when its code does not show them).  0 when lua_close and
  * lua_gettop were found and analysed (fields may still be LUW_LJR_NONE), -1
  * with the reason otherwise.
  */
