@@ -40,15 +40,21 @@ ntr=$(sed -n 's/^TRACE	//p' "$W/jit.vmstates")
 [ $((100 * nt)) -ge $((90 * ntr)) ] || fail "jit: $nt of $ntr trace samples show TRACE_n above the main chunk"
 
 # The workload and the recording see the same stretch of time: the
-# workload waits blocked on stdin (no samples) until record has attached,
+# workload waits blocked on a FIFO (no samples) until record has attached,
 # then works 5 s of its CPU clock and exits, which ends the recording.
 # Compared over different windows (the workload's whole life against 4 s
 # of it) the shares drifted apart by 7 points either way on the loaded
 # debug kernel.  249 Hz: the sample handler's time is charged to the
 # task, hence to the workload's clock.
+# The FIFO in the guest's tmpfs ($W is on 9p, which has none), held open
+# read-write here so that the workload's open does not wait for a writer.
+# (Not on stdin: an asynchronous command of a script reads /dev/null.)
+go=$(mktemp -u /tmp/split-go.XXXXXX)
+mkfifo "$go" || fail "split: mkfifo"
+exec 3<>"$go"
 cat >"$W/split.lua" <<LUA
 -- Alternates C (FFI c_payload) and Lua (lua_fib) work, timing each with
--- the process CPU clock, from a line on stdin for 5 s of that clock, and
+-- the process CPU clock, from a line on the FIFO for 5 s of that clock, and
 -- prints the C share.
 jit.off()
 local ffi = require("ffi")
@@ -57,7 +63,7 @@ local c = ffi.load("$K/libc_payload.so")
 local function lua_fib(n) if n < 2 then return n end return lua_fib(n - 1) + lua_fib(n - 2) end
 local tc, tl = 0, 0
 io.stdout:write("ready\n") io.stdout:flush()
-io.read("l")
+io.open("$go"):read("l")
 local start = os.clock()
 while os.clock() - start < 5 do
   local t0 = os.clock() local r = c.c_payload(24)
@@ -68,12 +74,7 @@ end
 io.stdout:write(string.format("cshare %d\n", math.floor(100 * tc / (tc + tl) + 0.5)))
 io.stdout:flush()
 LUA
-# The FIFO in the guest's tmpfs: $W is on 9p, which has none.
-go=$(mktemp -u /tmp/split-go.XXXXXX)
-mkfifo "$go" || fail "split: mkfifo"
-exec 3<>"$go"
-rm -f "$go"
-start_lua luajit "$W/split.lua" <&3
+start_lua luajit "$W/split.lua"
 $CTL record -p "$pid" -o "$W/split.luw" --duration 300 --freq 249 2>"$W/split.err" &
 rec=$!
 # version counts every session's targets (status sees only its own).
@@ -86,6 +87,7 @@ echo go >&3
 wait $rec || { cat "$W/split.err" >&2; fail "split: record"; }
 wait "$pid"
 exec 3>&-
+rm -f "$go"
 want=$(sed -n 's/^cshare //p' "$W/luajit.out")
 [ -n "$want" ] || fail "split: the workload did not report its split"
 $REP "$W/split.luw" >"$W/split.folded" || fail "split: report"
