@@ -1948,14 +1948,30 @@ static uint64_t lea_rip(const cs_insn *in, int *reg)
 	return in->address + in->size + (uint64_t)x->operands[1].mem.disp;
 }
 
-/* The rip-relative lea targets in [a, a + n) that start an FDE. */
-static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
-		   uint64_t n, int want_reg, uint64_t *out, int max)
+/* The address a direct call or jmp goes to; else 0. */
+static uint64_t branch_target(const cs_insn *in)
+{
+	const cs_x86 *x = &in->detail->x86;
+
+	if ((in->id != X86_INS_CALL && in->id != X86_INS_JMP) ||
+	    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
+		return 0;
+	return (uint64_t)x->operands[0].imm;
+}
+
+/*
+ * The distinct addresses the instructions of [a, a + n) put into a
+ * register (lea_rip; into want_reg, or any register for an FDE start) or,
+ * with branches set, call or jump to directly (FDE starts), up to max.
+ */
+static int code_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
+			uint64_t a, uint64_t n, int branches, int want_reg,
+			uint64_t *out, int max)
 {
 	const uint8_t *code;
 	size_t len;
 	cs_insn *in = cs_malloc(h);
-	int k = 0, i, reg;
+	int k = 0, i, reg = -1;
 
 	if (!in || !(code = code_at(elf, a, &len))) {
 		if (in)
@@ -1965,10 +1981,10 @@ static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
 	if (len > n)
 		len = n;
 	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
-		uint64_t t = lea_rip(in, &reg);
+		uint64_t t = branches ? branch_target(in) : lea_rip(in, &reg);
 
-		if (!t || (want_reg >= 0 && reg != want_reg) ||
-		    (want_reg < 0 && !fde_end(fdes, t)))
+		if (!t || (!branches && want_reg >= 0 && reg != want_reg) ||
+		    ((branches || want_reg < 0) && !fde_end(fdes, t)))
 			continue;
 		for (i = 0; i < k && out[i] != t; i++)
 			;
@@ -1977,6 +1993,13 @@ static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
 	}
 	cs_free(in, 1);
 	return k;
+}
+
+/* The rip-relative lea targets in [a, a + n) that start an FDE. */
+static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
+		   uint64_t n, int want_reg, uint64_t *out, int max)
+{
+	return code_targets(h, elf, fdes, a, n, 0, want_reg, out, max);
 }
 
 /*
@@ -2071,35 +2094,7 @@ static int tag_gct(int64_t tag, int ref_size)
 static int direct_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
 			  uint64_t a, uint64_t n, uint64_t *out, int max)
 {
-	const uint8_t *code;
-	size_t len;
-	cs_insn *in = cs_malloc(h);
-	int k = 0, i;
-
-	if (!in || !(code = code_at(elf, a, &len))) {
-		if (in)
-			cs_free(in, 1);
-		return 0;
-	}
-	if (len > n)
-		len = n;
-	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
-		const cs_x86 *x = &in->detail->x86;
-		uint64_t t;
-
-		if ((in->id != X86_INS_CALL && in->id != X86_INS_JMP) ||
-		    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-			continue;
-		t = (uint64_t)x->operands[0].imm;
-		if (!fde_end(fdes, t))
-			continue;
-		for (i = 0; i < k && out[i] != t; i++)
-			;
-		if (i == k)
-			out[k++] = t;
-	}
-	cs_free(in, 1);
-	return k;
+	return code_targets(h, elf, fdes, a, n, 1, -1, out, max);
 }
 
 /* The type tag a dynsym function stores with the object it pushes. */
