@@ -89,7 +89,13 @@ struct luw_lj_layout {
 	 * continues at rsp + cframe_size (that is the CFA of the VM's FDE).
 	 */
 	__u16 cframe_size;	/* CFRAME_SIZE */
-	__u16 cframe_size_jit;	/* CFRAME_SIZE_JIT */
+	/*
+	 * CFRAME_SIZE_JIT, 0 when unknown.  With tr_spadjust it describes a
+	 * trace's frame (CFA = rsp + CFRAME_SIZE_JIT + spadjust) for a tool
+	 * that unwinds trace code; the module does not (it reaches the C
+	 * frame under a trace through L->cframe) and reads neither.
+	 */
+	__u16 cframe_size_jit;
 	__u16 cframe_ofs_l;	/* CFRAME_OFS_L: saved lua_State * */
 	__u16 cframe_ofs_prev;	/* CFRAME_OFS_PREV: previous cframe */
 	__u16 cframe_ofs_pc;	/* CFRAME_OFS_PC: saved PC */
@@ -139,7 +145,7 @@ struct luw_lj_layout {
 	__u16 str_size;		/* sizeof(GCstr): characters follow it */
 	__u16 tr_startpt;	/* GCRef to GCproto */
 	__u16 tr_startpc;	/* MRef to BCIns */
-	__u16 tr_spadjust;	/* uint16: stack adjustment of the trace */
+	__u16 tr_spadjust;	/* uint16: stack adjustment of the trace (unread) */
 	__u16 tr_mcode;		/* MCode * */
 	__u16 tr_szmcode;	/* MSize */
 	__u16 tr_traceno;	/* TraceNo1 (uint16) */

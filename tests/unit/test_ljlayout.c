@@ -99,8 +99,14 @@ static void check_target(const char *what, char *const argv[],
 	       what);
 	if (want_src == LUW_LJL_SRC_DWARF) {
 		const struct luw_lj_layout *k = known_by_name("Tarantool 2.6");
+		struct luw_lj_layout want;
 
-		CHECK(k && !memcmp(k, &t->layout, sizeof(*k)),
+		/* CFRAME_SIZE_JIT is a macro: DWARF leaves it unknown (0). */
+		if (k) {
+			want = *k;
+			want.cframe_size_jit = 0;
+		}
+		CHECK(k && !memcmp(&want, &t->layout, sizeof(want)),
 		       "%s: DWARF layout differs from the generated table", what);
 	}
 	/* Each moved field is refused, with binary and build-id named. */

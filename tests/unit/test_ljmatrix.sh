@@ -165,9 +165,12 @@ tables_vs_dwarf() {
 }
 
 # layout_of BIN FILE: the layout the probe uses for BIN, field by field.
+# (GCtrace.spadjust only from DWARF: no walk reads it and nothing else
+# proves it, unproven_trace_frame in ljlayout.c)
 layout_of() {
 	start "$1" rec || return
-	"$probe" -n 0 --layout "$pid" 2>/dev/null | grep '^layout\.' >"$2"
+	"$probe" -n 0 --layout "$pid" 2>/dev/null | grep '^layout\.' |
+		grep -v '^layout\.tr_spadjust ' >"$2"
 	stop
 }
 
@@ -193,6 +196,11 @@ code_vs_dwarf() {
 		disp.arg1) continue ;;
 		g.j_sizetrace) want=$(dw j_sizetrace "$2"); v=$((v - g2j)) ;;
 		g.j_trace) want=$(dw j_trace "$2"); v=$((v - g2j)) ;;
+		# A role's raw state index: DWARF's map must give that role
+		# there (enum luw_vmstate: INTERP 0, CFUNC 3, EXIT 5).
+		vmst.interp) want=0; v=$(dw "vmst_map\\[$v\\]" "$2") ;;
+		vmst.c) want=3; v=$(dw "vmst_map\\[$v\\]" "$2") ;;
+		vmst.exit) want=5; v=$(dw "vmst_map\\[$v\\]" "$2") ;;
 		*) want=$(dw "$f" "$2") ;;
 		esac
 		n=$((n + 1))

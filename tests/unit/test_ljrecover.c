@@ -41,7 +41,7 @@ enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_L_SIZE, F_RBASE, F_RPC, F_RDISP, F_RKBASE, F_RBP_CFA,
        F_JSIZETRACE_G, F_JTRACE_G, F_MCODE, F_SZMCODE, F_STACKSIZE, F_GCT,
        F_GCT_STR, F_GCT_THREAD, F_GCT_FUNC, F_STARTPT, F_STARTPC, F_TRACENO,
-       F__N };
+       F_VMST_C, F_VMST_INTERP, F_VMST_EXIT, F__N };
 
 static const struct {
 	const char *name, *dw_struct, *dw_member;
@@ -90,6 +90,10 @@ static const struct {
 	{ "tr_startpt", "GCtrace", "startpt" },
 	{ "tr_startpc", "GCtrace", "startpc" },
 	{ "tr_traceno", "GCtrace", "traceno" },
+	/* The LJ_VMST_* enumerators (vmst_ref): C or CFUNC, INTERP, EXIT */
+	{ "vmst_c", NULL, NULL },
+	{ "vmst_interp", NULL, NULL },
+	{ "vmst_exit", NULL, NULL },
 };
 
 /*
@@ -182,6 +186,20 @@ static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
 	v[F_STARTPT] = r->tr_startpt;
 	v[F_STARTPC] = r->tr_startpc;
 	v[F_TRACENO] = r->tr_traceno;
+	v[F_VMST_C] = r->vmst_c;
+	v[F_VMST_INTERP] = r->vmst_interp;
+	v[F_VMST_EXIT] = r->vmst_exit;
+}
+
+/* The raw index map (the table's vmst_map) gives to state s, or NONE. */
+static int vmst_index(const struct luw_lj_layout *ly, int s)
+{
+	int k;
+
+	for (k = 0; k < ly->n_vmst; k++)
+		if (ly->vmst_map[k] == s)
+			return k;
+	return LUW_LJR_NONE;
 }
 
 static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
@@ -225,6 +243,62 @@ static void table_fields(const struct luw_lj_layout *ly, int v[F__N])
 	v[F_STARTPT] = ly->tr_startpt;
 	v[F_STARTPC] = ly->tr_startpc;
 	v[F_TRACENO] = ly->tr_traceno;
+	v[F_VMST_C] = vmst_index(ly, LUW_VMST_CFUNC);
+	v[F_VMST_INTERP] = vmst_index(ly, LUW_VMST_INTERP);
+	/* No exit handler in a build without the JIT */
+	v[F_VMST_EXIT] = (ly->flags & LUW_LJ_F_JIT) ?
+			 vmst_index(ly, LUW_VMST_EXIT) : LUW_LJR_NONE;
+}
+
+/*
+ * The LJ_VMST_* enumerators of the DWARF in dw: C (Tarantool: CFUNC),
+ * INTERP, and EXIT when the build has the JIT (jit_State): the exit
+ * handler is assembled only then.  -1 when DWARF has no such enum.
+ */
+static int vmst_ref(Dwarf *dw, int v[F__N])
+{
+	Dwarf_Off off = 0, next;
+	size_t hsz;
+	Dwarf_Die j;
+	int found = 0, exit_v = LUW_LJR_NONE;
+
+	v[F_VMST_C] = v[F_VMST_INTERP] = LUW_LJR_NONE;
+	while (!found && !dwarf_nextcu(dw, off, &next, &hsz, NULL, NULL, NULL)) {
+		Dwarf_Die cu, c, e;
+
+		if (dwarf_offdie(dw, off + hsz, &cu) && !dwarf_child(&cu, &c)) {
+			do {
+				const char *en;
+
+				if (dwarf_tag(&c) != DW_TAG_enumeration_type ||
+				    dwarf_child(&c, &e) ||
+				    !(en = dwarf_diename(&e)) ||
+				    strcmp(en, "LJ_VMST_INTERP"))
+					continue;
+				found = 1;
+				do {
+					Dwarf_Attribute a;
+					Dwarf_Word w;
+
+					en = dwarf_diename(&e);
+					if (!en || !dwarf_attr(&e, DW_AT_const_value, &a) ||
+					    dwarf_formudata(&a, &w))
+						continue;
+					if (!strcmp(en, "LJ_VMST_C") ||
+					    !strcmp(en, "LJ_VMST_CFUNC"))
+						v[F_VMST_C] = (int)w;
+					else if (!strcmp(en, "LJ_VMST_INTERP"))
+						v[F_VMST_INTERP] = (int)w;
+					else if (!strcmp(en, "LJ_VMST_EXIT"))
+						exit_v = (int)w;
+				} while (dwarf_siblingof(&e, &e) == 0);
+				break;
+			} while (dwarf_siblingof(&c, &c) == 0);
+		}
+		off = next;
+	}
+	v[F_VMST_EXIT] = luw_dw_struct(dw, "jit_State", &j) ? LUW_LJR_NONE : exit_v;
+	return found ? 0 : -1;
 }
 
 /* J->sizetrace and J->trace relative to G, NONE without jit_State. */
@@ -312,6 +386,10 @@ static int dwarf_fields(const char *path, int v[F__N])
 		frame_consts(sz == 8, v);
 	}
 	jit_state_g(dw, path, v);
+	if (vmst_ref(dw, v)) {
+		CHECK(0, "%s: DWARF has no LJ_VMST_* enum", path);
+		rc = -1;
+	}
 	{
 		uint64_t at;
 

@@ -207,6 +207,9 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "gct_func", r->gct_func },
 		{ "tr_startpt", r->tr_startpt }, { "tr_startpc", r->tr_startpc },
 		{ "tr_traceno", r->tr_traceno },
+		/* raw ~LJ_VMST_* index of each role (ljrecover.h) */
+		{ "vmst.interp", r->vmst_interp }, { "vmst.c", r->vmst_c },
+		{ "vmst.exit", r->vmst_exit },
 	};
 	size_t i;
 	int k;

@@ -455,6 +455,113 @@ static const char *dw_missing(const struct dw *w)
 	return w->have_vmst ? NULL : "LJ_VMST_* enum";
 }
 
+/*
+ * A trace's frame, CFRAME_SIZE_JIT and GCtrace.spadjust: only a tool that
+ * unwinds trace code needs them (lj_gdbjit's CFA = rsp + CFRAME_SIZE_JIT
+ * + spadjust); the walk reaches the C frame under a trace through
+ * L->cframe.  No exported function shows them and no live check can:
+ * unknown rather than a family's, where no build-id vouches for them.
+ */
+static void unproven_trace_frame(struct luw_lj_layout *ly)
+{
+	ly->cframe_size_jit = 0;
+	ly->tr_spadjust = LUW_LJ_NOFIELD;
+}
+
+/*
+ * The type tags (~LJ_T*, macros in no DWARF) where the machine code shows
+ * them: what lua_pushlstring, lua_newthread and lua_pushcclosure store
+ * with what they push.  They are one enum whose order the VM's range
+ * checks rely on (thread, proto, func, trace: ~6 to ~9 in every 2.x):
+ * with thread and func recovered two apart, proto and trace lie between
+ * and after them.  The live checks read protos' and traces' gct.
+ */
+static void tags_from_code(const struct luw_ljr_result *r,
+			   struct luw_lj_layout *ly, char *used, size_t un)
+{
+	char u[64] = "";
+
+	if (r->gct_str != LUW_LJR_NONE) {
+		ly->gct_str = (__u8)r->gct_str;
+		strcat(u, " gct_str");
+	}
+	if (r->gct_thread != LUW_LJR_NONE) {
+		ly->gct_thread = (__u8)r->gct_thread;
+		strcat(u, " gct_thread");
+	}
+	if (r->gct_func != LUW_LJR_NONE) {
+		ly->gct_func = (__u8)r->gct_func;
+		strcat(u, " gct_func");
+	}
+	if (r->gct_thread != LUW_LJR_NONE && r->gct_func == r->gct_thread + 2) {
+		ly->gct_proto = (__u8)(r->gct_thread + 1);
+		ly->gct_trace = (__u8)(r->gct_func + 1);
+		strcat(u, " gct_proto gct_trace");
+	}
+	if (used)
+		strncat(used, u, un - strlen(used) - 1);
+}
+
+/*
+ * Whether the family map `ly` agrees with where the VM's code stores its
+ * states: 0, or -1 with the state it misplaces.
+ */
+static int vmst_agrees(const struct luw_ljr_result *r,
+		       const struct luw_lj_layout *ly, char *why, size_t n)
+{
+	const struct { int k; __u8 want; const char *name; } role[] = {
+		{ r->vmst_interp, LUW_VMST_INTERP, "the interpreter's" },
+		{ r->vmst_c, LUW_VMST_CFUNC, "C code's" },
+		{ r->vmst_exit, LUW_VMST_EXIT, "the exit handler's" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(role) / sizeof(role[0]); i++)
+		if (role[i].k != LUW_LJR_NONE &&
+		    (role[i].k >= ly->n_vmst ||
+		     ly->vmst_map[role[i].k] != role[i].want))
+			return luw_fail(why, n, "machine code: %s VM state is "
+				    "~%d, not so in the family's map (vmst_map)",
+				    role[i].name, role[i].k);
+	return 0;
+}
+
+/*
+ * The VM-state map from the states the interpreter's code stores and
+ * where (ljrecover.h: vmst_interp, vmst_c, vmst_exit).  The states C code
+ * sets follow the C state in the same order in every 2.1 enum (stock: C,
+ * GC, EXIT, RECORD, OPT, ASM; Tarantool's: CFUNC, GC, EXIT, RECORD, OPT,
+ * ASM), and the ones before it are the interpreter's (INTERP; Tarantool's
+ * LFUNC and FFUNC, which the walk tells apart from the innermost frame as
+ * it does for INTERP).  Where the code shows EXIT it must sit at C + 2.
+ * Anything else: every raw state unknown -- a sample then carries no
+ * state, which is missing, not wrong.
+ */
+static void vmst_from_code(const struct luw_ljr_result *r,
+			   struct luw_lj_layout *ly, char *used, size_t un)
+{
+	static const __u8 after_c[] = {
+		LUW_VMST_CFUNC, LUW_VMST_GC, LUW_VMST_EXIT, LUW_VMST_RECORD,
+		LUW_VMST_OPT, LUW_VMST_ASM,
+	};
+	int c = r->vmst_c, k, n = c + (int)sizeof(after_c);
+
+	if (c == LUW_LJR_NONE || r->vmst_interp == LUW_LJR_NONE ||
+	    r->vmst_interp >= c || n > LUW_LJ_MAX_RAW_VMST ||
+	    (r->vmst_exit != LUW_LJR_NONE && r->vmst_exit != c + 2)) {
+		for (k = 0; k < ly->n_vmst; k++)
+			ly->vmst_map[k] = LUW_VMST_UNKNOWN;
+		strncat(used, " vmst_map(unknown)", un - strlen(used) - 1);
+		return;
+	}
+	memset(ly->vmst_map, 0, sizeof(ly->vmst_map));
+	for (k = 0; k < c; k++)
+		ly->vmst_map[k] = LUW_VMST_INTERP;
+	memcpy(ly->vmst_map + c, after_c, sizeof(after_c));
+	ly->n_vmst = (__u8)n;
+	strncat(used, " vmst_map", un - strlen(used) - 1);
+}
+
 /* Fast-function names from the FF_* enumerators: each one's id. */
 static void dw_ffnames(Dwarf_Die *en, struct luw_ffnames *ff, const char *src)
 {
@@ -566,7 +673,8 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 	ly->reg_dispatch = LUW_X86_R14;
 	ly->reg_kbase = LUW_X86_R15;
 	ly->cframe_size = (__u16)fde_cfa;
-	ly->cframe_size_jit = (__u16)(fde_cfa + 16);
+	/* A macro, in no DWARF and no FDE, and no walk reads it. */
+	ly->cframe_size_jit = 0;
 	ly->cframe_ofs_l = gc64 ? 16 : 24;
 	ly->cframe_ofs_prev = 32;
 	ly->cframe_ofs_pc = gc64 ? 24 : 28;
@@ -823,13 +931,8 @@ static int try_object(struct luw_ljl_target *t, const struct luw_map *m,
 		}
 		if (!t->why_rec[0] && t->rec.cframe_rbp_cfa != LUW_LJR_NONE)
 			dly.cframe_rbp_cfa = (__u8)t->rec.cframe_rbp_cfa;
-		/* ~LJ_T* are macros: what set*V stores, where the code says */
-		if (!t->why_rec[0] && t->rec.gct_str != LUW_LJR_NONE)
-			dly.gct_str = (__u8)t->rec.gct_str;
-		if (!t->why_rec[0] && t->rec.gct_thread != LUW_LJR_NONE)
-			dly.gct_thread = (__u8)t->rec.gct_thread;
-		if (!t->why_rec[0] && t->rec.gct_func != LUW_LJR_NONE)
-			dly.gct_func = (__u8)t->rec.gct_func;
+		if (!t->why_rec[0])
+			tags_from_code(&t->rec, &dly, NULL, 0);
 		t->layout = dly;
 		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
@@ -989,6 +1092,40 @@ int luw_ljl_find_states(struct luw_ljl_target *t, char *err, size_t n)
 		return -1;						\
 	}								\
 } while (0)
+
+/*
+ * The first traces of J->trace[] (bounded): each one is a GCtrace that
+ * carries its own number.  The trace being recorded is jit_State's cur,
+ * zeroed but for its number, so a gct of 0 passes too; a layout whose
+ * J->trace, gct_trace or tr_traceno is wrong fails on the first compiled
+ * trace.  No trace yet: nothing to check.
+ */
+#define TRACES_CHECKED 16
+static int check_traces(pid_t pid, const struct luw_lj_layout *ly,
+			uint64_t arr, uint32_t sz, char *why, size_t whylen)
+{
+	uint32_t k, seen = 0, rs = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
+
+	for (k = 1; k < sz && k < 1024 && seen < TRACES_CHECKED; k++) {
+		uint64_t tr = 0;
+		uint16_t no = 0;
+		uint8_t gct = 0xff;
+
+		if (rd_ref(pid, ly, arr + (uint64_t)k * rs, &tr) || !tr)
+			continue;
+		seen++;
+		CHECK(!rd(pid, tr + ly->gc_gct, &gct, 1) &&
+		      (gct == ly->gct_trace || gct == 0),
+		      "J->trace[%u] = 0x%llx has gct %u (j_trace/gct_trace)", k,
+		      (unsigned long long)tr, gct);
+		if (ly->tr_traceno == LUW_LJ_NOFIELD)
+			continue;
+		CHECK(!rd(pid, tr + ly->tr_traceno, &no, 2) && no == k,
+		      "J->trace[%u] = 0x%llx has traceno %u (tr_traceno)", k,
+		      (unsigned long long)tr, no);
+	}
+	return 0;
+}
 
 /*
  * Protos and strings: walk the Lua stack the VM would report now (cur_L
@@ -1180,6 +1317,8 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
 		      ((arr && sz > 0 && sz <= 65536) || (!arr && !sz)),
 		      "J->trace/sizetrace = 0x%llx/%u implausible (gg_g2j/j_trace)",
 		      (unsigned long long)arr, sz);
+		if (check_traces(pid, ly, arr, sz, why, whylen))
+			return -1;
 	}
 	return 0;
 }
@@ -1428,10 +1567,13 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 	TAKE8(reg_pc);
 	TAKE8(reg_dispatch);
 	TAKE8(reg_kbase);
-	TAKE8(gct_str);
-	TAKE8(gct_thread);
-	TAKE8(gct_func);
 #undef TAKE8
+	tags_from_code(r, ly, used, un);
+	vmst_from_code(r, ly, used, un);
+	/* What the VM entries push: the interpreter's FDE says. */
+	ly->cframe_size = (__u16)t->fde_cfa;
+	strncat(used, " cframe_size(FDE)", un - strlen(used) - 1);
+	unproven_trace_frame(ly);
 	if (anchor_gg(t, ly, why, n))
 		return -1;
 	strncat(used, " gg_g2l gg_g2disp", un - strlen(used) - 1);
@@ -1710,9 +1852,13 @@ static int try_families(struct luw_ljl_target *t, int round,
 				ly = *known[i].layout;
 				ly.stack_extra = 0;
 				ly.gg_ndisp = 0;
+				unproven_trace_frame(&ly);
 				snprintf(name, sizeof(name), "%s", known[i].name);
-				bad = luw_ljl_use_layout(t, &ly, name, why,
-							 sizeof(why));
+				bad = !t->why_rec[0] &&
+				      vmst_agrees(&t->rec, &ly, why, sizeof(why));
+				if (!bad)
+					bad = luw_ljl_use_layout(t, &ly, name, why,
+								 sizeof(why));
 			} else {
 				bad = layout_from_code(t, known[i].layout, &ly,
 						       fields, sizeof(fields),

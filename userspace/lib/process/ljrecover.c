@@ -388,35 +388,58 @@ static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	r->nvote_base = base.nk ? base.n[0] : 0;
 }
 
-/* Distinct ~LJ_VMST_* constants stored at each DISPATCH offset. */
+/*
+ * Distinct ~LJ_VMST_* constants stored at each DISPATCH offset, and the
+ * roles three kinds of site give them (bit k: ~k stored there):
+ *  - before_call: stored right before an indirect call (BC_FUNCC and
+ *    BC_FUNCCW call the C function through a register or memory: the
+ *    state of C code, LJ_VMST_C, Tarantool's LJ_VMST_CFUNC);
+ *  - after_call: stored right after that call returns (LJ_VMST_INTERP);
+ *  - after_load: stored right after the same slot was read into a
+ *    register (->vm_exit_handler reads the number of the trace that
+ *    exited from G->vmstate, then sets LJ_VMST_EXIT, then hands the
+ *    number to J->parent).
+ */
 struct vmst_seen {
 	int32_t disp[32];
-	uint32_t imms[32];	/* bit k: ~k stored */
+	uint32_t imms[32];
+	uint32_t before_call[32], after_call[32], after_load[32];
 	int n;
 };
 
-static void vmst_note(struct vmst_seen *v, const cs_x86 *x, unsigned int dreg)
+/* The slot index and state of `mov dword [DISPATCH + x], ~k`, or -1. */
+static int vmst_note(struct vmst_seen *v, const cs_x86 *x, unsigned int dreg,
+		     int *k)
 {
-	int32_t disp;
+	int32_t disp = 0;
 	int64_t imm;
 	int i;
 
 	if (x->op_count != 2 || x->operands[0].size != 4 ||
 	    x->operands[1].type != X86_OP_IMM ||
 	    mem_base(&x->operands[0], &disp) != (int)dreg)
-		return;
+		return -1;
 	imm = x->operands[1].imm;
 	if ((int32_t)imm >= 0 || (int32_t)imm < -16)
-		return;
+		return -1;
 	for (i = 0; i < v->n && v->disp[i] != disp; i++)
 		;
 	if (i == v->n) {
 		if (v->n == 32)
-			return;
+			return -1;
 		v->disp[v->n++] = disp;
-		v->imms[i] = 0;
+		v->imms[i] = v->before_call[i] = 0;
+		v->after_call[i] = v->after_load[i] = 0;
 	}
-	v->imms[i] |= 1u << (~(int32_t)imm);
+	*k = ~(int32_t)imm;
+	v->imms[i] |= 1u << *k;
+	return i;
+}
+
+/* The one bit set in m, or LUW_LJR_NONE when none or several. */
+static int one_bit(uint32_t m)
+{
+	return m && !(m & (m - 1)) ? __builtin_ctz(m) : LUW_LJR_NONE;
 }
 
 /* lea ARG1, [DISPATCH + disp] followed by a call with ARG1 untouched. */
@@ -440,7 +463,10 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	int32_t pending = 0;
 	int have = 0, age = 0, i, best = 0, jreg = -1, jn = 0;
 	struct vmst_seen vs = { .n = 0 };
-	int32_t jdisp = 0, jfirst = 0;
+	int32_t jdisp = 0, jfirst = 0, d, ld_disp = 0;
+	/* instruction counts of the last state store, slot load, call */
+	long sites = 0, st_at = -100, ld_at = -100, call_at = -100;
+	int si, sk, st_i = 0, st_k = 0;
 
 	while (in && len) {
 		const cs_x86 *x;
@@ -455,8 +481,30 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		x = &in->detail->x86;
-		if (in->id == X86_INS_MOV)
-			vmst_note(&vs, x, dreg);
+		sites++;
+		if (in->id == X86_INS_MOV &&
+		    (si = vmst_note(&vs, x, dreg, &sk)) >= 0) {
+			if (sites - ld_at <= 2 && ld_disp == vs.disp[si])
+				vs.after_load[si] |= 1u << sk;
+			if (sites - call_at <= 4)
+				vs.after_call[si] |= 1u << sk;
+			st_at = sites;
+			st_i = si;
+			st_k = sk;
+		} else if (in->id == X86_INS_MOV && x->op_count == 2 &&
+			   x->operands[0].type == X86_OP_REG &&
+			   x->operands[0].size == 4 &&
+			   mem_base(&x->operands[1], &d) == (int)dreg) {
+			ld_at = sites;
+			ld_disp = d;
+		} else if (in->id == X86_INS_CALL && x->op_count == 1 &&
+			   (x->operands[0].type == X86_OP_REG ||
+			    (x->operands[0].type == X86_OP_MEM &&
+			     x->operands[0].mem.base != X86_REG_RIP))) {
+			if (sites - st_at <= 3)
+				vs.before_call[st_i] |= 1u << st_k;
+			call_at = sites;
+		}
 		/* J->trace[idx]: an indexed load from what DISPATCH+x held. */
 		if (jreg >= 0 && x->op_count == 2 &&
 		    x->operands[1].type == X86_OP_MEM &&
@@ -539,12 +587,17 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			best = k;
 			r->vmstate_disp = vs.disp[i];
 			r->have_vmstate = 1;
+			r->vmst_c = one_bit(vs.before_call[i]);
+			r->vmst_interp = one_bit(vs.after_call[i]);
+			r->vmst_exit = one_bit(vs.after_load[i]);
 		} else if (k == best) {
 			r->have_vmstate = 0;
 		}
 	}
 	if (best < 2)
 		r->have_vmstate = 0;
+	if (!r->have_vmstate)
+		r->vmst_c = r->vmst_interp = r->vmst_exit = LUW_LJR_NONE;
 	if (jn > 0) {
 		r->jtrace_disp = jfirst;
 		r->have_jtrace = 1;
@@ -2299,6 +2352,7 @@ int luw_ljr_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->gc_gct = r->l_stacksize = LUW_LJR_NONE;
 	r->tr_startpt = r->tr_startpc = r->tr_traceno = LUW_LJR_NONE;
 	r->gct_str = r->gct_thread = r->gct_func = LUW_LJR_NONE;
+	r->vmst_c = r->vmst_interp = r->vmst_exit = LUW_LJR_NONE;
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;

@@ -105,6 +105,12 @@
  * The interpreter stores its state as `mov dword [DISPATCH + x], ~LJ_VMST_*`
  * (set_vmstate): the offset stored with the most distinct small negative
  * constants is global_State.vmstate relative to DISPATCH (vmstate_disp).
+ * What each state means, from where it is stored: BC_FUNCC sets the C
+ * state right before its indirect call of the C function and the
+ * interpreter's right after it returns (vmst_c, vmst_interp); the exit
+ * handler reads the exiting trace's number from the slot and then sets
+ * EXIT (vmst_exit; none without the JIT).  Each only when every such site
+ * stores the same state.
  *
  * BC_JLOOP loads J->trace and indexes it by the trace number:
  * `mov R, [DISPATCH + x]; mov T, [R + idx*refsize]` (jtrace_disp:
@@ -164,6 +170,8 @@ struct luw_ljr_result {
 	int gc_gct, l_stacksize, gct_str, gct_thread, gct_func;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
+	/* raw LJ_VMST_* index (~value) of C code, the interpreter, EXIT */
+	int vmst_c, vmst_interp, vmst_exit;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
 	int have_jtrace;
 	int32_t jitbase_disp, tmpbufl_disp;
