@@ -19,6 +19,11 @@ lua_cmd() {
 
 # start_lua NAME SCRIPT ARGS...: runs SCRIPT on target NAME in the
 # background, waits for its "ready" line, sets $pid.
+# payload_stock.lua's SECONDS are of its process CPU clock, which in a
+# loaded guest also counts the sample handler's time and the time the host
+# took the vCPU away: the tests pass an hour and end the target themselves
+# (a bound of two minutes ran out mid-test on the debug kernel beside other
+# guests).  Its lines are fixed: the tests name lua_payload's.
 start_lua() {
 	local name=$1 out
 	shift

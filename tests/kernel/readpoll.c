@@ -157,8 +157,9 @@ int main(int argc, char **argv)
 	/*
 	 * The LOST record comes with the next sample written into the ring
 	 * (one per CPU) that dropped, so wait for one: on a loaded host the
-	 * guest may run the target seldom, and on the other CPU (0.5 s were
-	 * not enough on the debug kernel at load 9).
+	 * guest may run the target seldom (0.5 s were not enough on the debug
+	 * kernel at load 9).  t_readpoll.sh pins the target to one CPU, so
+	 * that next sample goes to the same ring.
 	 */
 	for (int i = 0; i < 20 && !lost; i++) {
 		p = (struct pollfd){ .fd = nb, .events = POLLIN };

@@ -17,7 +17,7 @@ grep -q 'not a LuaJIT process' "$W/spin.attach" ||
 if $CTL detach $spin 2>/dev/null; then fail "refused attach left a target"; fi
 msg=
 for field in g_mainthref l_glref l_stack fn_pc cframe_ofs_l gg_g2disp; do
-	start_lua luajit $WL/payload_stock.lua nojit 120 $K
+	start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 	$STACKS badattach $pid $field 8 >"$W/$field.attach" 2>&1 ||
 		{ cat "$W/$field.attach" >&2; fail "$field: badattach"; }
 	if grep -q '^refused' "$W/$field.attach"; then

@@ -11,7 +11,7 @@
 load
 msg=
 for name in luajit luajit2 tarantool; do
-	start_lua $name $WL/payload_stock.lua jit 120 $K
+	start_lua $name $WL/payload_stock.lua jit 3600 $K
 	sleep 1		# let the traces be recorded
 	record $name 4
 	stop_lua

@@ -13,7 +13,7 @@
 load
 msg=
 for name in luajit luajit2 tarantool; do
-	start_lua $name $WL/payload_stock.lua nojit 120 $K
+	start_lua $name $WL/payload_stock.lua nojit 3600 $K
 	record $name 4
 	stop_lua
 	f=$W/$name.stacks

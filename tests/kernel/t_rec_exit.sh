@@ -9,7 +9,7 @@
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
 load
-start_lua luajit $WL/payload_stock.lua nojit 120 $K
+start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 $CTL record -p "$pid" -o "$W/int.luw" --duration 120 2>"$W/int.err" &
 rec=$!
 sleep 4

@@ -23,7 +23,7 @@ load
 msg=
 for name in luajit2 tarantool; do
 	p='@[^;]*payload_stock\.lua'
-	rec $name jit 4 $WL/payload_stock.lua jit 120 $K
+	rec $name jit 4 $WL/payload_stock.lua jit 3600 $K
 	$REP --vmstates "$W/$name-jit.luw" >"$W/$name-jit.vmstates" ||
 		fail "$name jit: --vmstates"
 	ntr=$(sed -n 's/^TRACE	//p' "$W/$name-jit.vmstates")

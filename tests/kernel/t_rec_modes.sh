@@ -20,7 +20,7 @@ REP=$K/luaunwind-report
 load
 feat=$($CTL version | tr ' ' '\n' | sed -n 's/^features=//p')
 [ $((feat & 0x10)) -ne 0 ] || fail "version features=$feat lacks LUW_FEAT_VMSTATE_ONLY"
-start_lua luajit $WL/payload_stock.lua nojit 120 $K
+start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 
 # sum FILE: the samples of a folded file.
 sum() {

@@ -13,7 +13,7 @@
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
 load
-start_lua luajit $WL/payload_stock.lua nojit 120 $K
+start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 $CTL record -p "$pid" -o "$W/p.luw" --duration 4 --freq 999 2>"$W/rec.err" ||
 	{ cat "$W/rec.err" >&2; fail "record"; }
 $REP "$W/p.luw" >"$W/alive.folded" 2>"$W/rep.err" ||

@@ -8,7 +8,7 @@
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
 load
-start_lua luajit $WL/payload_stock.lua nojit 120 $K
+start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
 	{ cat "$W/attach.out" >&2; fail "attach"; }
 $CTL dump --raw --duration 3 >"$W/raw.bin" || fail "dump --raw"

@@ -10,7 +10,7 @@ REP=$K/luaunwind-report
 load
 msg=
 for name in luajit2 tarantool; do
-	start_lua $name $WL/payload_stock.lua nojit 120 $K
+	start_lua $name $WL/payload_stock.lua nojit 3600 $K
 	$CTL record -p "$pid" -o "$W/$name.luw" --duration 4 2>"$W/$name.err" ||
 		{ cat "$W/$name.err" >&2; fail "$name: record"; }
 	stop_lua
