@@ -43,8 +43,10 @@ ntr=$(sed -n 's/^TRACE	//p' "$W/jit.vmstates")
 # SIGPROF timer on its CPU clock counts which of its two functions it is
 # in) while luaunwind records it; the two C shares must agree.  Both
 # sample the same clock over the same stretch: the workload waits blocked
-# on a FIFO (no samples) until record has attached, then works ~5 s of its
-# CPU clock and exits, which ends the recording.  Timing each call with
+# on a FIFO (no samples) until record has attached, then works until its
+# own profiler has 1250 samples (5 s of CPU clock in a quiet guest, more
+# in a loaded one, where its timer misses expiries) and exits, which ends
+# the recording.  Timing each call with
 # the clock instead did not hold up: in a guest on a loaded host a call's
 # CPU time also counts the stretches the host took the vCPU away, far
 # longer than a call, which yield one sample each (summed: 51% C where
@@ -52,9 +54,10 @@ ntr=$(sed -n 's/^TRACE	//p' "$W/jit.vmstates")
 # still differed from the report by 6-9 points (debug kernel and 6.12,
 # each beside another guest); and each clock read is a system call, which
 # the debug kernel makes costly (15% of its samples).
-# Within 7 points: each sampler takes ~1245 samples in 5 s, half that in a
-# loaded guest, where sampling alone has a standard deviation of 2 points
-# per sampler.
+# Within 7 points: with 1250 samples and luaunwind's 1170-1840 seen (a
+# C share of two thirds), sampling alone gives the difference a standard
+# deviation of 2 points; the runs seen differed by 0-5 (debug kernel,
+# 6.12, 6.1, quiet and beside another guest).
 # The FIFO in the guest's tmpfs ($W is on 9p, which has none), held open
 # read-write here so that the workload's open does not wait for a writer.
 # (Not on stdin: an asynchronous command of a script reads /dev/null.)
@@ -63,7 +66,7 @@ mkfifo "$go" || fail "split: mkfifo"
 exec 3<>"$go"
 cat >"$W/split.lua" <<LUA
 -- C (FFI c_payload) and Lua (lua_fib) calls in turn from a line on the
--- FIFO, under the workload's own profiler, for ~5 s of CPU clock
+-- FIFO, under the workload's own profiler, until it has 1250 samples
 -- (lua_fib's line, 8, is named by the test: keep it).
 jit.off()
 local ffi = require("ffi")
