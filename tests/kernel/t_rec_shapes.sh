@@ -46,14 +46,14 @@ ntr=$(sed -n 's/^TRACE	//p' "$W/jit.vmstates")
 # on a FIFO (no samples) until record has attached, then works until its
 # own profiler has 1250 samples (5 s of CPU clock in a quiet guest, more
 # in a loaded one, where its timer misses expiries) and exits, which ends
-# the recording.  Timing each call with
-# the clock instead did not hold up: in a guest on a loaded host a call's
-# CPU time also counts the stretches the host took the vCPU away, far
-# longer than a call, which yield one sample each (summed: 51% C where
-# the report said 65%); medians of the calls, which leave those out,
-# still differed from the report by 6-9 points (debug kernel and 6.12,
-# each beside another guest); and each clock read is a system call, which
-# the debug kernel makes costly (15% of its samples).
+# the recording.  Timing each call with the clock instead did not hold
+# up: in a guest on a loaded host a call's CPU time also counts the
+# stretches the host took the vCPU away, far longer than a call, which
+# yield one sample each (summed: 51% C where the report said 65%);
+# medians of the calls, which leave those out, still differed from the
+# report by 6-9 points (debug kernel and 6.12, each beside another guest);
+# and each clock read is a system call, which the debug kernel makes
+# costly (15% of its samples).
 # Within 7 points: with 1250 samples and luaunwind's 1170-1840 seen (a
 # C share of two thirds), sampling alone gives the difference a standard
 # deviation of 2 points; the runs seen differed by 0-5 (debug kernel,
