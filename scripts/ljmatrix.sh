@@ -21,33 +21,49 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix
 
-# SOURCE SUITE PACKAGE: the releases tried, oldest first.
+# SOURCE SUITE PACKAGE REFS [DIR]: the releases tried, oldest first.
+# REFS is the reference size the source builds by default (gc64 or ref32);
+# its ref-size variant is the other one.  DIR is where LuaJIT sits in the
+# tarball when another project bundles it (tarantool 2.6 carries its fork
+# in third_party/luajit, still built by the original Makefile).
 sources=(
-	"bullseye-luajit bullseye luajit"
-	"bookworm-luajit bookworm luajit"
-	"bookworm-luajit2 bookworm luajit2"
-	"trixie-luajit trixie luajit"
-	"sid-luajit sid luajit"
+	"bullseye-luajit bullseye luajit ref32"
+	"bookworm-luajit bookworm luajit gc64"
+	"bookworm-luajit2 bookworm luajit2 gc64"
+	"bookworm-tarantool bookworm tarantool ref32 third_party/luajit"
+	"trixie-luajit trixie luajit gc64"
+	"sid-luajit sid luajit gc64"
 )
-# VARIANT XCFLAGS
+# VARIANT XCFLAGS; "refs" is nogc64 or gc64, whichever the source's
+# default is not.
 variants=(
 	"default "
-	"nogc64 -DLUAJIT_DISABLE_GC64"
+	"refs "
 	"lua52 -DLUAJIT_ENABLE_LUA52COMPAT"
 	"nojit -DLUAJIT_DISABLE_JIT"
 	"assert -DLUA_USE_ASSERT"
 )
+refvariant=(
+	"nogc64 -DLUAJIT_DISABLE_GC64"
+	"gc64 -DLUAJIT_ENABLE_GC64"
+)
 
 cells() {
-	local s v
+	local s v refs
 	for s in "${sources[@]}"; do
+		read -r _ _ _ refs _ <<<"$s"
 		for v in "${variants[@]}"; do
-			echo "${s%% *}-${v%% *}"
+			v=${v%% *}
+			if [ "$v" = refs ]; then
+				v=${refvariant[0]%% *}
+				[ "$refs" = ref32 ] && v=${refvariant[1]%% *}
+			fi
+			echo "${s%% *}-$v"
 		done
 	done
 }
 
-src_of() {	# CELL -> "SOURCE SUITE PACKAGE"
+src_of() {	# CELL -> "SOURCE SUITE PACKAGE REFS [DIR]"
 	local s
 	for s in "${sources[@]}"; do
 		case "$1" in "${s%% *}"-*) echo "$s"; return 0 ;; esac
@@ -57,7 +73,7 @@ src_of() {	# CELL -> "SOURCE SUITE PACKAGE"
 
 flags_of() {	# CELL -> XCFLAGS
 	local v
-	for v in "${variants[@]}"; do
+	for v in "${variants[@]}" "${refvariant[@]}"; do
 		case "$1" in *-"${v%% *}") echo "${v#* }"; return 0 ;; esac
 	done
 	return 1
@@ -75,8 +91,8 @@ fetch() {
 }
 
 build_cell() {
-	local cell=$1 s suite pkg flags d tree lk
-	read -r s suite pkg < <(src_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
+	local cell=$1 s suite pkg sub flags d tree lk
+	read -r s suite pkg _ sub < <(src_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
 	flags=$(flags_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
 	d=$cache/$cell
 	if [ -e "$d/luajit.stripped" ]; then return 0; fi
@@ -84,7 +100,7 @@ build_cell() {
 	exec {lk}>"$cache/.$cell.lock"
 	flock "$lk"
 	if [ -e "$d/luajit.stripped" ]; then exec {lk}>&-; return 0; fi
-	if [ -e "$d/build.failed" ] && [ "${LUW_LJMATRIX_REBUILD:-0}" != 1 ]; then return 0; fi
+	if [ -e "$d/build.failed" ] && [ "${LUW_LJMATRIX_REBUILD:-0}" != 1 ]; then exec {lk}>&-; return 0; fi
 	fetch "$s" "$suite" "$pkg" || return 1
 	rm -rf "$d"
 	mkdir -p "$d"
@@ -92,10 +108,15 @@ build_cell() {
 	mkdir -p "$tree"
 	# Some tarballs hold one top directory, Debian's dfsg ones do not.
 	tar -xf "$cache/src/$s"/*.orig.tar.* -C "$tree"
-	if [ ! -d "$tree/src" ]; then
-		local sub
-		sub=$(find "$tree" -mindepth 2 -maxdepth 2 -name src -type d | head -1)
-		[ -n "$sub" ] && tree=${sub%/src}
+	local top1
+	top1=$(find "$tree" -mindepth 1 -maxdepth 1 -type d)
+	[ "$(wc -l <<<"$top1")" = 1 ] && [ ! -d "$tree/src" ] && tree=$top1
+	[ -z "$sub" ] || tree=$tree/$sub
+	if [ ! -f "$tree/src/luajit.c" ]; then
+		echo "ljmatrix: no LuaJIT in the $s tarball${sub:+ under $sub}" >&2
+		rm -rf "$d"
+		exec {lk}>&-
+		return 1
 	fi
 	echo "ljmatrix: building $cell (XCFLAGS='$flags')" >&2
 	if nice -n 10 make -C "$tree/src" -j2 CCDEBUG=-g XCFLAGS="$flags" \

@@ -1701,30 +1701,37 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 			" no-g_tmpbuf_l", un - strlen(used) - 1);
 	}
 	/*
-	 * GCstr's size from the process: the globals' keys read right with
-	 * exactly one of the sizes GCstr has had (len is its last member).
+	 * GCstr's size and its len's place from the process: the globals'
+	 * keys read right with exactly one of the shapes GCstr has had.
+	 * len is its last member (16/12 before the string ids, 20/16 and
+	 * 24/20 after), except in GC64 builds before them (beta3 built
+	 * with LUAJIT_ENABLE_GC64, tarantool 2.x's GC64), where 4 bytes of
+	 * padding follow it (24/16).
 	 */
 	{
-		static const __u16 sizes[] = { 16, 20, 24 };
+		static const __u16 shapes[][2] = {
+			{ 16, 12 }, { 20, 16 }, { 24, 20 }, { 24, 16 },
+		};
 		struct luw_lj_layout c = *ly;
 		char w[160];
 		size_t k;
 		int nfit = 0;
-		__u16 fit = 0;
+		size_t fit = 0;
 
-		for (k = 0; t->states_anchor && k < sizeof(sizes) / sizeof(sizes[0]); k++) {
-			c.str_size = sizes[k];
-			c.str_len = (__u16)(sizes[k] - 4);
+		for (k = 0; t->states_anchor && k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			c.str_size = shapes[k][0];
+			c.str_len = shapes[k][1];
 			if (!luw_ljl_check_strings(t->pid, &c, t->states_anchor, w,
 					       sizeof(w))) {
 				nfit++;
-				fit = sizes[k];
+				fit = k;
 			}
 		}
 		if (nfit == 1) {
-			ly->str_size = fit;
-			ly->str_len = (__u16)(fit - 4);
-			strncat(used, " str_size(process)", un - strlen(used) - 1);
+			ly->str_size = shapes[fit][0];
+			ly->str_len = shapes[fit][1];
+			strncat(used, " str_size/str_len(process)",
+				un - strlen(used) - 1);
 		}
 	}
 	/*
@@ -1867,7 +1874,13 @@ static int try_families(struct luw_ljl_target *t, int round,
 					snprintf(name, sizeof(name),
 						 "%.60s with %.710s from machine code",
 						 known[i].name, fields);
-					bad = luw_ljl_use_layout(t, &ly, name,
+					/*
+					 * The short name in the refusal: the
+					 * field list would fill why before
+					 * the check that failed.
+					 */
+					bad = luw_ljl_use_layout(t, &ly,
+								 known[i].name,
 								 why, sizeof(why));
 				}
 			}
