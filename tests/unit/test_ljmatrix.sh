@@ -25,7 +25,7 @@ probe=$bin/luaunwind-ljprobe
 wl=$fix/workloads/matrix.lua
 expect=$top/tests/unit/ljmatrix.expect
 subset=(bookworm-luajit-default bookworm-luajit-lua52 bookworm-luajit-nojit
-	sid-luajit-default)
+	sid-luajit-default bookworm-tarantool-gc64)
 if [ $# -gt 0 ]; then
 	cells=("$@")
 elif [ "${LUW_LJMATRIX_ALL:-0}" = 1 ]; then
