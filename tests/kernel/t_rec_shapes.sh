@@ -75,9 +75,8 @@ mkfifo "$go" || fail "split: mkfifo"
 exec 3<>"$go"
 cat >"$W/split.lua" <<LUA
 -- C (FFI c_payload) and Lua (lua_fib) calls in turn from a line on the
--- FIFO, under the workload's own profiler, until it has 1250 samples
--- (lua_fib's line, 8, is named by the test: keep it).  Each call spans
--- a few sampling periods, its size drawn anew each time.
+-- FIFO, under the workload's own profiler, until it has 1250 samples.
+-- Each call spans a few sampling periods, its size drawn anew each time.
 jit.off()
 local ffi = require("ffi")
 ffi.cdef[[ double c_payload(double n); int selfprof_phase; unsigned long selfprof_hits[3]; int selfprof_start(long usec); int selfprof_stop(void); ]]
@@ -116,7 +115,8 @@ want=$(sed -n 's/^cshare \([0-9]*\) .*/\1/p' "$W/luajit.out")
 $REP "$W/split.luw" >"$W/split.folded" || fail "split: report"
 tot=$(awk '{ n += $NF } END { print n + 0 }' "$W/split.folded")
 nc=$(grep ';c_payload [0-9]*$' "$W/split.folded" | awk '{ n += $NF } END { print n + 0 }')
-nl=$(grep ';lua_fib @[^;]*split\.lua:8 [0-9]*$' "$W/split.folded" | awk '{ n += $NF } END { print n + 0 }')
+lfib=$(grep -n '^local function lua_fib' "$W/split.lua" | cut -d: -f1)
+nl=$(grep ";lua_fib @[^;]*split\\.lua:$lfib [0-9]*\$" "$W/split.folded" | awk '{ n += $NF } END { print n + 0 }')
 [ $((100 * (nc + nl))) -ge $((80 * tot)) ] || fail "split: only $nc C + $nl Lua samples of $tot"
 got=$(( (100 * nc + (nc + nl) / 2) / (nc + nl) ))
 d=$((got - want))
