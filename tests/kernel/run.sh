@@ -139,7 +139,7 @@ lane() {
 			verdict="FAIL (kernel log)"
 			grep -Ev "$benign" "$logs/$t.dmesg" | grep -E -m5 "$bad_log" >>"$logs/$t.out"
 		fi
-		printf '%-8s %-12s %-18s %4ds\n' "$k" "$t" "$verdict" "$secs"
+		printf '%-8s %-12s %-18s %4ds %6s pids\n' "$k" "$t" "$verdict" "$secs" "${3:-?}"
 		if [ "$verdict" != ok ]; then
 			echo "FAILED $k/$t" >&3
 			sed 's/^/    | /' "$logs/$t.out" | tail -20
