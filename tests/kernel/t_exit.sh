@@ -31,9 +31,10 @@ s=$(field samples "$(cat "$W/dump.err")")
 [ "${s:-0}" -ge "$n" ] || fail "stats samples ${s:-none} < $n read: $(cat "$W/dump.err")"
 
 # Leader exits at once; its 4 threads spin until the go file goes away
-# (60 s at most).
+# (600 s at most: with 60, a debug guest beside two others may take that
+# long to get from here to the dump, and the target ends by itself).
 touch "$W/go"
-$K/spin_threads 4 "$W/go" 60 leader-exit &
+$K/spin_threads 4 "$W/go" 600 leader-exit &
 pid=$!
 execd $pid $K/spin_threads
 $CTL attach $pid --freq 999 --no-lua --no-tables || fail "attach threaded"

@@ -413,9 +413,14 @@ static int cmd_dump(int argc, char **argv)
 	if (optind != argc)
 		usage();
 	fd = open_dev(O_NONBLOCK);
-	if (luw_dev_join(fd, -1, 0)) {
-		fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
-			"(luaunwind-ctl attach PID first)\n");
+	rc = luw_dev_join(fd, -1, 0);
+	if (rc) {
+		if (rc == -ENOENT)
+			fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
+				"(luaunwind-ctl attach PID first)\n");
+		else
+			fprintf(stderr, "luaunwind-ctl: dump: joining the kept "
+				"session: %s\n", strerror(-rc));
 		close(fd);
 		return 1;
 	}
