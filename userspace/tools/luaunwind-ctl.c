@@ -415,13 +415,11 @@ static int cmd_dump(int argc, char **argv)
 	fd = open_dev(O_NONBLOCK);
 	rc = luw_dev_join(fd, -1, 0);
 	if (rc) {
-		if (rc == -ENOENT)
-			fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
-				"(luaunwind-ctl attach PID first)\n");
-		else
-			fprintf(stderr, "luaunwind-ctl: dump: joining the kept "
-				"session: %s\n", strerror(-rc));
 		close(fd);
+		if (rc != -ENOENT)
+			return fail("dump: joining the kept session", rc);
+		fprintf(stderr, "luaunwind-ctl: dump: nothing is attached "
+			"(luaunwind-ctl attach PID first)\n");
 		return 1;
 	}
 	signal(SIGINT, on_signal);
