@@ -61,5 +61,5 @@ for p in "${order[@]}"; do
 	echo "$b" >>"$tmp/modules/order"
 done
 mkdir -p "$(dirname "$out")"
-(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
-mv "$out.tmp" "$out"
+(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.$$.tmp"
+mv "$out.$$.tmp" "$out"

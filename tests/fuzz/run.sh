@@ -22,16 +22,15 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 fi
 cmake --build "$build" -j "$jobs" --target fuzz_sysprof fuzz_memprof
 
-status=0
-for kind in sysprof memprof; do
-	corpus="$build/corpus/$kind"
-	art="$build/artifacts/$kind"
+# fuzz KIND: one target for SECONDS; its verdict on stdout, 0 or 1.
+fuzz() {
+	local kind=$1 corpus="$build/corpus/$1" art="$build/artifacts/$1"
+	local log="$build/fuzz_$1.log"
 	rm -rf "$corpus"
 	mkdir -p "$corpus" "$art"
 	find "$top/tests/fuzz/corpus" "$top/tests/fuzz/regressions" \
 		-maxdepth 1 -type f ! -name 'README*' -exec cp {} "$corpus/" \;
 	cp "$top"/tests/fixtures/*.bin "$corpus/"
-	log="$build/fuzz_$kind.log"
 	echo "check-fuzz: fuzz_$kind for ${secs}s (log: $log)"
 	if "$build/tests/fuzz/fuzz_$kind" -max_total_time="$secs" \
 		-max_len=$max_len -rss_limit_mb=1024 -timeout=25 \
@@ -39,13 +38,33 @@ for kind in sysprof memprof; do
 		>"$log" 2>&1; then
 		grep -E '^stat::number_of_executed_units|^#[0-9]+.*DONE' "$log" |
 			sed "s/^/  fuzz_$kind: /" || true
-	else
-		status=1
-		echo "check-fuzz: fuzz_$kind FAILED; the input is in $art/:" >&2
-		ls -l "$art" >&2 || true
-		grep -E 'ERROR|SUMMARY|fuzz property failed|==[0-9]+==' "$log" |
-			head -20 >&2 || true
-		echo "keep it in tests/fuzz/regressions/ once understood" >&2
+		return 0
 	fi
-done
+	echo "check-fuzz: fuzz_$kind FAILED; the input is in $art/:" >&2
+	ls -l "$art" >&2 || true
+	grep -E 'ERROR|SUMMARY|fuzz property failed|==[0-9]+==' "$log" |
+		head -20 >&2 || true
+	echo "keep it in tests/fuzz/regressions/ once understood" >&2
+	return 1
+}
+
+# Each target is one process: with two jobs they run side by side, each
+# printing its verdict whole when it ends.
+kinds=(sysprof memprof)
+status=0
+if [ "$jobs" -ge 2 ]; then
+	out=$(mktemp -d)
+	pids=()
+	for kind in "${kinds[@]}"; do
+		fuzz "$kind" >"$out/$kind" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!kinds[@]}"; do
+		wait "${pids[$i]}" || status=1
+		cat "$out/${kinds[$i]}"
+	done
+	rm -rf "$out"
+else
+	for kind in "${kinds[@]}"; do fuzz "$kind" || status=1; done
+fi
 exit $status

@@ -1,6 +1,13 @@
 #!/bin/sh
-# Run several kernel tests in one guest boot (tests/kernel/run.sh -g):
-#   sh tests/kernel/group.sh TEST...
+# Run kernel tests one after the other in one guest boot (tests/kernel/run.sh):
+#   sh tests/kernel/group.sh QUEUE [MAX]
+# QUEUE is a directory shared with the host and with the other guests
+# running the same kernel's tests (scripts/vm-run's LUW_VM_SHARE):
+# QUEUE/order lists the tests, one per line, and a test is this boot's once
+# mkdir QUEUE/claim/TEST succeeds, so guests side by side never run one
+# twice and each takes the next test as soon as it is free.  MAX caps the
+# tests this boot takes (run.sh -1: one).
+#
 # Each test runs as in a boot of its own, with LUW_OUT/TEST.out and the
 # kernel log it caused in LUW_OUT/TEST.dmesg (from a marker written to
 # /dev/kmsg before it), and a line "TEST STATUS SECONDS PIDS" in
@@ -9,19 +16,26 @@
 # in a debug kernel guest and 45 ms in 6.12's, so they show where a lane's
 # time goes.  Between tests every process it left is killed, the module
 # unloaded, CPUs put back online and perf's rate limit reset, so the next
-# one starts from the state a boot gives.  A test that has no results line
-# is the one the guest died or hung in: run.sh fails it.
+# one starts from the state a boot gives.  LUW_OUT/started lists the tests
+# this boot took; one there without a results line is the test the guest
+# died or hung in: run.sh fails it.
 set -u
 out=${LUW_OUT:?run me through scripts/vm-run}
+queue=${1:?usage: group.sh QUEUE [MAX]}
+max=${2:-0}
 # perf lowers this when handlers run long (TCG): each test starts from the
 # boot's value.
 rate=/proc/sys/kernel/perf_event_max_sample_rate
 rate0=$(cat $rate)
 # A TCG workaround (keyhold.c says why): perf's scheduler hook stays
 # patched in for the whole boot.
-build/ktest/keyhold &
-hold=$!
-for t in "$@"; do
+hold=$(build/ktest/keyhold) || { echo "group.sh: keyhold failed" >&2; exit 1; }
+ran=0
+while read -r t <&4; do
+	[ "$max" -gt 0 ] && [ $ran -ge "$max" ] && break
+	mkdir "$queue/claim/$t" 2>/dev/null || continue
+	ran=$((ran + 1))
+	echo "$t" >>"$out/started"
 	echo "luw-test: $t" >/dev/kmsg
 	start=$(date +%s)
 	read -r _ _ _ _ pid0 _ </proc/loadavg
@@ -44,4 +58,4 @@ for t in "$@"; do
 	done
 	dmesg | sed -n "/luw-test: $t\$/,\$p" >"$out/$t.dmesg"
 	echo "$t $rc $((end - start)) $pids" >>"$out/results"
-done
+done 4<"$queue/order"

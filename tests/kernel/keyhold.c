@@ -6,30 +6,85 @@
  * event (luaunwind's, perf's) flips that key when it is the first or the
  * last one; the patching goes through int3 (text_poke_bp), and under TCG a
  * CPU was seen to execute the stale int3 afterwards: "Oops: int3" in
- * __schedule, in a 6.12 guest during t_fuzz (hundreds of attaches).
- *   keyhold      (runs until killed)
+ * __schedule, in a 6.12 guest during t_fuzz (hundreds of attaches), and
+ * once in kworker's __schedule right as keyhold itself opened its event.
+ * So the one patch keyhold causes is made with every other CPU offline,
+ * where no other CPU can be running the text being patched.
+ *   keyhold      prints the pid of the process holding the event, which
+ *                runs until killed, once the event is open and the CPUs
+ *                are back online
  */
+#include <glob.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* Write "0" or "1" to every cpuN/online the guest has (cpu0 has none). */
+static void cpus_online(const char *v)
+{
+	glob_t g;
+	size_t i;
+
+	if (glob("/sys/devices/system/cpu/cpu[0-9]*/online", 0, NULL, &g))
+		return;
+	for (i = 0; i < g.gl_pathc; i++) {
+		FILE *f = fopen(g.gl_pathv[i], "w");
+
+		if (!f || fputs(v, f) == EOF || fclose(f) == EOF)
+			fprintf(stderr, "keyhold: cannot write %s to %s\n", v,
+				g.gl_pathv[i]);
+	}
+	globfree(&g);
+}
+
 int main(void)
 {
 	struct perf_event_attr a;
-	long fd;
+	int p[2];
+	char ok;
+	pid_t pid;
 
-	memset(&a, 0, sizeof(a));
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.disabled = 1;
-	fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
-	if (fd < 0) {
-		perror("keyhold: perf_event_open");
+	if (pipe(p)) {
+		perror("keyhold: pipe");
 		return 1;
 	}
-	for (;;)
-		pause();
+	cpus_online("0");
+	pid = fork();
+	if (pid < 0) {
+		perror("keyhold: fork");
+		cpus_online("1");
+		return 1;
+	}
+	if (pid == 0) {
+		close(p[0]);
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_DUMMY;
+		a.disabled = 1;
+		if (syscall(SYS_perf_event_open, &a, 0, -1, -1, 0) < 0) {
+			perror("keyhold: perf_event_open");
+			return 1;
+		}
+		if (write(p[1], "y", 1) != 1)
+			return 1;
+		close(p[1]);
+		/* Hold the event, off the caller's $(...). */
+		if (!freopen("/dev/null", "w", stdout))
+			return 1;
+		for (;;)
+			pause();
+	}
+	close(p[1]);
+	ok = 0;
+	if (read(p[0], &ok, 1) != 1)
+		ok = 0;
+	cpus_online("1");
+	if (ok != 'y')
+		return 1;
+	printf("%d\n", (int)pid);
+	return 0;
 }

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Run every tests/kernel/t_*.sh in a QEMU guest (one boot per kernel, see -1), on each kernel, and
-# fail a test whose guest kernel log has a BUG, Oops, WARNING, general
-# protection fault or KASAN report.
-#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [-j N] [TEST...]
+# Run every tests/kernel/t_*.sh in QEMU guests on each kernel, and fail a
+# test whose guest kernel log has a BUG, Oops, WARNING, general protection
+# fault or KASAN report.
+#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [-j N] [-1] [TEST...]
 #     -k KERNELS  run TESTs (default: all t_*.sh) on each (6.1, 6.12, 5.10,
 #                 sid, debug or a release: scripts/kver.sh)
 #     -s KERNELS  run only the representative subset below on these, unless
 #                 TESTs are named (then those run on every kernel)
 #     -c KERNELS  the same with the checked subset below
-#     -j N        up to N lanes (kernels) at once, each in its guest; a
-#                 lane's results print when it ends (default 1)
-#     -1          one boot per test (default: one boot runs a lane's tests
-#                 one after the other, tests/kernel/group.sh; a boot that
-#                 dies or hangs fails the test it was running, and the
-#                 tests after it get a new boot)
-# Logs: out/ktest/<release>/<test>.{out,dmesg}.
+#     -j N        N guests at once (default 1).  Each kernel's tests (a lane)
+#                 are a queue; a guest boots the first lane with tests left,
+#                 in the order -k, -c, -s (longest first), and takes its
+#                 tests one after the other (tests/kernel/group.sh) until
+#                 none is left, beside the other guests, which may be on the
+#                 same lane.  Each test's verdict prints when it ends.
+#     -1          one boot per test (default: a boot takes tests while any
+#                 are left; one that dies or hangs fails the test it was
+#                 running, and a new boot takes the tests after it)
+# Logs: out/ktest/<release>/<test>.{out,dmesg}, each boot's in bootN/.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
@@ -58,9 +61,9 @@ bad_log='BUG|Oops|WARNING|general protection|KASAN|UBSAN|lockdep|circular lockin
 benign='RCU lockdep checking is enabled'
 full=" $kernels " sub=" $subset_kernels "
 # Lanes in this order (the checked subset on a debug kernel costs more
-# than the subset on a plain one): with -j, the longest start first.
+# than the subset on a plain one): the longest first.
 lanes=($kernels $checked_kernels $subset_kernels)
-# Every lane's module first: lanes may then run side by side.
+# Every lane's module first: guests of several lanes may then run side by side.
 declare -A rels=()
 for k in "${lanes[@]}"; do
 	rel=$(scripts/kver.sh "$k") ||
@@ -71,11 +74,12 @@ for k in "${lanes[@]}"; do
 	rels[$k]=$rel
 done
 
-# lane K: K's tests in its guest boots; prints its results, and one line
-# "FAILED K/TEST" per failure on fd 3.
-lane() {
-	local k=$1 rel=${rels[$1]} t r g n done_ start rc secs verdict
-	local these=("${tests[@]}")
+# Each lane's tests are a queue (tests/kernel/group.sh): QUEUE/order, and
+# QUEUE/claim/TEST once a guest has taken TEST.  $ld/K is lane K's.
+mkdir -p out/ktest
+ld=$(mktemp -d "$top/out/ktest/.lanes.XXXXXX")
+for k in "${lanes[@]}"; do
+	these=("${tests[@]}")
 	if [ "$named" = 0 ] && [ "${full/ $k /}" = "$full" ]; then
 		if [ "${sub/ $k /}" != "$sub" ]; then
 			these=("${subset[@]}")
@@ -83,91 +87,121 @@ lane() {
 			these=("${checked[@]}")
 		fi
 	fi
-	local logs=out/ktest/$rel
-	mkdir -p "$logs"
-	# Boots run group.sh over the tests left; a boot that dies or hangs
-	# fails the test it was running (its kernel log is the boot's from
-	# that test's marker) and the next boot starts after it.  With -1,
-	# one boot per test.
-	local left=("${these[@]}") batch
-	n=0
-	local -A res=()
-	while [ ${#left[@]} -gt 0 ]; do
-		batch=("${left[@]}")
-		[ "$grouped" = 1 ] || batch=("${left[0]}")
-		n=$((n + 1))
-		g=$top/$logs/boot$n
-		rm -rf "$g"
-		mkdir -p "$g"
-		start=$SECONDS
-		LUW_VM_OUT=$g scripts/vm-run --kernel "$rel" --no-build \
-			--timeout $((300 + 620 * ${#batch[@]})) --dmesg "$g.dmesg" \
-			-- sh tests/kernel/group.sh "${batch[@]}" >"$g.out" 2>&1 </dev/null
-		done_=0
-		for t in "${batch[@]}"; do
-			r=$(grep -s "^$t " "$g/results" | tail -1)
-			rm -rf "$logs/$t.files"
-			mkdir -p "$logs/$t.files"
-			[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
-			if [ -n "$r" ]; then
-				res[$t]=${r#* }
-				cp "$g/$t.out" "$logs/$t.out"
-				cp "$g/$t.dmesg" "$logs/$t.dmesg"
-				done_=$((done_ + 1))
-				continue
-			fi
-			# The test the boot did not get through.
-			res[$t]="125 $((SECONDS - start))"
-			{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t:"; tail -5 "$g.out"; } >"$logs/$t.out"
-			sed -n "/luw-test: $t\$/,\$p" "$g.dmesg" >"$logs/$t.dmesg"
-			[ -s "$logs/$t.dmesg" ] || cp "$g.dmesg" "$logs/$t.dmesg"
-			done_=$((done_ + 1))
-			break
-		done
-		left=("${left[@]:$done_}")
-	done
-	for t in "${these[@]}"; do
-		set -- ${res[$t]}
-		rc=$1
-		secs=$2
-		verdict=ok
-		if [ $rc -ne 0 ]; then
-			verdict="FAIL (exit $rc)"
-		elif [ ! -s "$logs/$t.dmesg" ]; then
-			verdict="FAIL (no kernel log)"
-		elif grep -Ev "$benign" "$logs/$t.dmesg" | grep -Eq "$bad_log"; then
-			verdict="FAIL (kernel log)"
-			grep -Ev "$benign" "$logs/$t.dmesg" | grep -E -m5 "$bad_log" >>"$logs/$t.out"
-		fi
-		printf '%-8s %-12s %-18s %4ds %6s pids\n' "$k" "$t" "$verdict" "$secs" "${3:-?}"
+	mkdir -p "$ld/$k/claim"
+	printf '%s\n' "${these[@]}" >"$ld/$k/order"
+	rm -rf "out/ktest/${rels[$k]}"
+	mkdir -p "out/ktest/${rels[$k]}"
+done
+
+# unclaimed K: how many of lane K's tests no guest has taken yet.
+unclaimed() {
+	local t n=0
+	while read -r t; do
+		[ -d "$ld/$1/claim/$t" ] || n=$((n + 1))
+	done <"$ld/$1/order"
+	echo $n
+}
+
+# report K TEST RC SECS PIDS: TEST's verdict on lane K, printed whole; its
+# logs are in out/ktest/<release>/.
+report() {
+	local k=$1 t=$2 rc=$3 secs=$4 pids=$5 logs=out/ktest/${rels[$1]} verdict=ok
+	if [ "$rc" -ne 0 ]; then
+		verdict="FAIL (exit $rc)"
+	elif [ ! -s "$logs/$t.dmesg" ]; then
+		verdict="FAIL (no kernel log)"
+	elif grep -Ev "$benign" "$logs/$t.dmesg" | grep -Eq "$bad_log"; then
+		verdict="FAIL (kernel log)"
+		grep -Ev "$benign" "$logs/$t.dmesg" | grep -E -m5 "$bad_log" >>"$logs/$t.out"
+	fi
+	echo "$k $t $rc $secs $pids" >>"$ld/$k/results"
+	{
+		flock 9
+		printf '%-8s %-18s %-18s %4ds %6s pids\n' "$k" "$t" "$verdict" "$secs" "$pids"
 		if [ "$verdict" != ok ]; then
-			echo "FAILED $k/$t" >&3
+			echo "FAILED $k/$t" >>"$ld/failed"
 			sed 's/^/    | /' "$logs/$t.out" | tail -20
 		fi
+	} 9>>"$ld/lock"
+}
+
+# boot K: one guest of lane K's kernel taking tests from its queue; reports
+# each test it took.  A boot that took none and failed fails the next test
+# in the queue, so a kernel that does not boot cannot loop.
+boot() {
+	local k=$1 rel=${rels[$1]} logs=out/ktest/${rels[$1]} n=1 g t r rc start
+	local left
+	left=$(unclaimed "$k")
+	[ "$left" -gt 0 ] || return 0
+	while ! mkdir "$logs/boot$n" 2>/dev/null; do n=$((n + 1)); done
+	g=$top/$logs/boot$n
+	start=$SECONDS
+	LUW_VM_OUT=$g LUW_VM_SHARE=$ld/$k scripts/vm-run --kernel "$rel" --no-build \
+		--timeout $((300 + 620 * (grouped ? left : 1))) --dmesg "$g.dmesg" \
+		-- sh tests/kernel/group.sh "$ld/$k" $((grouped ? 0 : 1)) \
+		>"$g.out" 2>&1 </dev/null
+	rc=$?
+	if [ ! -s "$g/started" ] && [ $rc -ne 0 ]; then
+		while read -r t; do
+			mkdir "$ld/$k/claim/$t" 2>/dev/null || continue
+			echo "$t" >"$g/started"
+			break
+		done <"$ld/$k/order"
+	fi
+	[ -s "$g/started" ] || return 0
+	while read -r t; do
+		rm -rf "$logs/$t.files"
+		mkdir -p "$logs/$t.files"
+		[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
+		r=$(grep -s "^$t " "$g/results" | tail -1)
+		if [ -n "$r" ]; then
+			cp "$g/$t.out" "$logs/$t.out"
+			cp "$g/$t.dmesg" "$logs/$t.dmesg"
+			report "$k" $r
+			continue
+		fi
+		# The test the boot did not get through.
+		{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t (boot $n, exit $rc):"; tail -5 "$g.out"; } >"$logs/$t.out"
+		sed -n "/luw-test: $t\$/,\$p" "$g.dmesg" >"$logs/$t.dmesg" 2>/dev/null
+		[ -s "$logs/$t.dmesg" ] || cp "$g.dmesg" "$logs/$t.dmesg" 2>/dev/null
+		report "$k" "$t" 125 $((SECONDS - start)) "?"
+	done <"$g/started"
+}
+
+# slot: one guest at a time, each from the first lane (in the order given,
+# longest first) that has tests left: with -j N, N slots share a lane's
+# queue until it runs dry and then move on, so no guest idles while tests
+# are left.
+slot() {
+	local k busy
+	while :; do
+		busy=
+		for k in "${lanes[@]}"; do
+			[ "$(unclaimed "$k")" -gt 0 ] || continue
+			busy=$k
+			break
+		done
+		[ -n "$busy" ] || return 0
+		boot "$busy"
 	done
 }
 
-# Up to $jobs lanes at once, in the order given (longest first is the
-# caller's choice); each lane's block prints whole when it ends.
-mkdir -p out/ktest
-ld=$(mktemp -d out/ktest/.lanes.XXXXXX)
-running=0
-for k in "${lanes[@]}"; do
-	if [ "$running" -ge "$jobs" ]; then
-		wait -n
-		running=$((running - 1))
-	fi
-	{ lane "$k" >"$ld/$k.res" 3>"$ld/$k.failed" 2>&1; cat "$ld/$k.res"; } &
-	running=$((running + 1))
+: >"$ld/failed"
+for i in $(seq "$jobs"); do
+	slot &
 done
 wait
-failed=()
+# Each lane: its tests' time in guests and its boots.
 for k in "${lanes[@]}"; do
-	while read -r _ f; do failed+=("$f"); done <"$ld/$k.failed"
+	logs=out/ktest/${rels[$k]}
+	awk -v k="$k" -v boots="$(ls -d "$logs"/boot*/ 2>/dev/null | wc -l)" \
+		'{ n++; s += $4 } END { printf "lane %-8s %d tests, %d s in tests, %d boots\n", k, n, s, boots }' \
+		"$ld/$k/results" 2>/dev/null
 done
+mapfile -t failed <"$ld/failed"
 rm -rf "$ld"
 if [ ${#failed[@]} -gt 0 ]; then
-	echo "check-kernel: ${#failed[@]} failed: ${failed[*]} (logs in out/ktest/)" >&2
+	echo "check-kernel: ${#failed[@]} failed: ${failed[*]#FAILED } (logs in out/ktest/)" >&2
 	exit 1
 fi
 echo "check-kernel: all passed"
