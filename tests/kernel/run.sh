@@ -27,11 +27,12 @@ kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1
 subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
 # For the debug kernel (KASAN, lockdep, ...): the tests that drive the
 # module's object lifetimes and locking -- sessions, attach/detach/reap
-# races, exec, a killed reader, unload after a table replacement, per-thread
+# races, a thousand attach/detach cycles, targets exiting and exec'ing while
+# sampled, a killed reader, unload after a table replacement, per-thread
 # events, every ioctl with random arguments -- and its walkers over a real
 # and over a hostile stack.
-checked=(t_abi t_perm t_race t_rmmod t_exec t_rec_exit t_pertask t_fuzz
-	 t_hostile t_lua_payload)
+checked=(t_abi t_perm t_race t_cycles t_exit t_rmmod t_exec t_rec_exit
+	 t_pertask t_fuzz t_hostile t_lua_payload)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k) kernels=$2; shift 2 ;;
@@ -125,12 +126,23 @@ report() {
 	} 9>>"$ld/lock"
 }
 
+# keep G T: move test T's logs from boot directory G into out/ktest/<release>/.
+keep() {
+	local g=$1 t=$2
+	rm -rf "$logs/$t.files"
+	mkdir -p "$logs/$t.files"
+	[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
+	cp "$g/$t.out" "$logs/$t.out" 2>/dev/null
+	cp "$g/$t.dmesg" "$logs/$t.dmesg" 2>/dev/null
+}
+
 # boot K: one guest of lane K's kernel taking tests from its queue; reports
-# each test it took.  A boot that took none and failed fails the next test
-# in the queue, so a kernel that does not boot cannot loop.
+# each test as its results line appears.  A boot that took none and failed
+# fails the next test in the queue, so a kernel that does not boot cannot
+# loop.
 boot() {
-	local k=$1 rel=${rels[$1]} logs=out/ktest/${rels[$1]} n=1 g t r rc start
-	local left
+	local k=$1 rel=${rels[$1]} logs=out/ktest/${rels[$1]} n=1 g t rc start
+	local left vm done_=0 lines
 	left=$(unclaimed "$k")
 	[ "$left" -gt 0 ] || return 0
 	while ! mkdir "$logs/boot$n" 2>/dev/null; do n=$((n + 1)); done
@@ -139,7 +151,23 @@ boot() {
 	LUW_VM_OUT=$g LUW_VM_SHARE=$ld/$k scripts/vm-run --kernel "$rel" --no-build \
 		--timeout $((300 + 620 * (grouped ? left : 1))) --dmesg "$g.dmesg" \
 		-- sh tests/kernel/group.sh "$ld/$k" $((grouped ? 0 : 1)) \
-		>"$g.out" 2>&1 </dev/null
+		>"$g.out" 2>&1 </dev/null &
+	vm=$!
+	# Each results line as it comes (the guest writes a test's logs before it).
+	while :; do
+		kill -0 $vm 2>/dev/null
+		rc=$?
+		mapfile -t lines < <(cat "$g/results" 2>/dev/null)
+		while [ $done_ -lt ${#lines[@]} ]; do
+			set -- ${lines[$done_]}
+			keep "$g" "$1"
+			report "$k" "$@"
+			done_=$((done_ + 1))
+		done
+		[ $rc -eq 0 ] || break
+		sleep 2
+	done
+	wait $vm
 	rc=$?
 	if [ ! -s "$g/started" ] && [ $rc -ne 0 ]; then
 		while read -r t; do
@@ -148,24 +176,15 @@ boot() {
 			break
 		done <"$ld/$k/order"
 	fi
-	[ -s "$g/started" ] || return 0
+	# The test the boot did not get through.
 	while read -r t; do
-		rm -rf "$logs/$t.files"
-		mkdir -p "$logs/$t.files"
-		[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
-		r=$(grep -s "^$t " "$g/results" | tail -1)
-		if [ -n "$r" ]; then
-			cp "$g/$t.out" "$logs/$t.out"
-			cp "$g/$t.dmesg" "$logs/$t.dmesg"
-			report "$k" $r
-			continue
-		fi
-		# The test the boot did not get through.
+		grep -qs "^$t " "$g/results" && continue
+		keep "$g" "$t"
 		{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t (boot $n, exit $rc):"; tail -5 "$g.out"; } >"$logs/$t.out"
 		sed -n "/luw-test: $t\$/,\$p" "$g.dmesg" >"$logs/$t.dmesg" 2>/dev/null
 		[ -s "$logs/$t.dmesg" ] || cp "$g.dmesg" "$logs/$t.dmesg" 2>/dev/null
 		report "$k" "$t" 125 $((SECONDS - start)) "?"
-	done <"$g/started"
+	done < <(cat "$g/started" 2>/dev/null)
 }
 
 # slot: one guest at a time, each from the first lane (in the order given,
