@@ -126,9 +126,10 @@ report() {
 	} 9>>"$ld/lock"
 }
 
-# keep G T: move test T's logs from boot directory G into out/ktest/<release>/.
+# keep G T LOGS: move test T's logs from boot directory G into LOGS
+# (out/ktest/<release>/).
 keep() {
-	local g=$1 t=$2
+	local g=$1 t=$2 logs=$3
 	rm -rf "$logs/$t.files"
 	mkdir -p "$logs/$t.files"
 	[ -d "$g/$t" ] && mv "$g/$t" "$logs/$t.files/"
@@ -160,7 +161,7 @@ boot() {
 		mapfile -t lines < <(cat "$g/results" 2>/dev/null)
 		while [ $done_ -lt ${#lines[@]} ]; do
 			set -- ${lines[$done_]}
-			keep "$g" "$1"
+			keep "$g" "$1" "$logs"
 			report "$k" "$@"
 			done_=$((done_ + 1))
 		done
@@ -179,7 +180,7 @@ boot() {
 	# The test the boot did not get through.
 	while read -r t; do
 		grep -qs "^$t " "$g/results" && continue
-		keep "$g" "$t"
+		keep "$g" "$t" "$logs"
 		{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t (boot $n, exit $rc):"; tail -5 "$g.out"; } >"$logs/$t.out"
 		sed -n "/luw-test: $t\$/,\$p" "$g.dmesg" >"$logs/$t.dmesg" 2>/dev/null
 		[ -s "$logs/$t.dmesg" ] || cp "$g.dmesg" "$logs/$t.dmesg" 2>/dev/null
