@@ -1,12 +1,13 @@
 #!/bin/sh
 # Run kernel tests one after the other in one guest boot (tests/kernel/run.sh):
-#   sh tests/kernel/group.sh QUEUE [MAX]
+#   sh tests/kernel/group.sh QUEUE [MAX [LIMIT]]
 # QUEUE is a directory shared with the host and with the other guests
 # running the same kernel's tests (scripts/vm-run's LUW_VM_SHARE):
 # QUEUE/order lists the tests, one per line, and a test is this boot's once
 # mkdir QUEUE/claim/TEST succeeds, so guests side by side never run one
 # twice and each takes the next test as soon as it is free.  MAX caps the
-# tests this boot takes (run.sh -1: one).
+# tests this boot takes (run.sh -1: one), LIMIT the seconds a test may run
+# before it is killed and failed (default 600).
 #
 # Each test runs as in a boot of its own, with LUW_OUT/TEST.out and the
 # kernel log it caused in LUW_OUT/TEST.dmesg (from a marker written to
@@ -21,8 +22,9 @@
 # died or hung in: run.sh fails it.
 set -u
 out=${LUW_OUT:?run me through scripts/vm-run}
-queue=${1:?usage: group.sh QUEUE [MAX]}
+queue=${1:?usage: group.sh QUEUE [MAX [LIMIT]]}
 max=${2:-0}
+limit=${3:-600}
 # perf lowers this when handlers run long (TCG): each test starts from the
 # boot's value.
 rate=/proc/sys/kernel/perf_event_max_sample_rate
@@ -39,7 +41,7 @@ while read -r t <&4; do
 	echo "luw-test: $t" >/dev/kmsg
 	start=$(date +%s)
 	read -r _ _ _ _ pid0 _ </proc/loadavg
-	timeout -s KILL 600 sh "tests/kernel/$t.sh" >"$out/$t.out" 2>&1 </dev/null
+	timeout -s KILL "$limit" sh "tests/kernel/$t.sh" >"$out/$t.out" 2>&1 </dev/null
 	rc=$?
 	end=$(date +%s)
 	read -r _ _ _ _ pid1 _ </proc/loadavg
