@@ -50,18 +50,21 @@ root="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall);$F:$(ln driver):$(ln dr
 # Between two calls of the phase: main alone, or driver innermost.  The
 # innermost Lua frame, caught at its function's entry, has no line yet
 # ("?"): unknown, not wrong; or PC is on its FUNCF, whose line is the
-# function's first (floorloop on its own line: 1 sample in 100 once);
+# function's first (floorloop on its own line: 1 sample in 100 once), or
+# on any other line of its body (floorloop's return: 1 in 100 once);
 # callers' lines are always checked.
 re_between="^stack [0-9]+ (c:0x[0-9a-f]+;)?$F:0:$(ln maincall)(;$F:$(ln driver):([0-9]+|\\?))?\$"
 declare -A re_all re_need want any
 re_all[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):([0-9]+|\\?)\$"
 re_need[rec]="$root(;$F:$(ln rec):$(ln reccall))*;$F:$(ln rec):[0-9]+\$"
-re_all[floor]="$root;$F:$(ln floorloop):($(ln floorcall)(;ff:math\\.floor)?|$(ln floorloop)|\\?)\$"
+# body FIRST LAST: the lines FIRST..LAST of a function as an alternation.
+body() { seq -s '|' "$(ln "$1")" "$(ln "$2")"; }
+re_all[floor]="$root;$F:$(ln floorloop):($(ln floorcall);ff:math\\.floor|$(body floorloop floorret)|\\?)\$"
 re_need[floor]="ff:math\\.floor\$"
 re_all[rep]="$root;$F:$(ln reploop):$(ln repcall);ff:string\\.rep\$"
 re_need[rep]=${re_all[rep]}
 any[rep]=--any
-re_all[ffi]="$root;$F:$(ln ffiloop):($(ln fficall)(;ff:ffi\\.(meta\\.__call|clib\\.__index))?|$(ln ffiloop)|\\?)\$"
+re_all[ffi]="$root;$F:$(ln ffiloop):($(ln fficall);ff:ffi\\.(meta\\.__call|clib\\.__index)|$(body ffiloop ffiret)|\\?)\$"
 re_need[ffi]="ff:ffi\\.meta\\.__call\$"
 any[ffi]=--any
 # In the coroutine: in work(), or yielding (a moment, but it happens); or
