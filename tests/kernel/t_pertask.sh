@@ -1,10 +1,10 @@
 #!/bin/sh
 # One perf event per thread: a target that does not run takes no
 # interrupt (idle CPUs are not woken for it); a CPU brought online after
-# the attach samples the target's threads moved onto it; a stopped target takes no
-# sample, not even of threads it creates while stopped, and samples them
-# once started (perf_event_enable() would not reach their inherited
-# events: stop/start must not rely on it).
+# the attach samples the target's threads moved onto it; a stopped target
+# takes no sample, not even of threads it creates while stopped, and
+# samples them once started (perf_event_enable() would not reach their
+# inherited events: stop/start must not rely on it).
 . tests/kernel/lib.sh
 # The spinners run until their go file goes: under TCG, with four of them
 # on two CPUs, each luaunwind-ctl command takes seconds.
@@ -65,8 +65,10 @@ $CTL attach $pid --freq 999 --no-lua || fail "attach with cpu1 offline"
 touch "$W/go"
 sleep 0.5
 echo 1 >$cpu1 || fail "cpu1 online"
-# The spinners go to cpu1 by affinity, not by the scheduler's balancing,
-# which in a loaded debug guest left cpu1 without a sampled thread for 3 s.
+# The spinners go to cpu1 by affinity, not by the scheduler's balancing:
+# once, in a loaded debug guest, 3 s gave no sample on cpu1 while one
+# thread at a time was sampled on cpu0 (not moved, or moved and not
+# sampled: the run could not tell).  Pinned, they run on cpu1 alone.
 # 6.1's cpuset takes a new CPU in from a work item: until then the
 # affinity is EINVAL.
 for i in $(seq 100); do
