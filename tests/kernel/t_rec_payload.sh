@@ -11,7 +11,7 @@
 #  - --vmstates, --top, --svg and --pprof (read back by go tool pprof).
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
-REP=$K/luaunwind-report
+. tests/kernel/reclib.sh
 load
 start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 $CTL record -p "$pid" -o "$W/p.luw" --duration 4 --freq 999 2>"$W/rec.err" ||
@@ -22,7 +22,8 @@ stop_lua
 $REP "$W/p.luw" >"$W/gone.folded" || fail "report after exit"
 cmp -s "$W/alive.folded" "$W/gone.folded" ||
 	fail "report after the target exited differs from the one made while alive"
-total=$(awk '{ n += $NF } END { print n + 0 }' "$W/gone.folded")
+f=$W/gone.folded
+total=$(sum '')
 # How many samples 4 s give is the target's share of the guest's CPU: 854
 # on the debug kernel beside three other guests, none lost.  300 are
 # enough for the shares below.
@@ -30,13 +31,13 @@ total=$(awk '{ n += $NF } END { print n + 0 }' "$W/gone.folded")
 # Lua: ...;main;...;main chunk @payload_stock.lua:0;lua_payload @payload_stock.lua:8 ...
 lua=$(grep -c ';main;.*;main chunk @[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded")
 [ "$lua" -ge 1 ] || { head -5 "$W/gone.folded" >&2; fail "no main -> main chunk -> lua_payload stack"; }
-luas=$(grep ';lua_payload @[^;]*payload_stock\.lua:8' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+luas=$(sum ';lua_payload @[^;]*payload_stock\.lua:8')
 # C: ...;main chunk @payload_stock.lua:0;ffi.meta.__call;<FFI call C code>;c_payload;c_payload
 # (lj_vm_ffi_call folded away)
-cs=$(grep 'main chunk @[^;]*payload_stock\.lua:0;ffi\.meta\.__call;[^@]*;c_payload;c_payload' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+cs=$(sum 'main chunk @[^;]*payload_stock\.lua:0;ffi\.meta\.__call;[^@]*;c_payload;c_payload')
 # The loop's os.clock: clock() is a system call, whose share grows with
 # the kernel's cost (10% on the debug kernel): a right stack all the same.
-clk=$(grep 'main chunk @[^;]*payload_stock\.lua:0;os\.clock;' "$W/gone.folded" | awk '{ n += $NF } END { print n + 0 }')
+clk=$(sum 'main chunk @[^;]*payload_stock\.lua:0;os\.clock;')
 [ $((luas + cs + clk)) -ge $((80 * total / 100)) ] ||
 	fail "only $luas Lua + $cs C payload + $clk os.clock samples of $total"
 # The payload's C share varies (9-13% seen): the chain is the point.

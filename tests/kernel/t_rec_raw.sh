@@ -6,7 +6,7 @@
 # recorded file.  Garbage instead of records is refused with exit 2.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
-REP=$K/luaunwind-report
+. tests/kernel/reclib.sh
 load
 start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 $CTL attach "$pid" --freq 999 >"$W/attach.out" 2>&1 ||
@@ -17,13 +17,14 @@ $CTL detach "$pid" || fail "detach"
 $REP --pid "$pid" "$W/raw.bin" >"$W/raw.folded" 2>"$W/raw.err" ||
 	{ cat "$W/raw.err" >&2; fail "report --pid"; }
 stop_lua
-total=$(awk '{ n += $NF } END { print n + 0 }' "$W/raw.folded")
+f=$W/raw.folded
+total=$(sum '')
 p='@[^;]*payload_stock\.lua'
-lua=$(grep "lua_pcall;main chunk $p:0;lua_payload $p:8" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
-c=$(grep "lua_pcall;main chunk $p:0;ffi\.meta\.__call;.*;c_payload;c_payload" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
+lua=$(sum "lua_pcall;main chunk $p:0;lua_payload $p:8")
+c=$(sum "lua_pcall;main chunk $p:0;ffi\.meta\.__call;.*;c_payload;c_payload")
 # The loop's os.clock (a system call in clock(); 10% of the samples on the
 # debug kernel) under the main chunk is as right a stack.
-clk=$(grep "lua_pcall;main chunk $p:0;os\.clock;" "$W/raw.folded" | awk '{ n += $NF } END { print n + 0 }')
+clk=$(sum "lua_pcall;main chunk $p:0;os\.clock;")
 [ "$total" -ge 300 ] || fail "only $total samples"
 [ $((100 * (lua + c + clk))) -ge $((90 * total)) ] ||
 	fail "$lua + $c + $clk os.clock of $total samples have the payload shape"
