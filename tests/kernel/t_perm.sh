@@ -30,11 +30,13 @@ AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+perfmo
 $AS_NOBODY $CTL version >/dev/null || fail "nobody with CAP_PERFMON cannot open"
 
 # ---- attach: ptrace read access ------------------------------------------
-bg $K/spin; rootpid=$last
+# Idle targets: the checks need none running, and CPU burners made this
+# test take minutes on the debug kernel.
+bg sleep 3600; rootpid=$last
 touch /tmp/go_perm
-setpriv --reuid=65534 --regid=65534 --clear-groups $K/spin_exec /tmp/go_perm &
+setpriv --reuid=65534 --regid=65534 --clear-groups $K/spin_exec /tmp/go_perm --idle &
 own=$!; kids="$kids $own"; execd $own $K/spin_exec
-setpriv --reuid=65534 --regid=65534 --clear-groups $K/spin_exec /tmp/go_perm --nodump &
+setpriv --reuid=65534 --regid=65534 --clear-groups $K/spin_exec /tmp/go_perm --nodump --idle &
 nodump=$!; kids="$kids $nodump"; execd $nodump $K/spin_exec
 out=$($AS_NOBODY $K/try_attach $own)
 [ "$out" = ok ] || fail "nobody cannot attach to its own process: $out"
