@@ -31,8 +31,7 @@ start_lua() {
 	$(lua_cmd "$name") "$@" >"$out" 2>&1 &
 	pid=$!
 	kids="$kids $pid"
-	for i in $(seq 150); do grep -q ready "$out" && break; sleep 0.1; done
-	grep -q ready "$out" || { cat "$out" >&2; fail "$name did not start"; }
+	within 120 grep -q ready "$out" || { cat "$out" >&2; fail "$name did not start"; }
 }
 
 # stop_lua: kill the target started last.

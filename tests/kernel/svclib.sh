@@ -52,6 +52,14 @@ need_most() {
 	most "$1" "" "$2" "$3" "$4"
 }
 
+# nginx_serves NW FILE: $master has NW workers (sets $workers) and
+# answers /work (the reply in FILE).
+nginx_serves() {
+	workers=$(pgrep -P "$master" | tr '\n' ' ')
+	[ "$(echo $workers | wc -w)" -eq "$1" ] &&
+		curl -sf http://127.0.0.1:8080/work >"$2" 2>/dev/null
+}
+
 # start_nginx NW JIT: nginx (Debian's) with NW workers and the Lua module
 # on OpenResty's LuaJIT, serving tests/kernel/svc/nginx_handler.lua at
 # http://127.0.0.1:8080/work; JIT is Lua run by init_by_lua in the master
@@ -66,13 +74,7 @@ start_nginx() {
 		>"$d/out" 2>&1 &
 	master=$!
 	kids="$kids $master"
-	for i in $(seq 200); do
-		workers=$(pgrep -P "$master" | tr '\n' ' ')
-		[ "$(echo $workers | wc -w)" -eq "$nw" ] &&
-			curl -sf http://127.0.0.1:8080/work >"$d/first" 2>/dev/null && break
-		sleep 0.1
-	done
-	[ -s "$d/first" ] || { cat "$d/error.log" "$d/out" >&2; fail "nginx did not serve"; }
+	within 120 nginx_serves "$nw" "$d/first" || { cat "$d/error.log" "$d/out" >&2; fail "nginx did not serve"; }
 	grep -Eq '^[0-9,]+ [0-9]+$' "$d/first" || { cat "$d/first" >&2; fail "nginx: bad reply"; }
 }
 
@@ -83,15 +85,14 @@ stop_nginx() {
 }
 
 # start_svc NAME READY CMD...: runs CMD in the background (output in
-# $W/NAME.out), waits (30 s at most) for the line READY, sets $pid.
+# $W/NAME.out), waits for the line READY, sets $pid.
 start_svc() {
 	local name=$1 ready=$2 out=$W/$1.out
 	shift 2
 	"$@" >"$out" 2>&1 &
 	pid=$!
 	kids="$kids $pid"
-	for i in $(seq 300); do grep -q "$ready" "$out" && break; sleep 0.1; done
-	grep -q "$ready" "$out" || { cat "$out" >&2; fail "$name did not start"; }
+	within 120 grep -q "$ready" "$out" || { cat "$out" >&2; fail "$name did not start"; }
 }
 
 # one_universe WHAT CHUNKRE: with $f reported --by-tid, fails when a

@@ -10,8 +10,7 @@ load
 $K/deeprec_nofp $DEPTH >"$W/ready" &
 pid=$!
 kids="$kids $pid"
-for i in $(seq 100); do grep -q ready "$W/ready" && break; sleep 0.1; done
-grep -q ready "$W/ready" || fail "deeprec_nofp did not start"
+within 120 grep -q ready "$W/ready" || fail "deeprec_nofp did not start"
 $CTL attach $pid --freq 999 --no-lua >"$W/attach" || fail "attach"
 $K/lwstacks read $pid 3 >"$W/stacks" || fail "lwstacks"
 $CTL detach $pid || fail "detach"
@@ -27,7 +26,7 @@ fi
 $K/deeprec_nofp $DEPTH >"$W/ready2" &
 pid=$!
 kids="$kids $pid"
-for i in $(seq 100); do grep -q ready "$W/ready2" && break; sleep 0.1; done
+within 120 grep -q ready "$W/ready2" || fail "deeprec_nofp 2 did not start"
 $CTL attach $pid --freq 999 --no-lua --no-tables >"$W/attach2" || fail "attach 2"
 $K/lwstacks read $pid 2 >"$W/stacks2" || fail "lwstacks 2"
 $CTL detach $pid || fail "detach 2"

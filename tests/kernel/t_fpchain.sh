@@ -9,8 +9,7 @@ load
 $K/deeprec $DEPTH >"$W/ready" &
 pid=$!
 kids="$kids $pid"
-for i in $(seq 100); do grep -q ready "$W/ready" && break; sleep 0.1; done
-grep -q ready "$W/ready" || fail "deeprec did not start"
+within 120 grep -q ready "$W/ready" || fail "deeprec did not start"
 # PIE: the mapping at file offset 0 gives the load bias.
 bias=$(awk -v f="$(readlink -f $K/deeprec)" '$6 == f && $3 == "00000000" { split($1, a, "-"); print a[1]; exit }' /proc/$pid/maps)
 [ -n "$bias" ] || fail "no mapping of deeprec in /proc/$pid/maps"

@@ -21,8 +21,7 @@ load
 nice -n 19 $K/lua_threads 4 1 1 0 gc >"$W/lt.out" 2>&1 &
 pid=$!
 kids="$kids $pid"
-for i in $(seq 300); do grep -q ready "$W/lt.out" && break; sleep 0.1; done
-grep -q ready "$W/lt.out" || { cat "$W/lt.out" >&2; fail "lua_threads gc did not start"; }
+within 120 grep -q ready "$W/lt.out" || { cat "$W/lt.out" >&2; fail "lua_threads gc did not start"; }
 sleep 1		# let the traces be recorded
 record gc 6
 grep -q ' 4 global_State' "$W/gc.attach" ||

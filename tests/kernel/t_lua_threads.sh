@@ -52,8 +52,7 @@ load
 nice -n 19 $K/lua_threads 32 3 8 >"$W/lt.out" 2>&1 &
 pid=$!
 kids="$kids $pid"
-for i in $(seq 300); do grep -q ready "$W/lt.out" && break; sleep 0.1; done
-grep -q ready "$W/lt.out" || { cat "$W/lt.out" >&2; fail "lua_threads did not start"; }
+within 120 grep -q ready "$W/lt.out" || { cat "$W/lt.out" >&2; fail "lua_threads did not start"; }
 
 t0=$(date +%s)
 $CTL record -p "$pid" -o "$W/lt.luw" --duration 4 >"$W/rec.out" 2>&1 ||
@@ -139,8 +138,7 @@ wait "$pid" 2>/dev/null
 nice -n 19 $K/lua_threads 32 3 8 0 r14 >"$W/lt2.out" 2>&1 &
 pid=$!
 kids="$kids $pid"
-for i in $(seq 300); do grep -q ready "$W/lt2.out" && break; sleep 0.1; done
-grep -q ready "$W/lt2.out" || { cat "$W/lt2.out" >&2; fail "lua_threads r14 did not start"; }
+within 120 grep -q ready "$W/lt2.out" || { cat "$W/lt2.out" >&2; fail "lua_threads r14 did not start"; }
 $CTL attach "$pid" --freq 999 --no-tables >/dev/null || fail "attach --no-tables"
 $CTL dump --duration 3 >"$W/dump2" || fail "dump --no-tables"
 $CTL detach "$pid" || fail "detach --no-tables"

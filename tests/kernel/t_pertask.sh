@@ -71,11 +71,8 @@ echo 1 >$cpu1 || fail "cpu1 online"
 # sampled: the run could not tell).  Pinned, they run on cpu1 alone.
 # 6.1's cpuset takes a new CPU in from a work item: until then the
 # affinity is EINVAL.
-for i in $(seq 100); do
-	taskset -a -p -c 1 $pid >/dev/null 2>&1 && break
-	sleep 0.1
-done
-taskset -a -p -c 1 $pid >/dev/null || fail "cannot move the threads to cpu1"
+within 60 taskset -a -p -c 1 $pid >/dev/null 2>&1 ||
+	fail "cannot move the threads to cpu1: $(taskset -a -p -c 1 $pid 2>&1)"
 # What was sampled before the move, then 100 samples taken after it: every
 # one on cpu1.  (300 s only bounds a failing run: a host that gives cpu1's
 # vCPU little time delays the samples, it cannot make them wrong.)

@@ -24,10 +24,12 @@ $CTL status | grep -q '^targets=0' || fail "record -p left the target attached"
 targets() {
 	field all_targets "$($CTL version)"
 }
+one_target() {
+	[ "$(targets)" = 1 ]
+}
 $CTL record -p "$pid" -o "$W/kill.luw" --duration 120 2>"$W/kill.err" &
 rec=$!
-for i in $(seq 100); do [ "$(targets)" = 1 ] && break; sleep 0.1; done
-[ "$(targets)" = 1 ] || fail "record -p did not attach: $(cat "$W/kill.err")"
+within 120 one_target || fail "record -p did not attach: $(cat "$W/kill.err")"
 sleep 1
 kill -KILL $rec
 wait $rec 2>/dev/null

@@ -57,7 +57,7 @@ launch() {
 # when it printed "nojit" instead (the trace phase on a build without a
 # JIT) and exited.
 ready() {
-	for _ in $(seq 300); do grep -q 'ready\|nojit' "$W/$3-$2.out" && break; sleep 0.1; done
+	within 120 grep -q 'ready\|nojit' "$W/$3-$2.out"
 	if grep -q nojit "$W/$3-$2.out"; then wait "$1"; return 1; fi
 	grep -q ready "$W/$3-$2.out" || { cat "$W/$3-$2.out" >&2; fail "$3 $2: the workload did not start"; }
 }

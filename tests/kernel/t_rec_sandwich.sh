@@ -19,8 +19,7 @@ sandwich() {
 	luajit tests/kernel/rec_sandwich.lua "$W" ${3:-} >"$W/$1.out" 2>&1 &
 	pid=$!
 	kids="$kids $pid"
-	for i in $(seq 150); do grep -q ready "$W/$1.out" && break; sleep 0.1; done
-	grep -q ready "$W/$1.out" || { cat "$W/$1.out" >&2; fail "$1: target did not start"; }
+	within 120 grep -q ready "$W/$1.out" || { cat "$W/$1.out" >&2; fail "$1: target did not start"; }
 	$CTL record -p "$pid" -o "$W/$1.luw" --duration "$2" 2>"$W/$1.err" ||
 		{ cat "$W/$1.err" >&2; fail "$1: record"; }
 	$REP "$W/$1.luw" >"$W/$1.folded" || fail "$1: report"

@@ -103,8 +103,7 @@ rec=$!
 attached() {
 	[ "$(field all_targets "$($CTL version)")" = 1 ]
 }
-for i in $(seq 300); do attached && break; sleep 0.1; done
-attached || { cat "$W/split.err" >&2; fail "split: record did not attach"; }
+within 120 attached || { cat "$W/split.err" >&2; fail "split: record did not attach"; }
 echo go >&3
 wait $rec || { cat "$W/split.err" >&2; fail "split: record"; }
 wait "$pid"
