@@ -28,7 +28,9 @@ for k in 5.10 sid; do
 	[ -f "$ko" ] || fail "no luaunwind.ko for $rel in the DKMS tree"
 	vm=$(modinfo -F vermagic "$ko")
 	[ "${vm%% *}" = "$rel" ] || fail "$rel: vermagic '$vm'"
-	"${D[@]}" status -m luaunwind -v "$ver" -k "$rel" | grep -q ': built' ||
+	# grep -q could exit before dkms (a bash script, writing a line at a
+	# time) is done, and SIGPIPE + pipefail would fail the check.
+	"${D[@]}" status -m luaunwind -v "$ver" -k "$rel" | grep ': built' >/dev/null ||
 		fail "dkms status for $rel: $("${D[@]}" status -m luaunwind -v "$ver" -k "$rel")"
 	echo "dkms.sh: built for $rel ($vm)"
 done
