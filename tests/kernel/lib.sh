@@ -36,6 +36,14 @@ within() {
 	done
 }
 
+# folded_sum FILE [GREP ARGS...]: the samples of the folded stacks in FILE
+# (a count ends each line) that grep selects; all of them without GREP ARGS.
+folded_sum() {
+	local file=$1
+	shift
+	grep "${@:-}" "$file" | awk '{ n += $NF } END { print n + 0 }'
+}
+
 # runs PID COMM: PID's comm is COMM.  The shell's own read: a fork per
 # poll is slow under TCG beside a spinner.
 runs() {

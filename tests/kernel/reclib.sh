@@ -30,7 +30,7 @@ rec() {
 
 # sum [GREP ARGS...]: samples of the folded lines of $f that grep selects.
 sum() {
-	grep "$@" "$f" | awk '{ n += $NF } END { print n + 0 }'
+	folded_sum "$f" "$@"
 }
 
 # most NAME TAG GOOD OF WHAT: fails unless GOOD >= 90% of OF.

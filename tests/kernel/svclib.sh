@@ -37,8 +37,7 @@ rooted() {
 # or an unplaced Lua segment; prints the first such stacks.
 no_garbage() {
 	local bad
-	bad=$(grep -E '(^|;)(0x[0-9a-f]+|\[unplaced lua\]|@\?0x[0-9a-f]+)( [0-9]+$|;)' "$f" |
-		awk '{ n += $NF } END { print n + 0 }')
+	bad=$(folded_sum "$f" -E '(^|;)(0x[0-9a-f]+|\[unplaced lua\]|@\?0x[0-9a-f]+)( [0-9]+$|;)')
 	if [ "$bad" -gt 0 ]; then
 		grep -E '(^|;)(0x[0-9a-f]+|\[unplaced lua\]|@\?0x[0-9a-f]+)( [0-9]+$|;)' "$f" |
 			head -3 | cut -c1-400 >&2

@@ -30,8 +30,7 @@ wait $rec || { cat "$W/rec.err" >&2; fail "record"; }
 grep -q libc_payload "/proc/$pid/maps" || fail "libc_payload.so never loaded"
 stop_lua
 $REP "$W/late.luw" >"$W/late.folded" || fail "report"
-n=$(grep ';late_caller @[^;]*late\.lua:8;.*c_payload;c_payload;c_payload' "$W/late.folded" |
-	awk '{ n += $NF } END { print n + 0 }')
+n=$(folded_sum "$W/late.folded" ';late_caller @[^;]*late\.lua:8;.*c_payload;c_payload;c_payload')
 [ "$n" -ge 100 ] || { sort -k2 -n "$W/late.folded" | tail -3 >&2; fail "only $n samples of c_payload below late_caller"; }
 ! grep -q 'libc_payload\.so+0x' "$W/late.folded" || fail "unnamed frames in libc_payload.so"
 pass "$n samples in the late library, named"

@@ -22,11 +22,6 @@ feat=$($CTL version | tr ' ' '\n' | sed -n 's/^features=//p')
 [ $((feat & 0x10)) -ne 0 ] || fail "version features=$feat lacks LUW_FEAT_VMSTATE_ONLY"
 start_lua luajit $WL/payload_stock.lua nojit 3600 $K
 
-# sum FILE: the samples of a folded file.
-sum() {
-	awk '{ n += $NF } END { print n + 0 }' "$1"
-}
-
 # ---- bad mode --------------------------------------------------------------
 for cmd in "attach $pid" "record -p $pid -o $W/bad.luw"; do
 	$CTL $cmd --mode stacks >"$W/bad.out" 2>&1
@@ -42,8 +37,8 @@ $CTL status | grep -q '^targets=0' || fail "a bad --mode left something attached
 $CTL record -p "$pid" -o "$W/cc.luw" --duration 2 --mode callchain 2>"$W/cc.err" ||
 	{ cat "$W/cc.err" >&2; fail "record --mode callchain"; }
 $REP "$W/cc.luw" >"$W/cc.folded" || fail "report callchain"
-total=$(sum "$W/cc.folded")
-full=$(grep ';main;.*;main chunk @[^;]*payload_stock\.lua:0;' "$W/cc.folded" | sum /dev/stdin)
+total=$(folded_sum "$W/cc.folded")
+full=$(folded_sum "$W/cc.folded" ';main;.*;main chunk @[^;]*payload_stock\.lua:0;')
 [ "$total" -ge 300 ] || fail "callchain: only $total samples"
 [ $((100 * full)) -ge $((90 * total)) ] ||
 	fail "callchain: only $full of $total stacks go from main through the main chunk"
@@ -74,17 +69,17 @@ withlua=$(grep -c '^sample .* lua=' "$W/leaf.dump")
 $CTL record -p "$pid" -o "$W/leaf.luw" --duration 2 --mode leaf 2>"$W/leaf.err" ||
 	{ cat "$W/leaf.err" >&2; fail "record --mode leaf"; }
 $REP "$W/leaf.luw" >"$W/leaf.folded" || fail "report leaf"
-total=$(sum "$W/leaf.folded")
+total=$(folded_sum "$W/leaf.folded")
 [ "$total" -ge 300 ] || fail "leaf: only $total samples recorded"
 deep=$(awk '{ $NF = ""; if (split($0, f, ";") > 2) n++ } END { print n + 0 }' "$W/leaf.folded")
 [ "$deep" -eq 0 ] || { head -3 "$W/leaf.folded" >&2; fail "leaf: $deep stacks of more than two frames"; }
 # No caller frame and no parent proto in the sample: the function is named
 # by the global that holds it (ljglobal), not by a call site.
-lp=$(grep '^lua_payload @[^;]*payload_stock\.lua:8 [0-9]*$' "$W/leaf.folded" | sum /dev/stdin)
-cp=$(grep '^ffi\.meta\.__call;c_payload [0-9]*$' "$W/leaf.folded" | sum /dev/stdin)
+lp=$(folded_sum "$W/leaf.folded" '^lua_payload @[^;]*payload_stock\.lua:8 [0-9]*$')
+cp=$(folded_sum "$W/leaf.folded" '^ffi\.meta\.__call;c_payload [0-9]*$')
 # The loop's own time: the main chunk, and os.clock with its host leaf (a
 # syscall, slow on a debug kernel: 8% of the samples there).
-lc=$(grep -E '^(main chunk @[^;]*payload_stock\.lua:0|os\.clock;[^;]*) [0-9]*$' "$W/leaf.folded" | sum /dev/stdin)
+lc=$(folded_sum "$W/leaf.folded" -E '^(main chunk @[^;]*payload_stock\.lua:0|os\.clock;[^;]*) [0-9]*$')
 [ $((100 * (lp + cp + lc))) -ge $((90 * total)) ] || {
 	awk '{ print $NF, $0 }' "$W/leaf.folded" | sort -rn | head -5 >&2
 	fail "leaf: $lp lua_payload + $cp c_payload + $lc loop of $total samples"
@@ -124,7 +119,7 @@ $CTL record -p "$pid" -o "$W/def.luw" --duration 2 --mode default 2>"$W/def.err"
 	{ cat "$W/def.err" >&2; fail "record --mode default"; }
 $REP "$W/def.luw" >"$W/def.folded" || fail "report default"
 $REP --vmstates "$W/def.luw" >"$W/def.vmstates" || fail "--vmstates default"
-total=$(sum "$W/def.folded")
+total=$(folded_sum "$W/def.folded")
 [ "$total" -ge 300 ] || fail "default: only $total samples recorded"
 ! grep -qv '^\[[A-Z]*\] [0-9]*$' "$W/def.folded" ||
 	{ grep -v '^\[[A-Z]*\] [0-9]*$' "$W/def.folded" | head -3 >&2; fail "default: a stack other than [VMSTATE]"; }
@@ -136,4 +131,4 @@ while read -r st cnt; do
 done <"$W/def.folded"
 grep -q '^\[LFUNC\] ' "$W/def.folded" || fail "default: no [LFUNC] stack"
 stop_lua
-pass "callchain $full/$(sum "$W/cc.folded") full; leaf $lp lua_payload + $cp c_payload of $(sum "$W/leaf.folded"); default $samples samples LFUNC=$lf CFUNC=$cf, recorded $(tr '\n' ' ' <"$W/def.folded")"
+pass "callchain $full/$(folded_sum "$W/cc.folded") full; leaf $lp lua_payload + $cp c_payload of $(folded_sum "$W/leaf.folded"); default $samples samples LFUNC=$lf CFUNC=$cf, recorded $(tr '\n' ' ' <"$W/def.folded")"

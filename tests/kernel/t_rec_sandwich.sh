@@ -26,9 +26,9 @@ sandwich() {
 }
 load
 sandwich sw 4
-total=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw.folded")
+total=$(folded_sum "$W/sw.folded")
 seq='lua_pcall;main chunk @[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17;sw_call_back;(lua_call;)?inner @[^;]*rec_sandwich\.lua:13;[^@]*c_leaf;c_leaf'
-n=$(grep -E "$seq" "$W/sw.folded" | awk '{ n += $NF } END { print n + 0 }')
+n=$(folded_sum "$W/sw.folded" -E "$seq")
 if [ $((100 * n)) -lt $((80 * total)) ]; then
 	awk '{print $NF, $0}' "$W/sw.folded" | sort -rn | head -3 >&2
 	fail "$n of $total samples have the full sandwich"
@@ -48,12 +48,12 @@ kill "$pid"
 # every stack through outer keeps the order main chunk -> outer ->
 # sw_call_back.
 sandwich sw1 3 1
-t1=$(awk '{ n += $NF } END { print n + 0 }' "$W/sw1.folded")
-cb=$(grep 'sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
-twice=$(grep 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | awk '{ n += $NF } END { print n + 0 }')
+t1=$(folded_sum "$W/sw1.folded")
+cb=$(folded_sum "$W/sw1.folded" 'sw_call_back')
+twice=$(folded_sum "$W/sw1.folded" 'sw_call_back;.*sw_call_back')
 order=$(grep 'outer @' "$W/sw1.folded" |
 	grep -Ev 'lua_pcall;main chunk @[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17(;sw_call_back(;.*)?)? [0-9]+$' |
-	awk '{ n += $NF } END { print n + 0 }')
+	folded_sum /dev/stdin)
 if [ "$twice" -ne 0 ] || [ "$order" -ne 0 ]; then
 	grep -e 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | head -3 >&2
 	fail "leaf 1: $twice samples with sw_call_back twice, $order out of order (of $t1)"

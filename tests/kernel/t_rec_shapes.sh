@@ -21,9 +21,8 @@ $CTL record -p "$pid" -o "$W/coro.luw" --duration 3 2>"$W/coro.err" ||
 stop_lua
 $REP "$W/coro.luw" >"$W/coro.folded" || fail "coro: report"
 c='@[^;]*coro\.lua'
-nw=$(grep "work $c:4 [0-9]*\$" "$W/coro.folded" | awk '{ n += $NF } END { print n + 0 }')
-good=$(grep "lua_pcall;main chunk $c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$" "$W/coro.folded" |
-	awk '{ n += $NF } END { print n + 0 }')
+nw=$(folded_sum "$W/coro.folded" "work $c:4 [0-9]*\$")
+good=$(folded_sum "$W/coro.folded" "lua_pcall;main chunk $c:0;resumer $c:16;coroutine\.resume;body $c:9;work $c:4 [0-9]*\$")
 [ "$nw" -ge 100 ] || { head -3 "$W/coro.folded" >&2; fail "coro: only $nw samples in work()"; }
 [ $((100 * good)) -ge $((90 * nw)) ] || fail "coro: $good of $nw samples in work() have the full shape"
 
@@ -33,7 +32,7 @@ $CTL record -p "$pid" -o "$W/jit.luw" --duration 3 2>"$W/jit.err" ||
 stop_lua
 $REP "$W/jit.luw" >"$W/jit.folded" || fail "jit: report"
 p='@[^;]*payload_stock\.lua'
-nt=$(grep "lua_pcall;main chunk $p:0;.*TRACE_[0-9]* $p:[0-9]*" "$W/jit.folded" | awk '{ n += $NF } END { print n + 0 }')
+nt=$(folded_sum "$W/jit.folded" "lua_pcall;main chunk $p:0;.*TRACE_[0-9]* $p:[0-9]*")
 $REP --vmstates "$W/jit.luw" >"$W/jit.vmstates"
 ntr=$(sed -n 's/^TRACE	//p' "$W/jit.vmstates")
 [ "$ntr" -ge 100 ] || fail "jit: only $ntr TRACE samples"
@@ -112,10 +111,10 @@ rm -f "$go"
 want=$(sed -n 's/^cshare \([0-9]*\) .*/\1/p' "$W/luajit.out")
 [ -n "$want" ] || fail "split: the workload did not report its split: $(tail -2 "$W/luajit.out" | tr "\n" " ")"
 $REP "$W/split.luw" >"$W/split.folded" || fail "split: report"
-tot=$(awk '{ n += $NF } END { print n + 0 }' "$W/split.folded")
-nc=$(grep ';c_payload [0-9]*$' "$W/split.folded" | awk '{ n += $NF } END { print n + 0 }')
+tot=$(folded_sum "$W/split.folded")
+nc=$(folded_sum "$W/split.folded" ';c_payload [0-9]*$')
 lfib=$(grep -n '^local function lua_fib' "$W/split.lua" | cut -d: -f1)
-nl=$(grep ";lua_fib @[^;]*split\\.lua:$lfib [0-9]*\$" "$W/split.folded" | awk '{ n += $NF } END { print n + 0 }')
+nl=$(folded_sum "$W/split.folded" ";lua_fib @[^;]*split\\.lua:$lfib [0-9]*\$")
 [ $((100 * (nc + nl))) -ge $((80 * tot)) ] || fail "split: only $nc C + $nl Lua samples of $tot"
 got=$(( (100 * nc + (nc + nl) / 2) / (nc + nl) ))
 d=$((got - want))

@@ -15,16 +15,13 @@ for name in luajit2 tarantool; do
 		{ cat "$W/$name.err" >&2; fail "$name: record"; }
 	stop_lua
 	$REP "$W/$name.luw" >"$W/$name.folded" || fail "$name: report"
-	total=$(awk '{ n += $NF } END { print n + 0 }' "$W/$name.folded")
+	total=$(folded_sum "$W/$name.folded")
 	[ "$total" -ge 500 ] || fail "$name: only $total samples"
-	lua=$(grep 'main chunk @[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8' "$W/$name.folded" |
-		awk '{ n += $NF } END { print n + 0 }')
-	c=$(grep 'main chunk @[^;]*payload_stock\.lua:0;.*;c_payload;c_payload' "$W/$name.folded" |
-		awk '{ n += $NF } END { print n + 0 }')
+	lua=$(folded_sum "$W/$name.folded" 'main chunk @[^;]*payload_stock\.lua:0;lua_payload @[^;]*payload_stock\.lua:8')
+	c=$(folded_sum "$W/$name.folded" 'main chunk @[^;]*payload_stock\.lua:0;.*;c_payload;c_payload')
 	# The loop's own time: the main chunk innermost, and os.clock with
 	# its host frames (a syscall, slow on a debug kernel: 8% there).
-	loop=$(grep -E 'main chunk @[^;]*payload_stock\.lua:0(;os\.clock(;[^;]*)*)? [0-9]+$' "$W/$name.folded" |
-		awk '{ n += $NF } END { print n + 0 }')
+	loop=$(folded_sum "$W/$name.folded" -E 'main chunk @[^;]*payload_stock\.lua:0(;os\.clock(;[^;]*)*)? [0-9]+$')
 	if [ $((100 * (lua + c + loop))) -lt $((90 * total)) ]; then
 		awk '{print $NF, $0}' "$W/$name.folded" | sort -rn | head -3 >&2
 		fail "$name: $lua lua_payload + $c c_payload + $loop loop samples of $total"
