@@ -32,7 +32,16 @@
  * over the target's user namespace (and its mm's, when not dumpable).
  * Yama restricts ptrace attach only, not read access, so it does not
  * apply here either.  The check runs under the target's exec lock, so
- * it is made against the program that will be sampled.
+ * it is made against the program that will be sampled, and for every
+ * thread of it.  Both the caller and the file's opener must pass it and
+ * hold CAP_PERFMON (or CAP_SYS_ADMIN): a descriptor handed to another
+ * process (SCM_RIGHTS, inheritance) lends neither side more than it has.
+ * For the same reason a kept session is joined (fd == -1) only through a
+ * file its caller opened under the same effective uid (EPERM otherwise).
+ * The LSM hooks perf_event_open() and ptrace read access call
+ * (security_perf_event_open, security_ptrace_access_check) are not
+ * exported to modules, so SELinux or AppArmor policy on perf and ptrace
+ * is not consulted; capability checks go through the LSMs as ever.
  *
  * ioctl conventions
  * -----------------
@@ -59,11 +68,14 @@
  *                        session, ENOSPC too many targets
  *                        (LUW_MAX_TARGETS in all) or threads
  *                        (LUW_MAX_THREADS), EAGAIN threads created faster
- *                        than they can be listed, EPERM no ptrace read
+ *                        than they can be listed, EPERM the caller or
+ *                        the opener lacks CAP_PERFMON or ptrace read
  *                        access, EOPNOTSUPP the event cannot be created
- *                        (no PMU), EINVAL a rate outside the bounds below
- *                        or above the admin's
- *                        /proc/sys/kernel/perf_event_max_sample_rate.
+ *                        (no PMU), EINVAL a rate outside the bounds
+ *                        below.  The admin's
+ *                        kernel.perf_event_max_sample_rate is perf's to
+ *                        enforce (not exported to modules): perf
+ *                        throttles the events past it, as any other.
  *   LUW_IOC_DETACH       stop and forget one target (ESRCH: not attached
  *                        in this session).
  *   LUW_IOC_UNWIND_TABLE hand over the compact unwind table of one
@@ -317,8 +329,9 @@ struct luw_version {
 				 LUW_ATTACH_VMSTATE_ONLY)
 
 /*
- * Rate bounds.  A frequency is also held to the admin's
- * perf_event_max_sample_rate, a cpu-clock period to its inverse.
+ * Rate bounds.  Past the admin's perf_event_max_sample_rate perf
+ * throttles the events (luaunwind-ctl refuses such a rate, as perf record
+ * does).
  */
 #define LUW_FREQ_MAX		100000	/* Hz */
 #define LUW_PERIOD_MIN_NS	10000	/* 100 kHz */

@@ -39,6 +39,7 @@
 #include <luaunwind_layout.h>
 #include "uwtable.h"
 
+struct cred;
 struct mm_struct;
 struct perf_event;
 struct perf_sample_data;
@@ -180,12 +181,16 @@ extern struct list_head luw_sessions;
 struct luw_session *luw_session_new(void);
 void luw_session_put(struct luw_session *s);
 struct luw_session *luw_file_session(struct luw_file *f);
-int luw_session_join(struct luw_file *f, const struct luw_join *j);
+int luw_session_join(struct luw_file *f, const struct luw_join *j,
+		     const struct cred *opener);
 void luw_session_unkeep_idle(void);
 void luw_session_exit(void);
 
 /* target.c; all under luw_lock */
-int luw_attach(struct luw_session *s, const struct luw_attach *a);
+int luw_attach_check(const struct luw_attach *a);
+int luw_layout_copy(struct luw_lj_layout *ly, u64 uptr);
+int luw_attach(struct luw_session *s, const struct luw_attach *a,
+	       const struct luw_lj_layout *ly, const struct cred *opener);
 int luw_detach(struct luw_session *s, pid_t pid);
 int luw_start_stop(struct luw_session *s, pid_t pid, bool start);
 struct luw_table *luw_table_load(const struct luw_unwind_table *u);

@@ -111,16 +111,33 @@ static long luw_ioc_target(struct file *file, unsigned int nr,
 
 static long luw_ioc_attach(struct file *file, void __user *u)
 {
+	struct luw_lj_layout *ly = NULL;
 	struct luw_session *s;
 	struct luw_attach a;
 	int err;
 
 	err = luw_copy_in(&a, sizeof(a), LUW_ATTACH_SIZE_VER0, u);
+	if (!err)
+		err = luw_attach_check(&a);
 	if (err)
 		return err;
-	s = luw_lock_session(file);
-	err = luw_attach(s, &a);
-	mutex_unlock(&luw_lock);
+	/*
+	 * The layout is copied before luw_lock is taken: the pointer may be
+	 * into memory that takes long to fault in (FUSE, userfaultfd), and
+	 * that must stall nobody else's session.
+	 */
+	if (a.layout_size) {
+		ly = kmalloc(sizeof(*ly), GFP_KERNEL);
+		if (!ly)
+			return -ENOMEM;
+		err = luw_layout_copy(ly, a.layout_ptr);
+	}
+	if (!err) {
+		s = luw_lock_session(file);
+		err = luw_attach(s, &a, ly, file->f_cred);
+		mutex_unlock(&luw_lock);
+	}
+	kfree(ly);
 	return err;
 }
 
@@ -160,6 +177,13 @@ static long luw_ioc_stats(struct file *file, void __user *u)
 	if (!err && st->flags)
 		err = -EINVAL;
 	if (!err) {
+		/* Only size and pid are input: the rest starts from zero. */
+		u32 size = st->size;
+		s32 pid = st->pid;
+
+		memset(st, 0, sizeof(*st));
+		st->size = size;
+		st->pid = pid;
 		s = luw_lock_session(file);
 		err = luw_get_stats(s, st);
 		mutex_unlock(&luw_lock);
@@ -201,7 +225,7 @@ static long luw_ioc_join(struct file *file, void __user *u)
 	int err;
 
 	err = luw_copy_in(&j, sizeof(j), LUW_JOIN_SIZE_VER0, u);
-	return err ?: luw_session_join(file->private_data, &j);
+	return err ?: luw_session_join(file->private_data, &j, file->f_cred);
 }
 
 /*

@@ -131,6 +131,8 @@ bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 
 	if (++r->nest > 1)
 		goto out;
+	/* Keep the ring's use inside the guard (sample.c says why). */
+	barrier();
 	head = r->head;
 	/* Pairs with the release of tail in luw_ring_drain(): the reader is
 	 * done with the bytes before tail before we overwrite them.
@@ -162,6 +164,7 @@ bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 	if (wq_has_sleeper(&s->wq))
 		irq_work_queue(&r->wake);
 out:
+	barrier();
 	r->nest--;
 	return ok;
 }

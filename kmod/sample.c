@@ -158,11 +158,17 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		st->skipped++;
 		goto out;
 	}
+	/*
+	 * An NMI (cycles) can land in a cpu-clock sample on this CPU.  The
+	 * barriers keep the compiler from moving the scratch's use out of
+	 * the section the count guards, as perf's recursion context does.
+	 */
 	busy = this_cpu_ptr(&luw_scratch_busy);
 	if (++*busy > 1) {
 		st->skipped++;
 		goto out_busy;
 	}
+	barrier();
 
 	s = &this_cpu_ptr(luw_scratch)->hdr;
 	luw_fill_sample(t, regs, s, st, t0);
@@ -173,6 +179,7 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		st->drops++;
 	}
 out_busy:
+	barrier();
 	--*busy;
 out:
 	t0 = ktime_get_mono_fast_ns() - t0;

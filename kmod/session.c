@@ -76,7 +76,14 @@ static bool luw_session_fresh(const struct luw_file *f)
 	return !f->used && !f->s->nr_targets && !f->s->rings;
 }
 
-int luw_session_join(struct luw_file *f, const struct luw_join *j)
+/*
+ * opener: the credentials the file was opened with.  A kept session is
+ * its owner's: the file must have been opened by that user as well as
+ * held by them, or a descriptor handed between users would join one
+ * user's file to the other's samples.
+ */
+int luw_session_join(struct luw_file *f, const struct luw_join *j,
+		     const struct cred *opener)
 {
 	struct luw_session *to = NULL;
 	struct file *other = NULL;
@@ -101,6 +108,11 @@ int luw_session_join(struct luw_file *f, const struct luw_join *j)
 		}
 		to = of->s;
 	} else {
+		if (!uid_eq(opener->euid, current_euid()) ||
+		    !uid_eq(f->s->owner, current_euid())) {
+			err = -EPERM;
+			goto out;
+		}
 		to = luw_kept_of(current_euid());
 		if (!to && !(j->flags & LUW_JOIN_CREATE)) {
 			err = -ENOENT;

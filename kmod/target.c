@@ -27,7 +27,6 @@
 #include <linux/cred.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
-#include <linux/kstrtox.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/pid_namespace.h>
@@ -227,26 +226,59 @@ static void luw_reap(struct work_struct *work)
 }
 
 /*
- * ptrace read access (PTRACE_MODE_READ_REALCREDS), as far as a module can
- * ask it: the same user throughout and a dumpable program, or
- * CAP_SYS_PTRACE over the target's user namespace (and its mm's when it
- * is not dumpable).  The _noaudit checks keep a same-user attach from
- * logging a capability denial.
+ * ptrace read access (PTRACE_MODE_READ_REALCREDS) for the current
+ * credentials, as far as a module can ask it: for every thread of the
+ * group (each may have set its own ids), the same user throughout, or
+ * CAP_SYS_PTRACE over the thread's user namespace; and a dumpable
+ * program, or CAP_SYS_PTRACE over its mm's namespace.  The _noaudit
+ * checks keep a same-user attach from logging a capability denial.
  */
 static bool luw_may_sample(struct task_struct *task, struct mm_struct *mm)
 {
 	const struct cred *me = current_cred(), *tc;
-	bool ok;
+	struct task_struct *th;
+	bool ok = true;
 
 	rcu_read_lock();
-	tc = __task_cred(task);
-	ok = (uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
-	      uid_eq(me->uid, tc->uid) && gid_eq(me->gid, tc->egid) &&
-	      gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid)) ||
-	     ns_capable_noaudit(tc->user_ns, CAP_SYS_PTRACE);
+	for_each_thread(task, th) {
+		tc = __task_cred(th);
+		if (uid_eq(me->uid, tc->euid) && uid_eq(me->uid, tc->suid) &&
+		    uid_eq(me->uid, tc->uid) && gid_eq(me->gid, tc->egid) &&
+		    gid_eq(me->gid, tc->sgid) && gid_eq(me->gid, tc->gid))
+			continue;
+		if (!ns_capable_noaudit(tc->user_ns, CAP_SYS_PTRACE)) {
+			ok = false;
+			break;
+		}
+	}
 	rcu_read_unlock();
 	if (ok && luw_dumpable(task, mm) != SUID_DUMP_USER)
 		ok = luw_ptrace_capable_noaudit(task, mm);
+	return ok;
+}
+
+/*
+ * Both the caller and whoever opened the file must have perf's bar
+ * (CAP_PERFMON, checked at open for the opener) and read access to the
+ * target: a descriptor handed on (SCM_RIGHTS, an inherited fd) grants no
+ * more than its receiver has, and a receiver gains nothing the opener
+ * lacked.  The opener's credentials are put in place for the second
+ * check because the capability helpers that take a cred are not
+ * exported.
+ */
+static bool luw_may_attach(struct task_struct *task, struct mm_struct *mm,
+			   const struct cred *opener)
+{
+	const struct cred *old;
+	bool ok;
+
+	if (!perfmon_capable() || !luw_may_sample(task, mm))
+		return false;
+	if (opener == current_cred())
+		return true;
+	old = override_creds(opener);
+	ok = perfmon_capable() && luw_may_sample(task, mm);
+	revert_creds(old);
 	return ok;
 }
 
@@ -278,7 +310,8 @@ static struct mm_struct *luw_group_mm(struct task_struct *task)
  * Check access and take the program's mm under the exec lock, so that an
  * exec cannot slip between the check and what will be sampled.
  */
-static int luw_grab_program(struct task_struct *task, struct luw_proc *t)
+static int luw_grab_program(struct task_struct *task, struct luw_proc *t,
+			    const struct cred *opener)
 {
 	struct mm_struct *mm;
 	int err;
@@ -289,7 +322,7 @@ static int luw_grab_program(struct task_struct *task, struct luw_proc *t)
 	mm = luw_group_mm(task);
 	if (!mm) {
 		err = -ESRCH;	/* exiting */
-	} else if (!luw_may_sample(task, mm)) {
+	} else if (!luw_may_attach(task, mm, opener)) {
 		err = -EPERM;
 	} else {
 		mmgrab(mm);
@@ -302,45 +335,27 @@ static int luw_grab_program(struct task_struct *task, struct luw_proc *t)
 }
 
 /*
- * The admin's perf_event_max_sample_rate.  The sysctl's variable is not
- * exported to modules, so this reads it the way a user would (a
- * workaround; perf_event_open() checks the variable itself).  When it
- * cannot be read (no /proc where the caller lives): perf's default.
+ * Bounds of the ABI only.  The admin's perf_event_max_sample_rate is not
+ * checked here: the variable is not exported to modules, and reading its
+ * sysctl file from here would resolve a path from the caller's root with
+ * luw_lock held (a chroot can put /dev/luaunwind or a FIFO there).  perf
+ * enforces it anyway, as for every event: an event that overflows more
+ * than that rate allows in one tick is throttled until the next.
+ * luaunwind-ctl refuses such a rate itself, as perf record does.
  */
-static u32 luw_admin_max_rate(void)
-{
-	char buf[16] = "";
-	struct file *f;
-	loff_t pos = 0;
-	ssize_t n;
-	u32 rate;
-
-	f = filp_open("/proc/sys/kernel/perf_event_max_sample_rate",
-		      O_RDONLY, 0);
-	if (IS_ERR(f))
-		return LUW_FREQ_MAX;
-	n = kernel_read(f, buf, sizeof(buf) - 1, &pos);
-	filp_close(f, NULL);
-	if (n <= 0 || kstrtou32(strim(buf), 10, &rate) || !rate)
-		return LUW_FREQ_MAX;
-	return rate;
-}
-
 static int luw_rate_check(const struct luw_attach *a)
 {
 	u64 r = a->sample_rate;
-	u32 admin;
 
 	if (!r)
 		return -EINVAL;
 	if ((a->flags & LUW_ATTACH_PERIOD) && a->event == LUW_EVENT_CYCLES)
 		return r >= LUW_CYCLES_PERIOD_MIN &&
 		       r <= LUW_CYCLES_PERIOD_MAX ? 0 : -EINVAL;
-	admin = luw_admin_max_rate();
 	if (a->flags & LUW_ATTACH_PERIOD)
-		return r >= LUW_PERIOD_MIN_NS && r <= LUW_PERIOD_MAX_NS &&
-		       r >= div_u64(NSEC_PER_SEC, admin) ? 0 : -EINVAL;
-	return r <= LUW_FREQ_MAX && r <= admin ? 0 : -EINVAL;
+		return r >= LUW_PERIOD_MIN_NS && r <= LUW_PERIOD_MAX_NS ?
+		       0 : -EINVAL;
+	return r <= LUW_FREQ_MAX ? 0 : -EINVAL;
 }
 
 /* Offsets into one LuaJIT object (global_State is the largest, ~400). */
@@ -350,7 +365,8 @@ static int luw_rate_check(const struct luw_attach *a)
 /* The interpreter is ~100 KiB of code. */
 #define LUW_VM_MAX_BYTES	(16ULL << 20)
 
-static int luw_attach_check(const struct luw_attach *a)
+/* The request alone, before any lock: EINVAL for what no target fits. */
+int luw_attach_check(const struct luw_attach *a)
 {
 	if (a->flags & ~LUW_ATTACH_FLAGS)
 		return -EINVAL;
@@ -437,17 +453,12 @@ static int luw_layout_check(const struct luw_lj_layout *ly)
 	return 0;
 }
 
-static int luw_layout_copy(struct luw_proc *t, const struct luw_attach *a)
+/* Copy in the layout descriptor (no lock held) and check its bounds. */
+int luw_layout_copy(struct luw_lj_layout *ly, u64 uptr)
 {
-	if (!a->layout_size)
-		return 0;
-	if (copy_from_user(&t->ly, u64_to_user_ptr(a->layout_ptr),
-			   sizeof(t->ly)))
+	if (copy_from_user(ly, u64_to_user_ptr(uptr), sizeof(*ly)))
 		return -EFAULT;
-	if (luw_layout_check(&t->ly))
-		return -EINVAL;
-	t->has_layout = true;
-	return 0;
+	return luw_layout_check(ly) ? -EINVAL : 0;
 }
 
 /*
@@ -548,7 +559,10 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 	if (!err && !t->nr_events)
 		err = -ESRCH;		/* every thread was exiting */
 	if (err) {
+		/* As luw_targets_release(): no handler may still see t. */
+		WRITE_ONCE(t->dying, true);
 		luw_events_release(t);
+		synchronize_rcu();
 		/* No PMU (e.g. under TCG), or no such hardware event. */
 		if (err == -ENOENT || err == -ENODEV)
 			err = -EOPNOTSUPP;
@@ -556,7 +570,12 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 	return err;
 }
 
-int luw_attach(struct luw_session *s, const struct luw_attach *a)
+/*
+ * a passed luw_attach_check(), ly (NULL without a layout) luw_layout_copy();
+ * opener: the credentials the file was opened with.
+ */
+int luw_attach(struct luw_session *s, const struct luw_attach *a,
+	       const struct luw_lj_layout *ly, const struct cred *opener)
 {
 	struct task_struct *task;
 	struct luw_proc *t;
@@ -564,9 +583,6 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a)
 	int err;
 
 	lockdep_assert_held(&luw_lock);
-	err = luw_attach_check(a);
-	if (err)
-		return err;
 	if (luw_find(s, a->pid))
 		return -EBUSY;
 	if (luw_nr_targets >= LUW_MAX_TARGETS)
@@ -586,7 +602,7 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a)
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		goto out_task;
-	err = (task->flags & PF_KTHREAD) ? -EINVAL : luw_grab_program(task, t);
+	err = (task->flags & PF_KTHREAD) ? -EINVAL : luw_grab_program(task, t, opener);
 	if (err)
 		goto out_free;
 	t->sess = s;
@@ -610,18 +626,21 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a)
 		t->max_host = 1;
 		t->max_lua = 1;
 	}
-	t->running = !(a->flags & LUW_ATTACH_STOPPED);
+	if (ly) {
+		t->ly = *ly;
+		t->has_layout = true;
+	}
 	err = -ENOMEM;
 	t->stats = alloc_percpu_gfp(struct luw_tstats, GFP_KERNEL_ACCOUNT);
 	if (!t->stats)
 		goto out_free;
-	err = luw_layout_copy(t, a);
-	if (!err)
-		err = luw_ring_alloc(s);
+	err = luw_ring_alloc(s);
 	if (!err)
 		err = luw_create_events(t, task, a);
 	if (err)
 		goto out_free;
+	/* Not before: a failed attach writes nothing to the ring. */
+	WRITE_ONCE(t->running, !(a->flags & LUW_ATTACH_STOPPED));
 	put_task_struct(task);
 	list_add_tail(&t->node, &s->targets);
 	s->nr_targets++;

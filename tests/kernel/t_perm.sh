@@ -3,7 +3,9 @@
 # open() is EPERM even when the file mode lets the caller in.  Attach asks
 # what ptrace read access would: another user's process and a
 # non-dumpable one are refused to a CAP_PERFMON user, allowed to root
-# (CAP_SYS_PTRACE).  And sessions are private: that user neither sees
+# (CAP_SYS_PTRACE); a process with one thread of another user is refused
+# to that user as well.  A descriptor passed between users (SCM_RIGHTS) gives neither
+# more than both have.  And sessions are private: that user neither sees
 # nor touches root's targets.
 . tests/kernel/lib.sh
 load
@@ -49,6 +51,40 @@ out=$($K/try_attach $nodump)
 # A same-user attach asks for CAP_SYS_PTRACE without an audit record: no
 # capability denial in the kernel log.
 ! dmesg | grep -qi 'denied.*sys_ptrace' || fail "capability denial logged"
+
+# Every thread's ids count, not the leader's alone: a process whose leader
+# runs as nobody and whose second thread is still root.
+rm -f /tmp/mixcred_ready
+$K/mixcred 65534 /tmp/mixcred_ready &
+mixed=$!; kids="$kids $mixed"
+within 120 test -e /tmp/mixcred_ready || fail "mixcred did not start"
+out=$($AS_NOBODY $K/try_attach $mixed)
+[ "$out" = EPERM ] || fail "nobody attached to a process with a root thread: $out"
+
+# ---- a descriptor handed over SCM_RIGHTS ---------------------------------
+# Attach and the kept session take both the opener's and the caller's
+# credentials: the fd lends neither side what it lacks.
+# passfd_case OPENER RECEIVER WHAT: "OPENER" and "RECEIVER" are command
+# prefixes (setpriv ... or nothing for root); prints what the receiver saw.
+passfd_case() {
+	local sock=/tmp/passfd.sock pid
+	rm -f $sock
+	$2 $K/passfd recv $sock "$3" >$W/passfd.out 2>&1 &
+	pid=$!
+	within 120 test -S $sock || { kill $pid; echo "no socket"; return; }
+	$1 $K/passfd send $sock >>$W/passfd.out 2>&1 || { kill $pid; }
+	wait $pid
+	cat $W/passfd.out
+}
+AS_NOBODY_NOCAPS="setpriv --reuid=65534 --regid=65534 --clear-groups"
+out=$(passfd_case "" "$AS_NOBODY_NOCAPS" $own)
+[ "$out" = EPERM ] || fail "root's fd let capability-less nobody attach: $out"
+out=$(passfd_case "$AS_NOBODY" "" $rootpid)
+[ "$out" = EPERM ] || fail "nobody's fd let root attach root's process: $out"
+out=$(passfd_case "$AS_NOBODY" "$AS_NOBODY" $own)
+[ "$out" = ok ] || fail "nobody's fd, passed to nobody, cannot attach its process: $out"
+out=$(passfd_case "$AS_NOBODY" "" join)
+[ "$out" = EPERM ] || fail "nobody's fd joined root's kept session: $out"
 
 # ---- sessions are private ------------------------------------------------
 $CTL attach $rootpid --freq 99 --no-lua >/dev/null || fail "root attach"

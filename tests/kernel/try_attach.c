@@ -8,11 +8,15 @@
  *                             period, then exits: the session (and the
  *                             target) end with the file, and the caller
  *                             may rmmod at once.
+ *   try_attach PID hold HZ S  attaches at HZ, samples for S seconds and
+ *                             prints "ok samples=N" (t_chroot: built
+ *                             static, so that it runs in a bare chroot).
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "record/luwdev.h"
 #include "onetab.h"
@@ -31,10 +35,26 @@ int main(int argc, char **argv)
 		printf("open: %s\n", strerrorname_np(-fd));
 		return 1;
 	}
+	if (argc > 4 && !strcmp(argv[2], "hold"))
+		a.sample_rate = strtoull(argv[3], NULL, 10);
+	else if (argc > 2 && strcmp(argv[2], "replace"))
+		return 2;
 	r = luw_dev_attach(fd, &a);
 	if (r) {
 		printf("%s\n", strerrorname_np(-r));
 		return 1;
+	}
+	if (argc > 4 && !strcmp(argv[2], "hold")) {
+		struct luw_stats st;
+
+		sleep(atoi(argv[4]));
+		r = luw_dev_stats(fd, a.pid, &st);
+		if (r) {
+			printf("stats: %s\n", strerrorname_np(-r));
+			return 1;
+		}
+		printf("ok samples=%llu\n", (unsigned long long)st.samples);
+		return 0;
 	}
 	if (argc > 2 && !strcmp(argv[2], "replace")) {
 		one_entry_table_init(&tab);

@@ -213,6 +213,46 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 	return rc ? rc : nup;
 }
 
+/*
+ * The admin's kernel.perf_event_max_sample_rate, as perf record holds a
+ * frequency to it.  The module cannot read it (not exported to modules);
+ * perf throttles any event above it, so a rate over it would give fewer
+ * samples than asked for, silently.  A cpu-clock period is held to its
+ * inverse.  0, or -1 with a message.
+ */
+static int att_rate_check(const struct luw_att_opts *o, char *err,
+			  size_t errlen)
+{
+	const char *path = "/proc/sys/kernel/perf_event_max_sample_rate";
+	uint64_t rate = o->sample_rate ? o->sample_rate : 999;
+	unsigned long max;
+	FILE *f;
+	int n;
+
+	if ((o->flags & LUW_ATTACH_PERIOD) && o->event == LUW_EVENT_CYCLES)
+		return 0;	/* cycles per sample: no time rate */
+	f = fopen(path, "r");
+	if (!f)
+		return 0;	/* no /proc: the kernel's throttle alone */
+	n = fscanf(f, "%lu", &max);
+	fclose(f);
+	if (n != 1 || !max)
+		return 0;
+	if (o->flags & LUW_ATTACH_PERIOD) {
+		if (rate * max >= 1000000000ULL || rate >= 1000000000ULL)
+			return 0;
+		snprintf(err, errlen,
+			 "a period of %" PRIu64 " ns is more than %lu samples a "
+			 "second, the limit of %s", rate, max, path);
+		return -1;
+	}
+	if (rate <= max)
+		return 0;
+	snprintf(err, errlen, "%" PRIu64 " Hz is above %s (%lu Hz)", rate,
+		 path, max);
+	return -1;
+}
+
 int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 		   struct luw_att **out, int *errnum, char *err, size_t errlen)
 {
@@ -222,6 +262,8 @@ int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 
 	*errnum = 0;
 	*out = NULL;
+	if (att_rate_check(o, err, errlen))
+		return -1;
 	if (luw_att_open(pid, !o->no_lua, &a, err, errlen))
 		return -1;
 	luw_att_fill(a, &req);
