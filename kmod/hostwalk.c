@@ -63,24 +63,43 @@ void luw_hostwalk_exit(void)
 }
 
 /*
- * Every copy from user memory of a sample, host and Lua walks alike: one
- * read plus its bytes, refused once the sample has spent LUW_SAMPLE_READS
- * reads or LUW_SAMPLE_BYTES bytes or taken LUW_SAMPLE_FAULTS faults, so
- * garbage costs a bounded time.  Returns the bytes copied from the start.
+ * A read request of a sample, host and Lua walks alike, cache hit or not:
+ * refused once the sample has made LUW_SAMPLE_READS of them or taken
+ * LUW_SAMPLE_FAULTS faults, so garbage costs a bounded time.
+ */
+static bool luw_user_spend(struct luw_cost *c)
+{
+	if (c->reads >= LUW_SAMPLE_READS || c->faults >= LUW_SAMPLE_FAULTS) {
+		c->cut = true;
+		return false;
+	}
+	c->reads++;
+	return true;
+}
+
+/*
+ * A copy from user memory that serves requests: its bytes count against
+ * LUW_SAMPLE_BYTES, and one that stops short (a fault) against
+ * LUW_SAMPLE_FAULTS, whoever asked for it.  Returns the bytes copied
+ * from the start.
  */
 static u32 luw_user_copy(struct luw_cost *c, bool *refused, u64 addr,
 			 void *dst, u32 len)
 {
-	if (c->reads >= LUW_SAMPLE_READS || c->faults >= LUW_SAMPLE_FAULTS ||
+	u32 got;
+
+	if (c->faults >= LUW_SAMPLE_FAULTS ||
 	    len > LUW_SAMPLE_BYTES - c->bytes) {
 		c->cut = true;
 		*refused = true;
 		return 0;
 	}
-	c->reads++;
 	c->bytes += len;
-	return len - copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr,
-					len);
+	got = len - copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr,
+				       len);
+	if (got < len)
+		c->faults++;
+	return got;
 }
 
 static u32 luw_uc_copy(void *ctx, __u64 addr, void *dst, __u32 len)
@@ -92,7 +111,7 @@ static u32 luw_uc_copy(void *ctx, __u64 addr, void *dst, __u32 len)
 
 /*
  * One read the walkers ask for, through the cache luw_hw_init() set up
- * for this sample: 0, -EFAULT (counted as a fault) or -E2BIG (budget).
+ * for this sample: 0, -EFAULT or -E2BIG (budget).
  */
 int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
 {
@@ -100,6 +119,8 @@ int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
 	bool refused = false;
 	int rc;
 
+	if (!luw_user_spend(c))
+		return -E2BIG;
 	if (u->cost == c) {
 		u->refused = false;
 		rc = luw_uc_read(&u->uc, addr, dst, len);
@@ -110,18 +131,18 @@ int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
 	}
 	if (!rc)
 		return 0;
-	if (refused)
-		return -E2BIG;
-	c->faults++;
-	return -EFAULT;
+	return refused ? -E2BIG : -EFAULT;
 }
 
-/* [addr, addr + len) is about to be read: copy it in one go (a hint). */
+/*
+ * [addr, addr + len) is about to be read: copy it in one go (a hint, a
+ * request of its own).
+ */
 void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len)
 {
 	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
 
-	if (u->cost == c)
+	if (u->cost == c && luw_user_spend(c))
 		luw_uc_prefetch(&u->uc, addr, len);
 }
 
@@ -191,6 +212,19 @@ static void luw_user_reads_start(struct luw_cost *cost, u64 sp, u64 stack_end)
 	u->refused = false;
 	luw_uc_init(&u->uc, luw_uc_copy, u, sp, stack_end, u->stack,
 		    sizeof(u->stack), u->span, sizeof(u->span));
+}
+
+/*
+ * The sample is over.  Its cost lived on the handler's stack: the next
+ * sample's may sit at the same address, and must not find this sample's
+ * cache as its own without luw_user_reads_start().
+ */
+void luw_user_reads_end(struct luw_cost *cost)
+{
+	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+
+	if (u->cost == cost)
+		u->cost = NULL;
 }
 
 /* Caller holds rcu_read_lock() from here to the last step. */

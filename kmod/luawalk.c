@@ -138,10 +138,12 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		.vm_sp = vm_sp,
 		.mcode_trace = mcode_trace,
 		/*
-		 * The budget refuses reads past the sample's; this only
-		 * keeps the walker's own count meaningful.
+		 * What is left of the sample's budget (luw_user_read()
+		 * refuses past it anyway): one budget for every walk.
 		 */
-		.max_reads = LUW_SAMPLE_READS,
+		.max_reads = max_t(u32, LUW_SAMPLE_READS -
+				   min_t(u32, lw->cost->reads,
+					 LUW_SAMPLE_READS), 1),
 	};
 
 	if (sample_frame) {

@@ -13,10 +13,13 @@
  *
  * Locking: luw_lock (a mutex) serialises everything but the sampling
  * handler and the ring reader: sessions, targets, events, tables, stats.
- * The handler takes no lock: it reaches its target through the event's
- * context pointer and the session through the target, and both are freed
- * only after the target's events are released and an RCU grace period
- * has passed.
+ * What it ends (targets detached, exited or closed with their session)
+ * is unlinked under it and released after it is dropped (struct
+ * luw_grave): perf's teardown of the events and the RCU grace period
+ * that follows stall no other session.  The handler takes no lock: it
+ * reaches its target through the event's context pointer and the session
+ * through the target, and both are freed only after the target's events
+ * are released and an RCU grace period has passed.
  */
 #ifndef LUW_KMOD_H
 #define LUW_KMOD_H
@@ -75,6 +78,20 @@ struct luw_ring {
 };
 
 /*
+ * What one effective uid holds in all its sessions, for the per-user caps
+ * (module parameters max_user_*): counts under luw_lock, ring_bytes under
+ * the rings' lock (ring.c).  Freed with the user's last session.
+ */
+struct luw_user {
+	struct list_head node;		/* on luw_users */
+	kuid_t uid;
+	unsigned int sessions;
+	unsigned int targets;
+	unsigned int events;
+	u64 ring_bytes;
+};
+
+/*
  * What a file reads from and controls.  nref counts the files using it,
  * plus one while it is its owner's kept session.  Under luw_lock but
  * rings, wq and the read side.
@@ -84,12 +101,24 @@ struct luw_session {
 	struct list_head targets;	/* struct luw_proc.node */
 	unsigned int nr_targets;
 	unsigned int nref;
+	/*
+	 * Targets unlinked and not yet released (in some luw_grave): the
+	 * session, its rings above all, lives until they are.
+	 */
+	unsigned int pending;
 	bool had_targets;		/* end of file needs one gone */
 	bool kept;
 	kuid_t owner;			/* effective uid of the opener */
+	struct luw_user *user;		/* owner's, charged for everything */
 	struct luw_tstats retired;	/* detached targets, folded in */
 	u64 ended;			/* targets ended by exit or exec */
-	struct luw_ring __percpu *rings; /* from the first attach on */
+	/*
+	 * From the first attach that succeeds on: a ring for each CPU that
+	 * was online then or came online since (ring_bytes of them).
+	 */
+	struct luw_ring __percpu *rings;
+	struct list_head ring_node;	/* on ring.c's list, with rings */
+	u64 ring_bytes;
 	wait_queue_head_t wq;
 	struct mutex read_lock;
 	unsigned int read_next_cpu;
@@ -106,17 +135,20 @@ struct luw_file {
 
 /*
  * One sample's user-memory reads: every walk and scan draws on the same
- * LUW_SAMPLE_READS and LUW_SAMPLE_FAULTS.
+ * LUW_SAMPLE_READS (requests, served by a copy or from the read cache
+ * alike: a cache hit costs a lookup) and LUW_SAMPLE_FAULTS (copies that
+ * stopped short, prefetches and the stack window's included).
  */
 struct luw_cost {
-	u32 reads;
+	u32 reads;		/* requests: reads and prefetch hints */
 	u32 faults;
-	u64 bytes;
+	u64 bytes;		/* copied */
 	bool cut;		/* a read was refused: budget spent */
 };
 
 int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len);
 void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len);
+void luw_user_reads_end(struct luw_cost *c);
 
 /* The unwind table of one executable mapping. */
 struct luw_table {
@@ -172,6 +204,21 @@ struct luw_proc {
 	u64 table_bytes;		/* accounted in luw_table_bytes */
 };
 
+/*
+ * What a holder of luw_lock ended, released once it has dropped the lock
+ * (luw_grave_release()): targets unlinked from their sessions, and
+ * sessions off luw_sessions with no file and no such target left.  A
+ * session whose last file goes while some of its targets wait in another
+ * grave is freed by the release of the last of them.
+ */
+struct luw_grave {
+	struct list_head targets;
+	struct list_head sessions;
+};
+
+#define LUW_GRAVE_INIT(name) \
+	{ LIST_HEAD_INIT((name).targets), LIST_HEAD_INIT((name).sessions) }
+
 /* main.c */
 bool luw_is_device_file(const struct file *file);
 
@@ -179,11 +226,14 @@ bool luw_is_device_file(const struct file *file);
 extern struct mutex luw_lock;
 extern struct list_head luw_sessions;
 struct luw_session *luw_session_new(void);
-void luw_session_put(struct luw_session *s);
+unsigned int luw_max_user_targets(void);
+unsigned int luw_max_user_events(void);
+void luw_session_put(struct luw_session *s, struct luw_grave *g);
+void luw_grave_release(struct luw_grave *g);
 struct luw_session *luw_file_session(struct luw_file *f);
 int luw_session_join(struct luw_file *f, const struct luw_join *j,
 		     const struct cred *opener);
-void luw_session_unkeep_idle(void);
+void luw_session_unkeep_idle(struct luw_grave *g);
 void luw_session_exit(void);
 
 /* target.c; all under luw_lock */
@@ -191,13 +241,14 @@ int luw_attach_check(const struct luw_attach *a);
 int luw_layout_copy(struct luw_lj_layout *ly, u64 uptr);
 int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	       const struct luw_lj_layout *ly, const struct cred *opener);
-int luw_detach(struct luw_session *s, pid_t pid);
+int luw_detach(struct luw_session *s, pid_t pid, struct luw_grave *g);
 int luw_start_stop(struct luw_session *s, pid_t pid, bool start);
 struct luw_table *luw_table_load(const struct luw_unwind_table *u);
 int luw_table_install(struct luw_session *s, pid_t pid, struct luw_table *tab);
 int luw_get_stats(struct luw_session *s, struct luw_stats *st);
 u32 luw_list(struct luw_session *s, s32 *pids, u32 max);
-void luw_targets_destroy(struct luw_session *s);
+void luw_targets_destroy(struct luw_session *s, struct luw_grave *g);
+void luw_targets_release(struct list_head *list, struct list_head *dead);
 u32 luw_nr_targets_now(void);
 void luw_target_exit(void);
 
@@ -241,7 +292,8 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 
 /* ring.c */
 extern unsigned int luw_ring_bytes;
-int luw_ring_check_param(void);
+int luw_ring_init(void);
+void luw_ring_exit(void);
 int luw_ring_alloc(struct luw_session *s);
 void luw_ring_free(struct luw_session *s);
 bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now);

@@ -93,6 +93,7 @@ static long luw_ioc_target(struct file *file, unsigned int nr,
 {
 	struct luw_session *s;
 	struct luw_target t;
+	struct luw_grave g = LUW_GRAVE_INIT(g);
 	int err;
 
 	err = luw_copy_in(&t, sizeof(t), LUW_TARGET_SIZE_VER0, u);
@@ -102,10 +103,11 @@ static long luw_ioc_target(struct file *file, unsigned int nr,
 		return -EINVAL;
 	s = luw_lock_session(file);
 	if (nr == _IOC_NR(LUW_IOC_DETACH))
-		err = luw_detach(s, t.pid);
+		err = luw_detach(s, t.pid, &g);
 	else
 		err = luw_start_stop(s, t.pid, nr == _IOC_NR(LUW_IOC_START));
 	mutex_unlock(&luw_lock);
+	luw_grave_release(&g);
 	return err;
 }
 
@@ -278,9 +280,10 @@ static int luw_open(struct inode *inode, struct file *file)
 	if (!f)
 		return -ENOMEM;
 	f->s = luw_session_new();
-	if (!f->s) {
+	if (IS_ERR(f->s)) {
+		err = PTR_ERR(f->s);
 		kfree(f);
-		return -ENOMEM;
+		return err;
 	}
 	file->private_data = f;
 	return 0;
@@ -289,12 +292,14 @@ static int luw_open(struct inode *inode, struct file *file)
 static int luw_release(struct inode *inode, struct file *file)
 {
 	struct luw_file *f = file->private_data;
+	struct luw_grave g = LUW_GRAVE_INIT(g);
 
 	mutex_lock(&luw_lock);
-	luw_session_put(f->s);
+	luw_session_put(f->s, &g);
 	/* A kept session whose attach failed has nothing to keep. */
-	luw_session_unkeep_idle();
+	luw_session_unkeep_idle(&g);
 	mutex_unlock(&luw_lock);
+	luw_grave_release(&g);
 	kfree(f);
 	return 0;
 }
@@ -338,15 +343,21 @@ static int __init luw_init(void)
 {
 	int err;
 
-	err = luw_ring_check_param();
+	err = luw_ring_init();
 	if (err)
 		return err;
 	err = luw_sample_init();
 	if (err)
-		return err;
+		goto out_ring;
 	err = misc_register(&luw_dev);
 	if (err)
-		luw_sample_exit();
+		goto out_sample;
+	return 0;
+
+out_sample:
+	luw_sample_exit();
+out_ring:
+	luw_ring_exit();
 	return err;
 }
 
@@ -359,6 +370,7 @@ static void __exit luw_exit(void)
 	/* Table frees queued by uploads run module code: let them finish. */
 	rcu_barrier();
 	luw_sample_exit();
+	luw_ring_exit();
 }
 
 module_init(luw_init);

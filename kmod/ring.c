@@ -2,7 +2,13 @@
 /*
  * Per-CPU sample rings.
  *
- * Each session has one ring per CPU, allocated at its first attach.  A
+ * Each session has one ring per CPU, allocated when its first attach
+ * succeeds, for the CPUs online then; a CPU that comes online later gets
+ * its ring from the hotplug callback below (a CPU that goes offline keeps
+ * its ring: records may wait there).  Ring memory is charged to the
+ * session's user, up to max_user_ring_kb; a ring the hotplug callback
+ * adds is charged too but never refused (refusing would drop samples
+ * there silently), so a user may go over by the CPUs that came online.  A
  * ring has exactly one producer, the overflow handler running on that CPU
  * (hardirq for cpu-clock, NMI for cycles; the reaper's END records are
  * written with interrupts off, so they take the producer's place), and
@@ -18,6 +24,8 @@
  * two, so a record header never wraps; the body may, and is copied in two
  * pieces.
  */
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
 #include <linux/irq_work.h>
 #include <linux/moduleparam.h>
 #include <linux/sched.h>
@@ -32,9 +40,20 @@ static unsigned int ring_kb = 1024;
 module_param(ring_kb, uint, 0444);
 MODULE_PARM_DESC(ring_kb, "size of each per-CPU sample ring in KiB, a power of two (16..65536)");
 
-unsigned int luw_ring_bytes;
+static unsigned int max_user_ring_kb = 256 * 1024;
+module_param(max_user_ring_kb, uint, 0644);
+MODULE_PARM_DESC(max_user_ring_kb, "ring memory in KiB one user's sessions may have");
 
 unsigned int luw_ring_bytes;
+
+/*
+ * Sessions that have rings, for the hotplug callback.  Lock order:
+ * luw_lock, then the CPU hotplug lock, then luw_rings_lock; the callback
+ * holds the hotplug lock and takes luw_rings_lock alone.
+ */
+static DEFINE_MUTEX(luw_rings_lock);
+static LIST_HEAD(luw_rings);
+static int luw_cpuhp_state = -1;
 
 static void luw_ring_wake_work(struct irq_work *w)
 {
@@ -43,15 +62,60 @@ static void luw_ring_wake_work(struct irq_work *w)
 	wake_up_interruptible(&r->s->wq);
 }
 
-int luw_ring_check_param(void)
+static int luw_ring_data_alloc(struct luw_ring *r)
 {
+	void *data = __vmalloc(luw_ring_bytes, GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+
+	if (!data)
+		return -ENOMEM;
+	/* Pairs with READ_ONCE() in luw_ring_write(): the zeroes first. */
+	smp_store_release(&r->data, data);
+	return 0;
+}
+
+/* A CPU comes online: a ring for it in every session that has rings. */
+static int luw_ring_cpu_online(unsigned int cpu)
+{
+	struct luw_session *s;
+	struct luw_ring *r;
+
+	mutex_lock(&luw_rings_lock);
+	list_for_each_entry(s, &luw_rings, ring_node) {
+		r = per_cpu_ptr(s->rings, cpu);
+		/* Without one, its samples there are counted as drops. */
+		if (r->data || luw_ring_data_alloc(r))
+			continue;
+		s->ring_bytes += luw_ring_bytes;
+		s->user->ring_bytes += luw_ring_bytes;
+	}
+	mutex_unlock(&luw_rings_lock);
+	return 0;
+}
+
+int luw_ring_init(void)
+{
+	int ret;
+
 	if (ring_kb < 16 || ring_kb > 65536 || !is_power_of_2(ring_kb)) {
 		pr_err("luaunwind: ring_kb=%u: need a power of two in 16..65536\n",
 		       ring_kb);
 		return -EINVAL;
 	}
 	luw_ring_bytes = ring_kb * 1024;
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN,
+					"misc/luaunwind:online",
+					luw_ring_cpu_online, NULL);
+	if (ret < 0)
+		return ret;
+	luw_cpuhp_state = ret;
 	return 0;
+}
+
+void luw_ring_exit(void)
+{
+	if (luw_cpuhp_state >= 0)
+		cpuhp_remove_state_nocalls(luw_cpuhp_state);
+	luw_cpuhp_state = -1;
 }
 
 static void luw_rings_destroy(struct luw_ring __percpu *rings)
@@ -68,14 +132,18 @@ static void luw_rings_destroy(struct luw_ring __percpu *rings)
 }
 
 /*
- * At the session's first attach; luw_lock held.  A reader of the session
- * may be waiting already: it sees the rings only once they are whole.
+ * When the session's first attach has its events (they write nothing
+ * until it succeeds); luw_lock held.  A reader of the session may be
+ * waiting already: it sees the rings only once they are whole.  ENOMEM
+ * also when the user's rings would pass max_user_ring_kb.
  */
 int luw_ring_alloc(struct luw_session *s)
 {
 	struct luw_ring __percpu *rings;
-	int cpu;
+	u64 need, cap;
+	int cpu, err = 0;
 
+	lockdep_assert_held(&luw_lock);
 	if (s->rings)
 		return 0;
 	rings = alloc_percpu_gfp(struct luw_ring, GFP_KERNEL_ACCOUNT);
@@ -86,16 +154,30 @@ int luw_ring_alloc(struct luw_session *s)
 
 		r->s = s;
 		init_irq_work(&r->wake, luw_ring_wake_work);
-		r->data = __vmalloc(luw_ring_bytes,
-				    GFP_KERNEL_ACCOUNT | __GFP_ZERO);
-		if (!r->data) {
-			luw_rings_destroy(rings);
-			return -ENOMEM;
-		}
 	}
-	/* Pairs with the acquire in luw_ring_any(). */
-	smp_store_release(&s->rings, rings);
-	return 0;
+	cpus_read_lock();
+	mutex_lock(&luw_rings_lock);
+	need = (u64)num_online_cpus() * luw_ring_bytes;
+	cap = (u64)READ_ONCE(max_user_ring_kb) * 1024;
+	if (s->user->ring_bytes + need > cap)
+		err = -ENOMEM;
+	for_each_online_cpu(cpu) {
+		if (err)
+			break;
+		err = luw_ring_data_alloc(per_cpu_ptr(rings, cpu));
+	}
+	if (!err) {
+		s->ring_bytes = need;
+		s->user->ring_bytes += need;
+		list_add(&s->ring_node, &luw_rings);
+		/* Pairs with the acquire in luw_ring_any(). */
+		smp_store_release(&s->rings, rings);
+	}
+	mutex_unlock(&luw_rings_lock);
+	cpus_read_unlock();
+	if (err)
+		luw_rings_destroy(rings);
+	return err;
 }
 
 /* No handler can write any more (the targets are gone), no file reads. */
@@ -103,6 +185,11 @@ void luw_ring_free(struct luw_session *s)
 {
 	if (!s->rings)
 		return;
+	mutex_lock(&luw_rings_lock);
+	list_del_init(&s->ring_node);
+	s->user->ring_bytes -= s->ring_bytes;
+	s->ring_bytes = 0;
+	mutex_unlock(&luw_rings_lock);
 	luw_rings_destroy(s->rings);
 	s->rings = NULL;
 }
@@ -133,6 +220,9 @@ bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 		goto out;
 	/* Keep the ring's use inside the guard (sample.c says why). */
 	barrier();
+	/* A CPU whose ring could not be allocated when it came online. */
+	if (unlikely(!READ_ONCE(r->data)))
+		goto out;
 	head = r->head;
 	/* Pairs with the release of tail in luw_ring_drain(): the reader is
 	 * done with the bytes before tail before we overwrite them.
@@ -239,8 +329,13 @@ static ssize_t luw_ring_drain(struct luw_ring *r, char __user *buf, size_t len)
  */
 static bool luw_ring_eof(struct luw_session *s)
 {
+	/*
+	 * pending: a target unlinked is released (and its counts folded
+	 * into the session's) after luw_lock is dropped, and a handler that
+	 * began before may still write; end of file waits for both.
+	 */
 	return READ_ONCE(s->had_targets) && !READ_ONCE(s->nr_targets) &&
-	       !luw_ring_any(s);
+	       !READ_ONCE(s->pending) && !luw_ring_any(s);
 }
 
 /* Someone may wait for records that will not come: the last target went. */

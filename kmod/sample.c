@@ -86,6 +86,7 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 		s->nhost = n;
 		s->size = sizeof(*s) + n * sizeof(u64);
 	}
+	luw_user_reads_end(&cost);
 	if (cost.faults)
 		rflags |= LUW_RF_FAULT;
 	s->flags = rflags;

@@ -12,42 +12,136 @@
 #include <linux/cred.h>
 #include <linux/file.h>
 #include <linux/fs.h>
+#include <linux/moduleparam.h>
 #include <linux/slab.h>
 
 #include "luw.h"
 
 DEFINE_MUTEX(luw_lock);
 LIST_HEAD(luw_sessions);
+static LIST_HEAD(luw_users);
+
+/*
+ * Per-user caps, so that one user of a shared machine cannot take what
+ * the module has for all: open sessions (each may hold rings), targets
+ * (LUW_MAX_TARGETS in all), perf events (one per thread of a target at
+ * attach) and ring memory (ring.c).  Root is held to them too; the admin
+ * may change them at any time (they apply to what comes next).
+ */
+static unsigned int max_user_sessions = 64;
+module_param(max_user_sessions, uint, 0644);
+MODULE_PARM_DESC(max_user_sessions, "open files of /dev/luaunwind one user may have");
+static unsigned int max_user_targets = LUW_MAX_TARGETS / 2;
+module_param(max_user_targets, uint, 0644);
+MODULE_PARM_DESC(max_user_targets, "processes one user may have attached");
+static unsigned int max_user_events = 2 * LUW_MAX_THREADS;
+module_param(max_user_events, uint, 0644);
+MODULE_PARM_DESC(max_user_events, "perf events (threads at attach) one user's targets may have");
+
+unsigned int luw_max_user_targets(void)
+{
+	return READ_ONCE(max_user_targets);
+}
+
+unsigned int luw_max_user_events(void)
+{
+	return READ_ONCE(max_user_events);
+}
+
+/* The caller's user with one more session charged, or ERR_PTR. */
+static struct luw_user *luw_user_charge(kuid_t uid)
+{
+	struct luw_user *u;
+
+	lockdep_assert_held(&luw_lock);
+	list_for_each_entry(u, &luw_users, node) {
+		if (!uid_eq(u->uid, uid))
+			continue;
+		if (u->sessions >= READ_ONCE(max_user_sessions))
+			return ERR_PTR(-EMFILE);
+		u->sessions++;
+		return u;
+	}
+	if (!READ_ONCE(max_user_sessions))
+		return ERR_PTR(-EMFILE);
+	u = kzalloc(sizeof(*u), GFP_KERNEL_ACCOUNT);
+	if (!u)
+		return ERR_PTR(-ENOMEM);
+	u->uid = uid;
+	u->sessions = 1;
+	list_add(&u->node, &luw_users);
+	return u;
+}
+
+static void luw_user_uncharge(struct luw_user *u)
+{
+	lockdep_assert_held(&luw_lock);
+	if (--u->sessions)
+		return;
+	WARN_ON(u->targets || u->events || u->ring_bytes);
+	list_del(&u->node);
+	kfree(u);
+}
 
 struct luw_session *luw_session_new(void)
 {
 	struct luw_session *s;
+	struct luw_user *u;
 
 	s = kzalloc(sizeof(*s), GFP_KERNEL_ACCOUNT);
 	if (!s)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	INIT_LIST_HEAD(&s->targets);
+	INIT_LIST_HEAD(&s->ring_node);
 	init_waitqueue_head(&s->wq);
 	mutex_init(&s->read_lock);
 	s->owner = current_euid();
 	s->nref = 1;
 	mutex_lock(&luw_lock);
-	list_add_tail(&s->node, &luw_sessions);
+	u = luw_user_charge(s->owner);
+	if (!IS_ERR(u)) {
+		s->user = u;
+		list_add_tail(&s->node, &luw_sessions);
+	}
 	mutex_unlock(&luw_lock);
+	if (IS_ERR(u)) {
+		mutex_destroy(&s->read_lock);
+		kfree(s);
+		return ERR_CAST(u);
+	}
 	return s;
 }
 
-/* Drop one reference; the last one ends the targets.  luw_lock held. */
-void luw_session_put(struct luw_session *s)
+/*
+ * Drop one reference; the last one ends the targets, and the session goes
+ * to g with them.  luw_lock held.
+ */
+void luw_session_put(struct luw_session *s, struct luw_grave *g)
 {
 	lockdep_assert_held(&luw_lock);
 	if (--s->nref)
 		return;
 	list_del(&s->node);
-	luw_targets_destroy(s);
-	luw_ring_free(s);
-	mutex_destroy(&s->read_lock);
-	kfree(s);
+	luw_targets_destroy(s, g);
+	if (!s->pending)
+		list_add_tail(&s->node, &g->sessions);
+}
+
+/* Release what g holds; luw_lock not held.  Sleeps. */
+void luw_grave_release(struct luw_grave *g)
+{
+	struct luw_session *s, *tmp;
+
+	luw_targets_release(&g->targets, &g->sessions);
+	list_for_each_entry_safe(s, tmp, &g->sessions, node) {
+		/* No target is left to write to the rings. */
+		luw_ring_free(s);
+		mutex_lock(&luw_lock);
+		luw_user_uncharge(s->user);
+		mutex_unlock(&luw_lock);
+		mutex_destroy(&s->read_lock);
+		kfree(s);
+	}
 }
 
 /* The session a file reads from; from now on it never changes. */
@@ -87,6 +181,7 @@ int luw_session_join(struct luw_file *f, const struct luw_join *j,
 {
 	struct luw_session *to = NULL;
 	struct file *other = NULL;
+	struct luw_grave g = LUW_GRAVE_INIT(g);
 	int err = 0;
 
 	if (j->flags & ~LUW_JOIN_FLAGS || j->reserved ||
@@ -132,10 +227,11 @@ int luw_session_join(struct luw_file *f, const struct luw_join *j,
 		goto out;
 	}
 	to->nref++;
-	luw_session_put(f->s);
+	luw_session_put(f->s, &g);
 	f->s = to;
 out:
 	mutex_unlock(&luw_lock);
+	luw_grave_release(&g);
 	if (other)
 		fput(other);
 	return err;
@@ -145,7 +241,7 @@ out:
  * A kept session ends once it has no target and no file: its owner
  * detached everything, or every target exited.  luw_lock held.
  */
-void luw_session_unkeep_idle(void)
+void luw_session_unkeep_idle(struct luw_grave *g)
 {
 	struct luw_session *s, *tmp;
 
@@ -153,7 +249,7 @@ void luw_session_unkeep_idle(void)
 	list_for_each_entry_safe(s, tmp, &luw_sessions, node) {
 		if (s->kept && !s->nr_targets && s->nref == 1) {
 			s->kept = false;
-			luw_session_put(s);
+			luw_session_put(s, g);
 		}
 	}
 }
@@ -162,13 +258,15 @@ void luw_session_unkeep_idle(void)
 void luw_session_exit(void)
 {
 	struct luw_session *s, *tmp;
+	struct luw_grave g = LUW_GRAVE_INIT(g);
 
 	mutex_lock(&luw_lock);
 	list_for_each_entry_safe(s, tmp, &luw_sessions, node) {
 		WARN_ON(!s->kept || s->nref != 1);
 		s->kept = false;
 		s->nref = 1;
-		luw_session_put(s);
+		luw_session_put(s, &g);
 	}
 	mutex_unlock(&luw_lock);
+	luw_grave_release(&g);
 }

@@ -86,8 +86,13 @@ static void luw_target_unlink(struct luw_proc *t, struct list_head *to)
 {
 	struct luw_session *s = t->sess;
 
+	/* From now on the handler writes nothing more for it. */
+	WRITE_ONCE(t->dying, true);
 	list_move_tail(&t->node, to);
+	WRITE_ONCE(s->pending, s->pending + 1);
 	s->nr_targets--;
+	s->user->targets--;
+	s->user->events -= t->nr_events;
 	luw_nr_targets--;
 	if (!s->nr_targets)
 		luw_ring_wake(s);	/* readers: end of file */
@@ -99,31 +104,56 @@ static void luw_events_release(struct luw_proc *t)
 		perf_event_release_kernel(t->events[--t->nr_events]);
 }
 
-/* Free unlinked targets; sleeps. */
-static void luw_targets_release(struct list_head *list)
+/* The events of a target that never was: as luw_targets_release(). */
+static void luw_events_abort(struct luw_proc *t)
 {
+	if (!t->nr_events)
+		return;
+	WRITE_ONCE(t->dying, true);
+	luw_events_release(t);
+	synchronize_rcu();
+}
+
+/*
+ * Free targets unlinked under luw_lock, which the caller no longer
+ * holds; sleeps.  A session without files whose last pending target this
+ * was goes to dead, to be freed by the caller.
+ */
+void luw_targets_release(struct list_head *list, struct list_head *dead)
+{
+	struct luw_session *s;
 	struct luw_proc *t, *tmp;
 	struct luw_maps *m;
 	unsigned int i;
 
 	if (list_empty(list))
 		return;
-	list_for_each_entry(t, list, node) {
-		WRITE_ONCE(t->dying, true);
+	list_for_each_entry(t, list, node)
 		luw_events_release(t);
-	}
 	/* A handler that already started on another CPU finishes first. */
 	synchronize_rcu();
 
+	mutex_lock(&luw_lock);
+	list_for_each_entry(t, list, node) {
+		s = t->sess;
+		luw_target_stats(t, &s->retired);
+		luw_table_bytes -= t->table_bytes;
+		WRITE_ONCE(s->pending, s->pending - 1);
+		if (s->pending)
+			continue;
+		if (s->nref)
+			luw_ring_wake(s);	/* end of file, maybe */
+		else
+			list_add_tail(&s->node, dead);
+	}
+	mutex_unlock(&luw_lock);
 	list_for_each_entry_safe(t, tmp, list, node) {
-		luw_target_stats(t, &t->sess->retired);
 		m = rcu_dereference_protected(t->maps, true);
 		if (m) {
 			for (i = 0; i < m->n; i++)
 				luw_table_free(m->t[i]);
 			kfree(m);
 		}
-		luw_table_bytes -= t->table_bytes;
 		mmdrop(t->mm);
 		free_percpu(t->stats);
 		put_pid(t->pid);
@@ -132,15 +162,13 @@ static void luw_targets_release(struct list_head *list)
 	}
 }
 
-void luw_targets_destroy(struct luw_session *s)
+void luw_targets_destroy(struct luw_session *s, struct luw_grave *g)
 {
 	struct luw_proc *t, *tmp;
-	LIST_HEAD(gone);
 
 	lockdep_assert_held(&luw_lock);
 	list_for_each_entry_safe(t, tmp, &s->targets, node)
-		luw_target_unlink(t, &gone);
-	luw_targets_release(&gone);
+		luw_target_unlink(t, &g->targets);
 }
 
 /* The session's target named vpid in the caller's pid namespace. */
@@ -203,7 +231,7 @@ static void luw_reap(struct work_struct *work)
 {
 	struct luw_session *s;
 	struct luw_proc *t, *tmp;
-	LIST_HEAD(gone);
+	struct luw_grave g = LUW_GRAVE_INIT(g);
 	int why;
 
 	mutex_lock(&luw_lock);
@@ -215,14 +243,14 @@ static void luw_reap(struct work_struct *work)
 			/* exec: the handler stopped already (mm differs). */
 			luw_end_record(t, why);
 			s->ended++;
-			luw_target_unlink(t, &gone);
+			luw_target_unlink(t, &g.targets);
 		}
 	}
-	luw_targets_release(&gone);
-	luw_session_unkeep_idle();
+	luw_session_unkeep_idle(&g);
 	if (luw_nr_targets && !luw_unloading)
 		schedule_delayed_work(&luw_reaper, LUW_REAP_INTERVAL);
 	mutex_unlock(&luw_lock);
+	luw_grave_release(&g);
 }
 
 /*
@@ -510,9 +538,13 @@ static int luw_threads_get(struct task_struct *leader,
 static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 			     const struct luw_attach *a)
 {
+	/*
+	 * Not pinned: a pinned event that loses its counter to another goes
+	 * to ERROR and stops sampling without a word; a flexible one is
+	 * multiplexed.  (cpu-clock is never short of a counter.)
+	 */
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
-		.pinned = 1,
 		.inherit = 1,
 	};
 	struct task_struct **th;
@@ -542,6 +574,9 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 			     GFP_KERNEL_ACCOUNT);
 	if (!t->events)
 		err = -ENOMEM;
+	/* The user's cap: no event is created (the threads are put below). */
+	if (t->sess->user->events + n > luw_max_user_events())
+		err = -ENOSPC;
 	for (i = 0; i < n && !err; i++) {
 		ev = perf_event_create_kernel_counter(&attr, -1, th[i],
 						      luw_overflow, t);
@@ -559,10 +594,7 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 	if (!err && !t->nr_events)
 		err = -ESRCH;		/* every thread was exiting */
 	if (err) {
-		/* As luw_targets_release(): no handler may still see t. */
-		WRITE_ONCE(t->dying, true);
-		luw_events_release(t);
-		synchronize_rcu();
+		luw_events_abort(t);
 		/* No PMU (e.g. under TCG), or no such hardware event. */
 		if (err == -ENOENT || err == -ENODEV)
 			err = -EOPNOTSUPP;
@@ -585,7 +617,8 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	lockdep_assert_held(&luw_lock);
 	if (luw_find(s, a->pid))
 		return -EBUSY;
-	if (luw_nr_targets >= LUW_MAX_TARGETS)
+	if (luw_nr_targets >= LUW_MAX_TARGETS ||
+	    s->user->targets >= luw_max_user_targets())
 		return -ENOSPC;
 
 	pid = find_get_pid(a->pid);
@@ -602,7 +635,8 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
 		goto out_task;
-	err = (task->flags & PF_KTHREAD) ? -EINVAL : luw_grab_program(task, t, opener);
+	err = (task->flags & PF_KTHREAD) ? -EINVAL :
+	      luw_grab_program(task, t, opener);
 	if (err)
 		goto out_free;
 	t->sess = s;
@@ -634,16 +668,24 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	t->stats = alloc_percpu_gfp(struct luw_tstats, GFP_KERNEL_ACCOUNT);
 	if (!t->stats)
 		goto out_free;
-	err = luw_ring_alloc(s);
-	if (!err)
-		err = luw_create_events(t, task, a);
+	err = luw_create_events(t, task, a);
 	if (err)
 		goto out_free;
-	/* Not before: a failed attach writes nothing to the ring. */
+	/*
+	 * The rings only now, when nothing else can fail: a failed attach
+	 * leaves the session as it was.  The events sample nothing yet.
+	 */
+	err = luw_ring_alloc(s);
+	if (err) {
+		luw_events_abort(t);
+		goto out_free;
+	}
 	WRITE_ONCE(t->running, !(a->flags & LUW_ATTACH_STOPPED));
 	put_task_struct(task);
 	list_add_tail(&t->node, &s->targets);
 	s->nr_targets++;
+	s->user->targets++;
+	s->user->events += t->nr_events;
 	WRITE_ONCE(s->had_targets, true);
 	luw_nr_targets++;
 	if (!luw_unloading)
@@ -662,18 +704,17 @@ out_task:
 	return err;
 }
 
-int luw_detach(struct luw_session *s, pid_t vpid)
+/* The target goes to g, for the caller to release after luw_lock. */
+int luw_detach(struct luw_session *s, pid_t vpid, struct luw_grave *g)
 {
 	struct luw_proc *t;
-	LIST_HEAD(gone);
 
 	if (vpid <= 0)
 		return -EINVAL;
 	t = luw_find(s, vpid);
 	if (!t)
 		return -ESRCH;
-	luw_target_unlink(t, &gone);
-	luw_targets_release(&gone);
+	luw_target_unlink(t, &g->targets);
 	return 0;
 }
 

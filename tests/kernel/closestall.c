@@ -1,0 +1,110 @@
+/*
+ * Whether closing a large session stalls another session's ioctls
+ * (t_closestall): a child attaches PID (a process of many threads: one
+ * perf event each) in a session of its own and closes it; meanwhile the
+ * parent, in another session, issues LUW_IOC_STATS (which takes the
+ * module's global lock) back to back.  Had the close held that lock for
+ * its whole teardown, no STATS call could begin and end while it runs.
+ *   closestall PID     prints "close_us=N within=W stats=K max_stats_us=M":
+ *                      W of the K calls began and ended during the close
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "record/luwdev.h"
+
+static long long now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+int main(int argc, char **argv)
+{
+	struct luw_attach a = { .sample_rate = 99 };
+	int ready[2], go[2], res[2], fd, mine, r;
+	long long t0, t1, worst = 0, n = 0, end = 0, within = 0;
+	long long span[2] = { -1, -1 };
+	static long long calls[1 << 20][2];
+	struct luw_stats st;
+	pid_t child;
+	char c;
+
+	if (argc != 2)
+		return 2;
+	a.pid = atoi(argv[1]);
+	if (pipe(ready) || pipe(go) || pipe(res))
+		return 1;
+	child = fork();
+	if (child < 0)
+		return 1;
+	if (!child) {
+		fd = luw_dev_open(0);
+		r = fd < 0 ? fd : luw_dev_attach(fd, &a);
+		c = r ? 'x' : 'o';
+		if (write(ready[1], &c, 1) != 1 || r)
+			_exit(1);
+		if (read(go[0], &c, 1) != 1)
+			_exit(1);
+		span[0] = now_us();
+		close(fd);
+		span[1] = now_us();
+		if (write(res[1], span, sizeof(span)) != sizeof(span))
+			_exit(1);
+		_exit(0);
+	}
+	mine = luw_dev_open(0);
+	if (mine < 0 || read(ready[0], &c, 1) != 1 || c != 'o') {
+		printf("attach failed\n");
+		return 1;
+	}
+	if (write(go[1], "g", 1) != 1)
+		return 1;
+	/* Until the close is over, and as long again after it. */
+	for (;;) {
+		t0 = now_us();
+		r = luw_dev_stats(mine, 0, &st);
+		t1 = now_us() - t0;
+		if (r) {
+			printf("stats: %s\n", strerrorname_np(-r));
+			return 1;
+		}
+		if (n < (long long)(sizeof(calls) / sizeof(calls[0]))) {
+			calls[n][0] = t0;
+			calls[n][1] = t0 + t1;
+		}
+		n++;
+		if (t1 > worst)
+			worst = t1;
+		if (span[0] < 0) {
+			struct timespec z = { 0, 0 };
+			fd_set fds;
+
+			FD_ZERO(&fds);
+			FD_SET(res[0], &fds);
+			if (pselect(res[0] + 1, &fds, NULL, NULL, &z, NULL) > 0) {
+				if (read(res[0], span, sizeof(span)) !=
+				    sizeof(span))
+					return 1;
+				end = span[1] + (span[1] - span[0]);
+			}
+		} else if (now_us() >= end) {
+			break;
+		}
+	}
+	waitpid(child, NULL, 0);
+	for (long long i = 0; i < n && i < (long long)(sizeof(calls) /
+						  sizeof(calls[0])); i++)
+		within += calls[i][0] > span[0] && calls[i][1] < span[1];
+	printf("close_us=%lld within=%lld stats=%lld max_stats_us=%lld\n",
+	       span[1] - span[0], within, n, worst);
+	return 0;
+}
