@@ -29,11 +29,24 @@ static int sock_at(const char *path, struct sockaddr_un *sa)
 	return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 }
 
+/* One byte of payload and room for one descriptor. */
+static void msg_init(struct msghdr *m, struct iovec *iov, char *byte,
+		     char *cbuf, size_t clen)
+{
+	memset(m, 0, sizeof(*m));
+	iov->iov_base = byte;
+	iov->iov_len = 1;
+	m->msg_iov = iov;
+	m->msg_iovlen = 1;
+	m->msg_control = cbuf;
+	m->msg_controllen = clen;
+}
+
 static int do_send(const char *path)
 {
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct sockaddr_un sa;
-	struct msghdr m = { 0 };
+	struct msghdr m;
 	struct cmsghdr *c;
 	struct iovec iov;
 	char byte = 'f';
@@ -49,12 +62,7 @@ static int do_send(const char *path)
 		printf("connect: %s\n", strerrorname_np(errno));
 		return 1;
 	}
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cbuf;
-	m.msg_controllen = sizeof(cbuf);
+	msg_init(&m, &iov, &byte, cbuf, sizeof(cbuf));
 	c = CMSG_FIRSTHDR(&m);
 	c->cmsg_level = SOL_SOCKET;
 	c->cmsg_type = SCM_RIGHTS;
@@ -72,7 +80,7 @@ static int do_recv(const char *path, const char *what)
 	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
 	struct luw_attach a = { .sample_rate = 99 };
 	struct sockaddr_un sa;
-	struct msghdr m = { 0 };
+	struct msghdr m;
 	struct cmsghdr *c;
 	struct iovec iov;
 	int s, conn, fd, r;
@@ -90,12 +98,7 @@ static int do_recv(const char *path, const char *what)
 		printf("accept: %s\n", strerrorname_np(errno));
 		return 1;
 	}
-	iov.iov_base = &byte;
-	iov.iov_len = 1;
-	m.msg_iov = &iov;
-	m.msg_iovlen = 1;
-	m.msg_control = cbuf;
-	m.msg_controllen = sizeof(cbuf);
+	msg_init(&m, &iov, &byte, cbuf, sizeof(cbuf));
 	if (recvmsg(conn, &m, 0) != 1 || !(c = CMSG_FIRSTHDR(&m)) ||
 	    c->cmsg_type != SCM_RIGHTS) {
 		printf("recvmsg: no descriptor\n");

@@ -18,18 +18,20 @@ chmod 0666 /dev/luaunwind
 AS_NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+perfmon --ambient-caps=+perfmon"
 NOBODY="setpriv --reuid=65534 --regid=65534 --clear-groups"
 
-$NOBODY $K/ucaps threads 0 >/dev/null &
-a=$!; kids="$kids $a"; execd $a $K/ucaps
-$NOBODY $K/ucaps threads 0 >/dev/null &
-b=$!; kids="$kids $b"; execd $b $K/ucaps
-$NOBODY $K/ucaps threads 0 >/dev/null &
-c=$!; kids="$kids $c"; execd $c $K/ucaps
-$NOBODY $K/ucaps threads 0 >/dev/null &
-d=$!; kids="$kids $d"; execd $d $K/ucaps
-$NOBODY $K/ucaps threads 6 >/dev/null &
-seven=$!; kids="$kids $seven"; execd $seven $K/ucaps
-$NOBODY $K/ucaps threads 8 >/dev/null &
-nine=$!; kids="$kids $nine"; execd $nine $K/ucaps
+# nobody_target N: a process of nobody's with N idle threads beside its
+# main one; its pid in $last.
+nobody_target() {
+	$NOBODY $K/ucaps threads "$1" >/dev/null &
+	last=$!
+	kids="$kids $last"
+	execd $last $K/ucaps
+}
+nobody_target 0; a=$last
+nobody_target 0; b=$last
+nobody_target 0; c=$last
+nobody_target 0; d=$last
+nobody_target 6; seven=$last
+nobody_target 8; nine=$last
 bg sleep 3600; rootpid=$last
 
 # expect WHAT WANT CMD...: CMD's line is WANT.
