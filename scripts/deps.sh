@@ -21,7 +21,7 @@ kernel=(qemu-system-x86 busybox-static cpio xz-utils kmod sparse util-linux
         dpkg-dev zstd dkms)
 # scripts/debug-kernel.sh: building Debian's 6.1 source.
 debugk=(flex bison bc libelf-dev libssl-dev dpkg-dev)
-bench=(time valgrind)
+bench=(time valgrind linux-perf)
 
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(all)
