@@ -21,6 +21,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/bench/results.bash"
 build=${1:-$top/build}
 report=$build/bin/luaunwind-report
 synth=$build/userspace/tests/encoder/luw-synth
@@ -200,15 +201,5 @@ section=$(
 )
 
 # Replace our section (or append it); everything else stays.
-tmp=$(mktemp)
-if [ -f "$results" ] && grep -qF "$begin" "$results"; then
-	awk -v b="$begin" -v e="$end" -v sec="$section" '
-		$0 == b { print sec; skip = 1; next }
-		$0 == e { skip = 0; next }
-		!skip { print }' "$results" >"$tmp"
-else
-	{ [ -f "$results" ] && cat "$results" && echo; echo "$section"; } >"$tmp"
-fi
-mv "$tmp" "$results"
-chmod 644 "$results"
+results_put decode <<<"$section"
 echo "decode.sh: figures written to $results"

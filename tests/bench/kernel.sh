@@ -21,27 +21,11 @@
 #        tests/bench/kernel.sh --guest    (inside it; run by the above)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/bench/results.bash"
 cd "$top"
 
 if [ "${1:-}" != --guest ]; then
-	set -e
-	kver=6.1
-	rel=$(scripts/kver.sh 6.1) || { echo "kernel.sh: no 6.1 kernel installed (scripts/deps.sh kernel)" >&2; exit 1; }
-	make -s -C tests/kernel >/dev/null
-	load0=$(cut -d' ' -f1-3 /proc/loadavg)
-	when=$(date -u '+%Y-%m-%d %H:%M UTC')
-	out=${LUW_VM_OUT:-$top/out/vm-bench}
-	log=$(mktemp)
-	LUW_VM_OUT=$out scripts/vm-run --kernel "$kver" --timeout 900 \
-		-- bash tests/bench/kernel.sh --guest | tee "$log"
-	load1=$(cut -d' ' -f1-3 /proc/loadavg)
-	cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-	ncpu=$(nproc)
-	echo "load average (1, 5, 15 min) before: $load0; after: $load1"
-	grep -q '^RESULT ' "$log" || { rm -f "$log"; echo "kernel.sh: no figures from the guest" >&2; exit 1; }
-	sec=$(mktemp)
-	{
-		echo '<!-- kernel-bench:begin -->'
+	bench_header() {
 		echo '## luaunwind.ko in a QEMU TCG guest (tests/bench/kernel.sh)'
 		echo
 		echo "$when; host: $cpu, $ncpu cores, Linux $(uname -r);"
@@ -55,21 +39,9 @@ if [ "${1:-}" != --guest ]; then
 		echo 'cores during the run).'
 		echo 'Targets: <= 1% payload slowdown at 999 Hz, no drops at 10 kHz.'
 		echo
-		sed -n 's/^RESULT //p' "$log"
-		echo '<!-- kernel-bench:end -->'
-	} >"$sec"
-	res=tests/bench/RESULTS.md
-	touch "$res"
-	awk -v secfile="$sec" '
-		BEGIN { while ((getline l < secfile) > 0) s = s l "\n" }
-		/<!-- kernel-bench:begin -->/ { printf "%s", s; skip = 1; done = 1; next }
-		/<!-- kernel-bench:end -->/ { skip = 0; next }
-		!skip { print }
-		END { if (!done) printf "\n%s", s }' "$res" >"$res.new"
-	mv "$res.new" "$res"
-	rm -f "$log" "$sec"
-	echo "kernel.sh: figures written to $res"
-	exit 0
+	}
+	guest_bench kernel 900
+	exit
 fi
 
 # ---- in the guest ---------------------------------------------------------

@@ -8,16 +8,10 @@ local ffi = require("ffi")
 local jit = require("jit")
 local go, rounds = arg[1], tonumber(arg[2])
 ffi.cdef[[
-struct luw_ts { long sec, nsec; };
-int clock_gettime(int clk, struct luw_ts *ts);
 int usleep(unsigned int usec);
 ]]
 jit.off() jit.flush()
-local ts = ffi.new("struct luw_ts")
-local function now()
-  ffi.C.clock_gettime(1, ts)
-  return tonumber(ts.sec) * 1e9 + tonumber(ts.nsec)
-end
+local now = dofile((arg[0]:match("^(.*)/") or ".") .. "/monoclock.lua")
 local function fib(n)
   if n < 2 then return n end
   return fib(n - 1) + fib(n - 2)

@@ -19,48 +19,24 @@
 #        tests/bench/overhead.sh --guest    (inside it; run by the above)
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/bench/results.bash"
 cd "$top"
 
 if [ "${1:-}" != --guest ]; then
-	set -e
-	rel=$(scripts/kver.sh 6.1) || { echo "overhead.sh: no 6.1 kernel installed (scripts/deps.sh kernel)" >&2; exit 1; }
-	make -s -C tests/kernel >/dev/null
-	make -s -C kmod KVER="$rel" >/dev/null
-	load0=$(cut -d' ' -f1-3 /proc/loadavg)
-	when=$(date -u '+%Y-%m-%d %H:%M UTC')
-	log=$(mktemp)
-	LUW_VM_OUT=${LUW_VM_OUT:-$top/out/vm-overhead} scripts/vm-run --kernel 6.1 \
-		--timeout 1800 -- bash tests/bench/overhead.sh --guest | tee "$log"
-	load1=$(cut -d' ' -f1-3 /proc/loadavg)
-	grep -q '^RESULT ' "$log" || { rm -f "$log"; echo "overhead.sh: no figures from the guest" >&2; exit 1; }
-	sec=$(mktemp)
-	{
-		echo '<!-- overhead-bench:begin -->'
+	bench_header() {
 		echo '## What profiling costs: luaunwind against perf (tests/bench/overhead.sh)'
 		echo
-		echo "$when; host: $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1),"
-		echo "$(nproc) cores; guest: Debian kernel $rel under qemu-system-x86_64 -accel tcg"
+		echo "$when; host: $cpu,"
+		echo "$ncpu cores; guest: Debian kernel $rel under qemu-system-x86_64 -accel tcg"
 		echo '(2 vCPUs, cpu-clock sampling).  **TCG figures**: only the ratios mean'
 		echo 'something beyond this machine.'
 		echo "Load average (1, 5, 15 min) before: $load0; after: $load1."
 		echo 'Target (issue 24): the slowdown under luaunwind no more than under'
 		echo 'perf -g, and the recorder'"'"'s CPU no more than perf'"'"'s.'
 		echo
-		sed -n 's/^RESULT //p' "$log"
-		echo '<!-- overhead-bench:end -->'
-	} >"$sec"
-	res=tests/bench/RESULTS.md
-	touch "$res"
-	awk -v secfile="$sec" '
-		BEGIN { while ((getline l < secfile) > 0) s = s l "\n" }
-		/<!-- overhead-bench:begin -->/ { printf "%s", s; skip = 1; done = 1; next }
-		/<!-- overhead-bench:end -->/ { skip = 0; next }
-		!skip { print }
-		END { if (!done) printf "\n%s", s }' "$res" >"$res.new"
-	mv "$res.new" "$res"
-	rm -f "$log" "$sec"
-	echo "overhead.sh: figures written to $res"
-	exit 0
+	}
+	guest_bench overhead 1800
+	exit
 fi
 
 # ---- in the guest ---------------------------------------------------------

@@ -23,6 +23,7 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/bench/results.bash"
 # Absolute: the programs below run with other working directories (make -C).
 build=$(cd "${1:-$top/build}" 2>/dev/null && pwd) ||
 	{ echo "walkcost.sh: no build directory ${1:-$top/build}" >&2; exit 1; }
@@ -193,20 +194,12 @@ section=$(
 	echo "hint from the Lua walk), G with the main lua_State (one copy, a hint),"
 	echo "and 384-byte lines around other objects (768 bytes next to a line"
 	echo "already copied), each within one page so that a fault is still the"
-	echo "fault of the read asked for.  Each copy is one read plus its bytes"
-	echo "against the sample's budget (1024 reads, 64 KiB, 16 faults)."
+	echo "fault of the read asked for.  Every read asked for, from the cache or"
+	echo "not, counts against the sample's budget of 1024 in the module, each"
+	echo "copy's bytes against its 64 KiB, and a copy that stops short against"
+	echo "its 16 faults."
 	echo "$end"
 )
 
-tmp=$(mktemp)
-if [ -f "$results" ] && grep -qF "$begin" "$results"; then
-	awk -v b="$begin" -v e="$end" -v sec="$section" '
-		$0 == b { print sec; skip = 1; next }
-		$0 == e { skip = 0; next }
-		!skip { print }' "$results" >"$tmp"
-else
-	{ [ -f "$results" ] && cat "$results" && echo; echo "$section"; } >"$tmp"
-fi
-mv "$tmp" "$results"
-chmod 644 "$results"
+results_put walkcost <<<"$section"
 echo "walkcost.sh: figures written to $results"

@@ -4,9 +4,9 @@
 # what ptrace read access would: another user's process and a
 # non-dumpable one are refused to a CAP_PERFMON user, allowed to root
 # (CAP_SYS_PTRACE); a process with one thread of another user is refused
-# to that user as well.  A descriptor passed between users (SCM_RIGHTS) gives neither
-# more than both have.  And sessions are private: that user neither sees
-# nor touches root's targets.
+# to that user as well.  A descriptor passed between users (SCM_RIGHTS)
+# gives neither more than both have.  And sessions are private: that user
+# neither sees nor touches root's targets.
 . tests/kernel/lib.sh
 load
 mode=$(stat -c '%a %U' /dev/luaunwind)
