@@ -227,7 +227,8 @@
  * (a VM entry's prologue or an exit's epilogue, where the interpreter's
  * fixed frame is not set up), and at trace code that G does not name as
  * running (no unwind rule, no frame pointer there).  Every user read of
- * a sample counts against LUW_SAMPLE_READS and LUW_SAMPLE_FAULTS; a walk
+ * a sample counts against LUW_SAMPLE_READS (or the module's sample_reads)
+ * and LUW_SAMPLE_FAULTS; a walk
  * that reaches either ends, flagged truncated.
  * rflags LUW_RF_LUA_TRUNC: the Lua walk was cut short or
  * failed (no valid G, L or base: a layout that does not fit), vmstate is
@@ -266,7 +267,9 @@
  * each one counted whether the module's read cache serves it or a copy
  * does, and the faults it may take (copies that stop short, prefetches
  * included): a walk that reaches either ends there, flagged truncated (a
- * hostile or garbage stack costs at most this much).
+ * hostile or garbage stack costs at most this much).  The module's
+ * parameter sample_reads may lower the first, as perf_event_max_stack
+ * does perf's stacks.
  */
 #define LUW_SAMPLE_READS	1024
 #define LUW_SAMPLE_FAULTS	16

@@ -18,6 +18,7 @@
  * The walk is a cursor (struct luw_hw) so that the Lua side (luawalk.c)
  * can look at each frame and restart it at the caller of a VM entry.
  */
+#include <linux/moduleparam.h>
 #include <linux/ptrace.h>
 #include <linux/uaccess.h>
 
@@ -62,14 +63,24 @@ void luw_hostwalk_exit(void)
 	luw_ucpu = NULL;
 }
 
+static unsigned int sample_reads = LUW_SAMPLE_READS;
+module_param(sample_reads, uint, 0644);
+MODULE_PARM_DESC(sample_reads, "read requests one sample may make (16..1024)");
+
+/* The budget of a sample that begins now. */
+u32 luw_sample_reads(void)
+{
+	return clamp_t(u32, READ_ONCE(sample_reads), 16, LUW_SAMPLE_READS);
+}
+
 /*
  * A read request of a sample, host and Lua walks alike, cache hit or not:
- * refused once the sample has made LUW_SAMPLE_READS of them or taken
+ * refused once the sample has made max_reads of them or taken
  * LUW_SAMPLE_FAULTS faults, so garbage costs a bounded time.
  */
 static bool luw_user_spend(struct luw_cost *c)
 {
-	if (c->reads >= LUW_SAMPLE_READS || c->faults >= LUW_SAMPLE_FAULTS) {
+	if (c->reads >= c->max_reads || c->faults >= LUW_SAMPLE_FAULTS) {
 		c->cut = true;
 		return false;
 	}
@@ -146,11 +157,15 @@ void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len)
 		luw_uc_prefetch(&u->uc, addr, len);
 }
 
-static int luw_read_user(void *ctx, __u64 addr, __u64 *val)
+/* The walkers' reader (walkenv.h): their context is the sample's cost. */
+int luw_walk_read(void *cost, u64 addr, void *dst, u32 len)
 {
-	struct luw_hw *w = ctx;
+	return luw_user_read(cost, dst, addr, len);
+}
 
-	return luw_user_read(w->cost, val, addr, sizeof(*val));
+static int luw_read_user(void *cost, __u64 addr, __u64 *val)
+{
+	return luw_walk_read(cost, addr, val, sizeof(*val));
 }
 
 static const struct luw_table *luw_table_of(const struct luw_maps *m, u64 key)
@@ -176,6 +191,13 @@ static const struct luw_table *luw_table_of(const struct luw_maps *m, u64 key)
 	return tab;
 }
 
+static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
+					       u64 rel)
+{
+	return luw_uw_find_ix(tab->ent, tab->nent, tab->first, tab->nfirst,
+			      tab->shift, rel);
+}
+
 bool luw_hw_has_table(const struct luw_hw *w)
 {
 	return luw_table_of(w->m, luw_uw_key(&w->r));
@@ -193,9 +215,8 @@ bool luw_hw_in_vmseq(const struct luw_hw *w)
 
 	if (!tab)
 		return false;
-	e = luw_uw_find(tab->ent, tab->nent,
-			luw_uw_rel(luw_uw_key(&w->r), tab->start,
-				   tab->file_offset));
+	e = luw_tab_find(tab, luw_uw_rel(luw_uw_key(&w->r), tab->start,
+					 tab->file_offset));
 	return e && (e->rule & LUW_UW_VMSEQ);
 }
 
@@ -273,7 +294,7 @@ bool luw_hw_r14(const struct luw_hw *w, u64 *r14)
 
 bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
 {
-	return !luw_read_user(w, addr, val);
+	return !luw_read_user(w->cost, addr, val);
 }
 
 int luw_hw_step(struct luw_hw *w)
@@ -287,7 +308,7 @@ int luw_hw_step(struct luw_hw *w)
 		u64 rel = luw_uw_rel(luw_uw_key(&w->r), tab->start,
 				     tab->file_offset);
 
-		e = luw_uw_find(tab->ent, tab->nent, rel);
+		e = luw_tab_find(tab, rel);
 		if (e)
 			w->table_used = true;
 		x = luw_uw_find_r14(tab->r14, tab->nr14, rel);
@@ -300,7 +321,7 @@ int luw_hw_step(struct luw_hw *w)
 	     LUW_UW_CFA_OF(e->rule) == LUW_UW_CFA_UNSUP) &&
 	    (w->r.flags & LUW_UW_R_BP_VALID) && !w->r.bp)
 		return LUW_HW_END;
-	rc = luw_uw_step_r14(e, x, &w->r, luw_read_user, w);
+	rc = luw_uw_step_r14(e, x, &w->r, luw_read_user, w->cost);
 	if (rc == LUW_UW_END)
 		return LUW_HW_END;
 	return rc < 0 ? LUW_HW_STOP : LUW_HW_NEXT;

@@ -5,6 +5,35 @@
  */
 #include "ljwalk.h"
 
+/*
+ * What the walk learned of a function object, kept for the rest of the
+ * walk: a recursion, or a loop calling the same few functions, finds it
+ * here instead of asking for the object's fields again.  Within a sample
+ * a read of an address gives the bytes the read cache copied for it
+ * first, so only the number of requests changes, not what the walk sees.
+ * Direct-mapped: a stack whose functions are all different (closures made
+ * per level) gains nothing and loses nothing.
+ */
+#define LJ_FN_MEMO	8	/* a power of two */
+
+#define LJ_FN_PCREF	0x01	/* pcref read */
+#define LJ_FN_PROTO	0x02	/* proto checked: 0 when not one */
+#define LJ_FN_SIZEBC	0x04	/* the proto's sizebc read */
+#define LJ_FN_CFUNC	0x08	/* cfunc read */
+
+struct lj_fn {
+	u64 fn;			/* a GCfunc (type byte checked); 0 empty */
+	u64 pcref;		/* fn_pc */
+	u64 proto;		/* Lua: its GCproto, type byte checked */
+	u64 cfunc;		/* C: fn_f */
+	u32 sizebc;
+	u8 ffid;
+	u8 flags;		/* LJ_FN_* */
+};
+
+/* Longest span of an object's fields read with one request. */
+#define LJ_BLOCK_MAX	64
+
 struct lj_st {
 	const struct luw_lj_walk_in *in;
 	const struct luw_lj_layout *ly;
@@ -12,11 +41,22 @@ struct lj_st {
 	u32 reads;
 	u32 max_reads;
 	int gc64;
+	/*
+	 * The fields of a GCfunc the walk reads, [fn_lo, fn_hi) from the
+	 * object (gct, ffid, pc, f), and of a GCproto, [pt_lo, pt_hi) (gct,
+	 * sizebc): one request each when the span is short.  Both lie within
+	 * the object, whatever its kind.
+	 */
+	u32 fn_lo, fn_hi, pt_lo, pt_hi;
+	/* the last call instruction read (a recursion repeats it) */
+	u64 ins_at;
+	u32 ins;
+	struct lj_fn fns[LJ_FN_MEMO];
 };
 
 /*
  * Every read of the walk goes through these: inline, as they were when the
- * walk was a header, so a read costs the callback's indirect call and
+ * walk was a header, so a read costs the reader's call (walkenv.h) and
  * nothing more.
  */
 static inline int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
@@ -31,7 +71,8 @@ static inline int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
 	if (addr < 4096 || addr >= ((u64)1 << 47) ||
 	    addr + len > ((u64)1 << 47))
 		return -EFAULT;
-	return st->in->read(st->in->ctx, addr, dst, len) ? -EFAULT : 0;
+	return LUW_WALK_READ(st->in->read, st->in->ctx, addr, dst, len) ?
+	       -EFAULT : 0;
 }
 
 static inline int lj_u8(struct lj_st *st, u64 a, u8 *v)
@@ -164,36 +205,147 @@ static int lj_in_stack(const struct lj_stack *s, u64 p)
 	return p > s->lo && p <= s->hi && !(p & 7);
 }
 
+/* A GCRef or MRef inside a block read by lj_block(). */
+static u64 lj_ref_at(const struct lj_st *st, const u8 *p)
+{
+	u64 v64;
+	u32 v32;
+
+	if (st->gc64) {
+		__builtin_memcpy(&v64, p, 8);
+		return v64;
+	}
+	__builtin_memcpy(&v32, p, 4);
+	return v32;
+}
+
+/* [obj + lo, obj + hi) in one request, when the span is short. */
+static int lj_block(struct lj_st *st, u64 obj, u32 lo, u32 hi, u8 *buf)
+{
+	if (!hi || hi - lo > LJ_BLOCK_MAX)
+		return -EINVAL;
+	return lj_rd(st, obj + lo, buf, hi - lo);
+}
+
+/*
+ * The function object at fn, its type byte checked, from the memo or read
+ * now: 0, -EFAULT (a read failed) or -EINVAL (not a function).
+ */
+static int lj_fn_get(struct lj_st *st, u64 fn, struct lj_fn **out)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	struct lj_fn *e = &st->fns[((fn >> 3) ^ (fn >> 7)) & (LJ_FN_MEMO - 1)];
+	u8 b[LJ_BLOCK_MAX], gct, ffid;
+	u8 flags = 0;
+	u64 pcref = 0, cfunc = 0;
+
+	if (fn && e->fn == fn) {
+		*out = e;
+		return 0;
+	}
+	if (!lj_block(st, fn, st->fn_lo, st->fn_hi, b)) {
+		gct = b[ly->gc_gct - st->fn_lo];
+		ffid = b[ly->fn_ffid - st->fn_lo];
+		pcref = lj_ref_at(st, b + ly->fn_pc - st->fn_lo);
+		flags = LJ_FN_PCREF;
+		if (lj_field_ok(ly->fn_f)) {
+			__builtin_memcpy(&cfunc, b + ly->fn_f - st->fn_lo, 8);
+			flags |= LJ_FN_CFUNC;
+		}
+	} else if (lj_u8(st, fn + ly->gc_gct, &gct) ||
+		   lj_u8(st, fn + ly->fn_ffid, &ffid)) {
+		return -EFAULT;
+	}
+	if (gct != ly->gct_func)
+		return -EINVAL;
+	e->fn = fn;
+	e->pcref = pcref;
+	e->proto = 0;
+	e->cfunc = cfunc;
+	e->sizebc = 0;
+	e->ffid = ffid;
+	e->flags = flags;
+	*out = e;
+	return 0;
+}
+
+/* A C function's lua_CFunction; 0 unknown. */
+static u64 lj_fn_cfunc(struct lj_st *st, struct lj_fn *e)
+{
+	if (!(e->flags & LJ_FN_CFUNC) && lj_field_ok(st->ly->fn_f) &&
+	    !lj_u64(st, e->fn + st->ly->fn_f, &e->cfunc))
+		e->flags |= LJ_FN_CFUNC;
+	return e->flags & LJ_FN_CFUNC ? e->cfunc : 0;
+}
+
+/* fn_pc: -EFAULT when it cannot be read. */
+static int lj_fn_pcref(struct lj_st *st, struct lj_fn *e, u64 *pcref)
+{
+	if (!(e->flags & LJ_FN_PCREF)) {
+		if (lj_ref(st, e->fn + st->ly->fn_pc, &e->pcref))
+			return -EFAULT;
+		e->flags |= LJ_FN_PCREF;
+	}
+	*pcref = e->pcref;
+	return 0;
+}
+
 /*
  * The proto of a Lua function object; 0 if it is not one.  The proto's
  * own type byte is checked: a wrong fn_pc or pt_size must end the walk,
- * not fill it with addresses that are no protos.
+ * not fill it with addresses that are no protos.  A failed read is not
+ * remembered: the next frame of the function asks again.
  */
-static u64 lj_func_proto(struct lj_st *st, u64 fn)
+static u64 lj_fn_proto(struct lj_st *st, struct lj_fn *e)
 {
-	u64 pc;
-	u8 gct;
+	const struct luw_lj_layout *ly = st->ly;
+	u8 b[LJ_BLOCK_MAX], gct;
+	u64 pt;
 
-	if (lj_ref(st, fn + st->ly->fn_pc, &pc) || pc < st->ly->pt_size)
+	if (e->flags & LJ_FN_PROTO)
+		return e->proto;
+	if (lj_fn_pcref(st, e, &pt) || pt < ly->pt_size)
 		return 0;
-	pc -= st->ly->pt_size;
-	if (lj_u8(st, pc + st->ly->gc_gct, &gct) ||
-	    gct != st->ly->gct_proto)
+	pt -= ly->pt_size;
+	if (!lj_block(st, pt, st->pt_lo, st->pt_hi, b)) {
+		gct = b[ly->gc_gct - st->pt_lo];
+		__builtin_memcpy(&e->sizebc, b + ly->pt_sizebc - st->pt_lo, 4);
+		e->flags |= LJ_FN_SIZEBC;
+	} else if (lj_u8(st, pt + ly->gc_gct, &gct)) {
 		return 0;
-	return pc;
+	}
+	e->proto = gct == ly->gct_proto ? pt : 0;
+	e->flags |= LJ_FN_PROTO;
+	return e->proto;
 }
 
-/* Is pc inside (or just past) the proto's bytecode? */
-static int lj_pc_in_proto(struct lj_st *st, u64 pt, u64 pc)
+/* Is pc inside (or just past) the bytecode of a Lua function's proto? */
+static int lj_pc_in_fn(struct lj_st *st, struct lj_fn *e, u64 pc)
 {
-	u32 sizebc;
-	u64 bc = pt + st->ly->pt_size;
+	u64 pt = lj_fn_proto(st, e), bc = pt + st->ly->pt_size;
 
 	if (!pt || pc < bc || (pc & 3))
 		return 0;
-	if (lj_u32(st, pt + st->ly->pt_sizebc, &sizebc))
+	if (!(e->flags & LJ_FN_SIZEBC)) {
+		if (lj_u32(st, pt + st->ly->pt_sizebc, &e->sizebc))
+			return 0;
+		e->flags |= LJ_FN_SIZEBC;
+	}
+	return pc <= bc + (u64)e->sizebc * 4;
+}
+
+/* The call instruction before a Lua return pc. */
+static int lj_call_ins(struct lj_st *st, u64 pc, u32 *ins)
+{
+	if (st->ins_at == pc) {
+		*ins = st->ins;
 		return 0;
-	return pc <= bc + (u64)sizebc * 4;
+	}
+	if (lj_u32(st, pc - 4, ins))
+		return -EFAULT;
+	st->ins_at = pc;
+	st->ins = *ins;
+	return 0;
 }
 
 static struct luw_lj_frame *lj_push(struct lj_st *st)
@@ -304,12 +456,13 @@ static int lj_frame_at(struct lj_st *st, u64 base, s64 *ftsz, u64 *fn)
 	u64 v;
 
 	if (st->gc64) {
-		if (lj_u64(st, base - 8, &v))
+		u64 two[2];
+
+		/* The function slot, then the link: one request. */
+		if (lj_rd(st, base - 16, two, 16))
 			return -EFAULT;
-		*ftsz = (s64)v;
-		if (lj_u64(st, base - 16, &v))
-			return -EFAULT;
-		*fn = v & LUW_LJ_GCVMASK;
+		*ftsz = (s64)two[1];
+		*fn = two[0] & LUW_LJ_GCVMASK;
 	} else {
 		if (lj_u64(st, base - 8, &v))
 			return -EFAULT;
@@ -360,30 +513,30 @@ static u64 lj_walk_l(struct lj_st *st, u64 l, u64 base, u64 pc, int pc_exact,
 	bottom = stk.lo + 8 * (1 + fr2);
 	for (steps = 0; steps < LUW_LJ_MAX_STEPS; steps++) {
 		struct luw_lj_frame *f;
+		struct lj_fn *fe;
 		s64 ftsz;
 		u64 fn, nbase, npc = 0;
-		u8 ffid, gct;
-		int type, typep, boundary = 0;
+		u8 ffid;
+		int type, typep, boundary = 0, rc;
 
 		if (base <= bottom)
 			break;
-		if (lj_frame_at(st, base, &ftsz, &fn) ||
-		    lj_u8(st, fn + ly->gc_gct, &gct) ||
-		    lj_u8(st, fn + ly->fn_ffid, &ffid)) {
-			o->status = LUW_LJW_FAULT;
+		rc = lj_frame_at(st, base, &ftsz, &fn);
+		if (!rc)
+			rc = lj_fn_get(st, fn, &fe);
+		if (rc) {
+			o->status = rc == -EINVAL ? LUW_LJW_BADFRAME :
+						    LUW_LJW_FAULT;
 			goto stop;
 		}
-		if (gct != ly->gct_func) {
-			o->status = LUW_LJW_BADFRAME;
-			goto stop;
-		}
+		ffid = fe->ffid;
 		type = (int)(ftsz & LUW_LJ_FRAME_TYPE);
 		typep = (int)(ftsz & LUW_LJ_FRAME_TYPEP);
 		if (type == LUW_LJ_FRAME_LUA) {
 			u32 ins;
 
 			npc = fr2 ? (u64)ftsz : (u64)(u32)ftsz;
-			if (lj_u32(st, npc - 4, &ins)) {
+			if (lj_call_ins(st, npc, &ins)) {
 				o->status = LUW_LJW_FAULT;
 				goto stop;
 			}
@@ -417,13 +570,13 @@ static u64 lj_walk_l(struct lj_st *st, u64 l, u64 base, u64 pc, int pc_exact,
 		f->link = (u8)(type == LUW_LJ_FRAME_LUA ? LUW_LJ_FRAME_LUA : typep);
 		if (ffid == LUW_LJ_FF_LUA) {
 			f->kind = LUW_LJF_LUA;
-			f->proto = lj_func_proto(st, fn);
+			f->proto = lj_fn_proto(st, fe);
 			if (!f->proto) {
 				o->nframes--;
 				o->status = LUW_LJW_BADFRAME;
 				goto stop;
 			}
-			if (pc && lj_pc_in_proto(st, f->proto, pc)) {
+			if (pc && lj_pc_in_fn(st, fe, pc)) {
 				f->pc = pc;
 				if (pc_exact)
 					f->flags |= LUW_LJF_PC_EXACT;
@@ -431,12 +584,8 @@ static u64 lj_walk_l(struct lj_st *st, u64 l, u64 base, u64 pc, int pc_exact,
 					f->flags |= LUW_LJF_PC_TRACE;
 			}
 		} else if (ffid == LUW_LJ_FF_C) {
-			u64 cf = 0;
-
 			f->kind = LUW_LJF_C;
-			if (lj_field_ok(ly->fn_f) &&
-			    !lj_u64(st, fn + ly->fn_f, &cf))
-				f->pc = cf;
+			f->pc = lj_fn_cfunc(st, fe);
 		} else {
 			f->kind = LUW_LJF_FF;
 		}
@@ -521,44 +670,68 @@ stop:
  * holds PC.  If neither holds, BASE as before (the caller's fallbacks
  * apply).  Returns the base to walk from.
  */
-static u64 lj_interp_base(struct lj_st *st, u64 l, u64 base, u64 pc)
+static void lj_span_add(u32 *lo, u32 *hi, u32 ofs, u32 len)
+{
+	if (ofs < *lo)
+		*lo = ofs;
+	if (ofs + len > *hi)
+		*hi = ofs + len;
+}
+
+/* The blocks lj_fn_get() and lj_fn_proto() read; hi 0: field by field. */
+static void lj_spans(struct lj_st *st)
 {
 	const struct luw_lj_layout *ly = st->ly;
+	u32 ref = st->gc64 ? 8 : 4;
+
+	st->fn_lo = ~0u;
+	st->fn_hi = 0;
+	lj_span_add(&st->fn_lo, &st->fn_hi, ly->gc_gct, 1);
+	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_ffid, 1);
+	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_pc, ref);
+	if (lj_field_ok(ly->fn_f))
+		lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_f, 8);
+	if (st->fn_hi - st->fn_lo > LJ_BLOCK_MAX)
+		st->fn_hi = 0;
+	st->pt_lo = ~0u;
+	st->pt_hi = 0;
+	lj_span_add(&st->pt_lo, &st->pt_hi, ly->gc_gct, 1);
+	lj_span_add(&st->pt_lo, &st->pt_hi, ly->pt_sizebc, 4);
+	if (st->pt_hi - st->pt_lo > LJ_BLOCK_MAX)
+		st->pt_hi = 0;
+}
+
+static u64 lj_interp_base(struct lj_st *st, u64 l, u64 base, u64 pc)
+{
 	int fr2 = st->gc64;
 	struct lj_stack stk;
-	u64 fn, link, own = 0, cb, pt;
+	struct lj_fn *fe;
+	u64 fn, link, own, cb;
 	s64 ftsz;
 	u32 ins;
-	u8 gct, ffid;
 
 	if (lj_get_stack(st, l, &stk))
 		return base;
-	if (!lj_frame_at(st, base, &ftsz, &fn) &&
-	    !lj_u8(st, fn + ly->gc_gct, &gct) && gct == ly->gct_func &&
-	    !lj_u8(st, fn + ly->fn_ffid, &ffid)) {
+	if (!lj_frame_at(st, base, &ftsz, &fn) && !lj_fn_get(st, fn, &fe)) {
 		link = fr2 ? (u64)ftsz : (u64)(u32)ftsz;
-		if (ffid == LUW_LJ_FF_LUA) {
-			if (lj_pc_in_proto(st, lj_func_proto(st, fn), pc))
+		if (fe->ffid == LUW_LJ_FF_LUA) {
+			if (lj_pc_in_fn(st, fe, pc))
 				return base;
 		} else if (pc == link ||
-			   (!lj_ref(st, fn + ly->fn_pc, &own) &&
+			   (!lj_fn_pcref(st, fe, &own) &&
 			    (pc == own || pc == own + 4))) {
 			return base;
 		}
 	}
 	/* A Lua return pc: after the call instruction, 4-aligned. */
-	if (!pc || (pc & 3) || lj_u32(st, pc - 4, &ins))
+	if (!pc || (pc & 3) || lj_call_ins(st, pc, &ins))
 		return base;
 	cb = base - 8 * (1 + fr2 + ((ins >> 8) & 0xff));
 	if (cb >= base || !lj_in_stack(&stk, cb) ||
 	    cb <= stk.lo + 8 * (1 + fr2))
 		return base;
-	if (lj_frame_at(st, cb, &ftsz, &fn) ||
-	    lj_u8(st, fn + ly->gc_gct, &gct) || gct != ly->gct_func ||
-	    lj_u8(st, fn + ly->fn_ffid, &ffid) || ffid != LUW_LJ_FF_LUA)
-		return base;
-	pt = lj_func_proto(st, fn);
-	if (!lj_pc_in_proto(st, pt, pc))
+	if (lj_frame_at(st, cb, &ftsz, &fn) || lj_fn_get(st, fn, &fe) ||
+	    fe->ffid != LUW_LJ_FF_LUA || !lj_pc_in_fn(st, fe, pc))
 		return base;
 	return cb;
 }
@@ -604,7 +777,7 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	s32 vms = 0;
 	int interp, pc_exact = 0, reg_base = 0, on_trace = 0;
 	u32 traceno = 0;
-	unsigned int hops;
+	unsigned int hops, i;
 
 	out->nframes = 0;
 	out->nsegs = 0;
@@ -620,6 +793,10 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	st.reads = 0;
 	st.max_reads = in->max_reads ? in->max_reads : 4096;
 	st.gc64 = !!(ly->flags & LUW_LJ_F_GC64);
+	lj_spans(&st);
+	st.ins_at = 0;
+	for (i = 0; i < LJ_FN_MEMO; i++)
+		st.fns[i].fn = 0;
 	sp = in->regs.r[LUW_X86_RSP];
 	interp = lj_in_interp(in, in->regs.ip);
 

@@ -79,18 +79,14 @@ struct luw_lw {
 	struct luw_cost *cost;		/* the sample's, shared with the host */
 };
 
-static int luw_lj_read(void *ctx, __u64 addr, void *dst, __u32 len)
+static int luw_lj_read(struct luw_lw *lw, u64 addr, void *dst, u32 len)
 {
-	struct luw_lw *lw = ctx;
-
 	return luw_user_read(lw->cost, dst, addr, len);
 }
 
-static void luw_lj_prefetch(void *ctx, __u64 addr, __u64 len)
+static void luw_lj_prefetch(void *cost, __u64 addr, __u64 len)
 {
-	struct luw_lw *lw = ctx;
-
-	luw_user_prefetch(lw->cost, addr, len);
+	luw_user_prefetch(cost, addr, len);
 }
 
 static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
@@ -129,9 +125,10 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 	u64 g;
 	struct luw_lj_walk_in in = {
 		.ly = &t->ly,
-		.read = luw_lj_read,
+		/* The sample's cost is the walkers' context (walkenv.h). */
+		.read = luw_walk_read,
 		.prefetch = luw_lj_prefetch,
-		.ctx = lw,
+		.ctx = lw->cost,
 		.vm_start = t->vm_start,
 		.interp_end = t->interp_end,
 		.vm_end = t->vm_end,
@@ -141,9 +138,9 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		 * What is left of the sample's budget (luw_user_read()
 		 * refuses past it anyway): one budget for every walk.
 		 */
-		.max_reads = max_t(u32, LUW_SAMPLE_READS -
-				   min_t(u32, lw->cost->reads,
-					 LUW_SAMPLE_READS), 1),
+		.max_reads = max_t(u32, lw->cost->max_reads -
+				   min(lw->cost->reads, lw->cost->max_reads),
+				   1),
 	};
 
 	if (sample_frame) {

@@ -29,6 +29,7 @@
 #include <linux/mutex.h>
 #include <linux/uidgid.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/percpu.h>
 #include <linux/pid.h>
 #include <linux/poll.h>
@@ -119,6 +120,7 @@ struct luw_session {
 	struct luw_ring __percpu *rings;
 	struct list_head ring_node;	/* on ring.c's list, with rings */
 	u64 ring_bytes;
+	struct delayed_work flush;	/* with rings: ring.c */
 	wait_queue_head_t wq;
 	struct mutex read_lock;
 	unsigned int read_next_cpu;
@@ -135,17 +137,19 @@ struct luw_file {
 
 /*
  * One sample's user-memory reads: every walk and scan draws on the same
- * LUW_SAMPLE_READS (requests, served by a copy or from the read cache
+ * max_reads (requests, served by a copy or from the read cache
  * alike: a cache hit costs a lookup) and LUW_SAMPLE_FAULTS (copies that
  * stopped short, prefetches and the stack window's included).
  */
 struct luw_cost {
+	u32 max_reads;		/* luw_sample_reads() when it began */
 	u32 reads;		/* requests: reads and prefetch hints */
 	u32 faults;
 	u64 bytes;		/* copied */
 	bool cut;		/* a read was refused: budget spent */
 };
 
+u32 luw_sample_reads(void);
 int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len);
 void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len);
 void luw_user_reads_end(struct luw_cost *c);
@@ -162,6 +166,9 @@ struct luw_table {
 	u32 nent;
 	u32 nr14;
 	void *buf;		/* kvmalloc'ed header, entries, r14 rows */
+	u32 *first;		/* the lookup index (uwtable.h) */
+	u32 nfirst;
+	u32 shift;
 };
 
 /* All tables of a target, sorted by start; replaced whole, under RCU. */

@@ -23,6 +23,13 @@
  * Records are 8-byte aligned multiples of 8 and the ring size is a power of
  * two, so a record header never wraps; the body may, and is copied in two
  * pieces.
+ *
+ * Waking the reader costs the sampled CPU an interrupt (irq_work) and the
+ * reader's CPU a wake-up, more than a sample's walk in a busy guest when
+ * done for every record.  So, as perf's watermark does, the handler wakes
+ * readers only when a ring's unread bytes reach a quarter of it, and the
+ * session's flush work wakes them every LUW_FLUSH_MS when any ring holds
+ * records: a reader waits at most that long for a record that came in.
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
@@ -33,6 +40,7 @@
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <linux/wait.h>
+#include <linux/workqueue.h>
 
 #include "luw.h"
 
@@ -45,6 +53,8 @@ module_param(max_user_ring_kb, uint, 0644);
 MODULE_PARM_DESC(max_user_ring_kb, "ring memory in KiB one user's sessions may have");
 
 unsigned int luw_ring_bytes;
+
+#define LUW_FLUSH_MS	100
 
 /*
  * Sessions that have rings, for the hotplug callback.  Lock order:
@@ -118,6 +128,35 @@ void luw_ring_exit(void)
 	luw_cpuhp_state = -1;
 }
 
+static bool luw_ring_any(struct luw_session *s)
+{
+	/* Pairs with the release in luw_ring_alloc(). */
+	struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
+	int cpu;
+
+	if (!rings)
+		return false;
+	for_each_possible_cpu(cpu) {
+		struct luw_ring *r = per_cpu_ptr(rings, cpu);
+
+		/* Pairs with the release of head in luw_ring_write(). */
+		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
+			return true;
+	}
+	return false;
+}
+
+/* Records the handler did not wake anyone for: readers get them now. */
+static void luw_ring_flush(struct work_struct *work)
+{
+	struct luw_session *s = container_of(to_delayed_work(work),
+					     struct luw_session, flush);
+
+	if (wq_has_sleeper(&s->wq) && luw_ring_any(s))
+		wake_up_interruptible(&s->wq);
+	schedule_delayed_work(&s->flush, msecs_to_jiffies(LUW_FLUSH_MS));
+}
+
 static void luw_rings_destroy(struct luw_ring __percpu *rings)
 {
 	int cpu;
@@ -172,6 +211,8 @@ int luw_ring_alloc(struct luw_session *s)
 		list_add(&s->ring_node, &luw_rings);
 		/* Pairs with the acquire in luw_ring_any(). */
 		smp_store_release(&s->rings, rings);
+		INIT_DELAYED_WORK(&s->flush, luw_ring_flush);
+		schedule_delayed_work(&s->flush, msecs_to_jiffies(LUW_FLUSH_MS));
 	}
 	mutex_unlock(&luw_rings_lock);
 	cpus_read_unlock();
@@ -185,6 +226,8 @@ void luw_ring_free(struct luw_session *s)
 {
 	if (!s->rings)
 		return;
+	/* It re-arms itself: the sync cancel stops both. */
+	cancel_delayed_work_sync(&s->flush);
 	mutex_lock(&luw_rings_lock);
 	list_del_init(&s->ring_node);
 	s->user->ring_bytes -= s->ring_bytes;
@@ -250,8 +293,13 @@ bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 	/* Publish the record: its bytes are visible before the new head. */
 	smp_store_release(&r->head, head + size);
 	ok = true;
-	/* irq_work is NMI safe; wake_up() from NMI is not. */
-	if (wq_has_sleeper(&s->wq))
+	/*
+	 * The unread bytes just reached a quarter of the ring: wake readers
+	 * now rather than at the next flush.  irq_work is NMI safe;
+	 * wake_up() from NMI is not.
+	 */
+	if (head + size - tail >= luw_ring_bytes / 4 &&
+	    head - tail < luw_ring_bytes / 4 && wq_has_sleeper(&s->wq))
 		irq_work_queue(&r->wake);
 out:
 	barrier();
@@ -259,23 +307,6 @@ out:
 	return ok;
 }
 
-static bool luw_ring_any(struct luw_session *s)
-{
-	/* Pairs with the release in luw_ring_alloc(). */
-	struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
-	int cpu;
-
-	if (!rings)
-		return false;
-	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(rings, cpu);
-
-		/* Pairs with the release of head in luw_ring_write(). */
-		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
-			return true;
-	}
-	return false;
-}
 
 /*
  * Copy whole records of one ring to buf; returns bytes copied, or a

@@ -11,6 +11,7 @@
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/timekeeping.h>
@@ -65,7 +66,7 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 {
 	struct pid_namespace *ns = t->pid->numbers[t->ns_level].ns;
 	u64 *pcs = (u64 *)(s + 1);
-	struct luw_cost cost = { 0 };
+	struct luw_cost cost = { .max_reads = luw_sample_reads() };
 	u8 rflags = 0;
 	int n;
 
@@ -134,7 +135,7 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 	struct luw_tstats *st;
 	struct luw_sample *s;
 	int *busy;
-	u64 t0;
+	u64 t0, now;
 
 	if (READ_ONCE(t->dying))
 		return;
@@ -151,7 +152,12 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 	    !READ_ONCE(t->running))
 		return;
 
-	t0 = ktime_get_mono_fast_ns();
+	/*
+	 * The handler's own time on perf's clock (sched_clock, a TSC read);
+	 * CLOCK_MONOTONIC only for the record, which promises it: with a
+	 * clocksource like the HPET each read of it is a device access.
+	 */
+	t0 = local_clock();
 	st->handler_calls++;
 
 	if ((current->flags & (PF_EXITING | PF_KTHREAD)) || !current->mm ||
@@ -172,8 +178,9 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 	barrier();
 
 	s = &this_cpu_ptr(luw_scratch)->hdr;
-	luw_fill_sample(t, regs, s, st, t0);
-	if (luw_ring_write(t->sess, s, s->size, t0)) {
+	now = ktime_get_mono_fast_ns();
+	luw_fill_sample(t, regs, s, st, now);
+	if (luw_ring_write(t->sess, s, s->size, now)) {
 		st->samples++;
 		st->vmstate[s->vmstate]++;
 	} else {
@@ -183,7 +190,7 @@ out_busy:
 	barrier();
 	--*busy;
 out:
-	t0 = ktime_get_mono_fast_ns() - t0;
+	t0 = local_clock() - t0;
 	st->handler_ns += t0;
 	st->hist[luw_hist_bucket(t0)]++;
 }

@@ -72,6 +72,7 @@ static void luw_target_stats(const struct luw_proc *t, struct luw_tstats *sum)
 
 static void luw_table_free(struct luw_table *tab)
 {
+	kvfree(tab->first);
 	kvfree(tab->buf);
 	kfree(tab);
 }
@@ -777,6 +778,15 @@ struct luw_table *luw_table_load(const struct luw_unwind_table *u)
 	tab->nent = ((struct luw_uw_hdr *)tab->buf)->nentries;
 	tab->r14 = luw_uw_r14s(tab->buf);
 	tab->nr14 = ((struct luw_uw_hdr *)tab->buf)->nr14;
+	tab->nfirst = luw_uw_index_len(tab->ent, tab->nent, &tab->shift);
+	err = -ENOMEM;
+	tab->first = kvmalloc_array(tab->nfirst, sizeof(*tab->first),
+				    GFP_KERNEL_ACCOUNT);
+	if (!tab->first)
+		goto out_free;
+	luw_uw_index_build(tab->ent, tab->nent, tab->shift, tab->first,
+			   tab->nfirst);
+	tab->bytes += (u64)tab->nfirst * sizeof(*tab->first);
 	return tab;
 
 out_free:

@@ -27,30 +27,6 @@ void luw_uc_init(struct luw_uc *uc, luw_uc_copy_fn copy, void *ctx, u64 sp,
 		uc->idx[i] = 0;
 }
 
-static inline void luw_uc_cpy(void *dst, const u8 *src, u32 len)
-{
-	u8 *d = dst;
-
-	/*
-	 * The walkers ask for 1, 4 or 8 bytes: fixed-size copies the
-	 * compiler inlines, no library call in the handler.
-	 */
-	switch (len) {
-	case 8:
-		__builtin_memcpy(d, src, 8);
-		break;
-	case 4:
-		__builtin_memcpy(d, src, 4);
-		break;
-	case 1:
-		*d = *src;
-		break;
-	default:
-		while (len--)
-			*d++ = *src++;
-	}
-}
-
 /* Grow the stack window to cover [addr, addr + len) if it may. */
 static void luw_uc_stack_grow(struct luw_uc *uc, u64 addr, u32 len)
 {
@@ -167,7 +143,7 @@ static u32 luw_uc_place(const struct luw_uc *uc, u64 addr, u32 len, u64 page,
 	return size;
 }
 
-int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
+int luw_uc_read_slow(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 {
 	u64 line, page;
 	u32 size;

@@ -62,7 +62,7 @@
 typedef u32 (*luw_uc_copy_fn)(void *ctx, u64 addr, void *dst, u32 len);
 
 #define LUW_UC_PAGE		4096u
-#define LUW_UC_LINE		384u	/* 2 x LUW_UC_LINE <= LUW_UC_PAGE */
+#define LUW_UC_LINE		128u	/* 2 x LUW_UC_LINE <= LUW_UC_PAGE */
 #define LUW_UC_STACK_ALIGN	512u	/* a power of two */
 #define LUW_UC_STACK_FIRST	1024u	/* the first stack copy at least */
 #define LUW_UC_RANGE_MAX	4096u	/* one prefetch at most */
@@ -108,8 +108,68 @@ struct luw_uc {
 void luw_uc_init(struct luw_uc *uc, luw_uc_copy_fn copy, void *ctx, u64 sp,
 		 u64 stack_end, u8 *stack_buf, u32 stack_cap, u8 *buf, u32 cap);
 
-/* Returns 0 with dst filled, -EFAULT where the bytes could not be read. */
-int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len);
+static inline void luw_uc_cpy(void *dst, const u8 *src, u32 len)
+{
+	u8 *d = dst;
+
+	/*
+	 * The walkers ask for 1, 4, 8 or 16 bytes, or a short block:
+	 * fixed-size copies the compiler inlines, no library call in the
+	 * handler.
+	 */
+	switch (len) {
+	case 16:
+		__builtin_memcpy(d, src, 16);
+		break;
+	case 8:
+		__builtin_memcpy(d, src, 8);
+		break;
+	case 4:
+		__builtin_memcpy(d, src, 4);
+		break;
+	case 1:
+		*d = *src;
+		break;
+	default:
+		/* An object's fields in one request (ljwalk.c): up to 64. */
+		for (; len >= 8; len -= 8, d += 8, src += 8)
+			__builtin_memcpy(d, src, 8);
+		while (len--)
+			*d++ = *src++;
+	}
+}
+
+/* luw_uc_read() when the fast path below misses. */
+int luw_uc_read_slow(struct luw_uc *uc, u64 addr, void *dst, u32 len);
+
+/*
+ * Returns 0 with dst filled, -EFAULT where the bytes could not be read.
+ * Inline for what most requests are: bytes the stack window or the span
+ * last used in their granule holds already.
+ */
+static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
+{
+	u64 off = addr - uc->stack_lo;
+	const struct luw_uc_span *s;
+	u8 e;
+
+	if (off < uc->stack_len && len && len <= uc->stack_len - off) {
+		uc->hits++;
+		luw_uc_cpy(dst, uc->stack_buf + off, len);
+		return 0;
+	}
+	e = uc->idx[(addr >> 8) & (LUW_UC_IDX - 1)];
+	if (e) {
+		s = &uc->span[e - 1];
+		off = addr - s->addr;
+		if (off < s->len && len && len <= s->len - off) {
+			uc->hits++;
+			luw_uc_cpy(dst, uc->buf + s->off + off, len);
+			return 0;
+		}
+	}
+	return luw_uc_read_slow(uc, addr, dst, len);
+}
 
 /*
  * The caller is about to read [addr, addr + len): copy it in one go when

@@ -72,6 +72,63 @@ const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
 	return &ent[lo];
 }
 
+u32 luw_uw_index_len(const struct luw_uw_entry *ent, u32 n, u32 *shift)
+{
+	u64 span = (u64)ent[n - 1].start - ent[0].start + 1;
+	u32 want = n / LUW_UW_INDEX_PER + 1, sh = 4;
+
+	while (sh < 31 && (span >> sh) >= want)
+		sh++;
+	*shift = sh;
+	return (u32)((span + (1ULL << sh) - 1) >> sh);
+}
+
+void luw_uw_index_build(const struct luw_uw_entry *ent, u32 n, u32 shift,
+			u32 *first, u32 nb)
+{
+	u32 k, i = 0;
+
+	for (k = 0; k < nb; k++) {
+		u64 at = ent[0].start + ((u64)k << shift);
+
+		while (i + 1 < n && ent[i + 1].start <= at)
+			i++;
+		first[k] = i;
+	}
+}
+
+const struct luw_uw_entry *luw_uw_find_ix(const struct luw_uw_entry *ent,
+					  u32 n, const u32 *first, u32 nb,
+					  u32 shift, u64 rel)
+{
+	u64 k;
+	u32 lo, hi;
+
+	if (n == 0 || nb == 0 || rel > 0xffffffffULL || rel < ent[0].start)
+		return NULL;
+	k = (rel - ent[0].start) >> shift;
+	if (k >= nb)
+		k = nb - 1;
+	/*
+	 * ent[first[k]] covers the bucket's start, so starts at or below
+	 * rel; every entry past first[k + 1] starts above the next bucket's
+	 * start, so above rel.
+	 */
+	lo = first[k];
+	hi = k + 1 < nb ? first[k + 1] + 1 : n;
+	if (lo >= n || hi > n || hi <= lo)
+		return NULL;
+	while (hi - lo > 1) {
+		u32 mid = lo + (hi - lo) / 2;
+
+		if (ent[mid].start <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return &ent[lo];
+}
+
 const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
 					 u64 rel)
 {
@@ -102,7 +159,8 @@ static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
 	if (r->bp < r->sp || r->bp > r->stack_end - 16)
 		return LUW_UW_ERR_NOINFO;
 	cfa = r->bp + 16;
-	if (rd(ctx, r->bp + 8, &ra) || rd(ctx, r->bp, &bp))
+	if (LUW_WALK_READ64(rd, ctx, r->bp + 8, &ra) ||
+	    LUW_WALK_READ64(rd, ctx, r->bp, &bp))
 		return LUW_UW_ERR_READ;
 	if (!ra)
 		return LUW_UW_ERR_RA;
@@ -146,7 +204,7 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 
 	if (cfa <= r->sp || cfa > r->stack_end)
 		return LUW_UW_ERR_CFA;
-	if (rd(ctx, cfa + e->ra_off, &ra))
+	if (LUW_WALK_READ64(rd, ctx, cfa + e->ra_off, &ra))
 		return LUW_UW_ERR_READ;
 	if (!ra)
 		return LUW_UW_ERR_RA;
@@ -155,7 +213,7 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 	bp_flag = r->flags & LUW_UW_R_BP_VALID;
 	switch (LUW_UW_RBP_OF(e->rule)) {
 	case LUW_UW_RBP_CFA:
-		if (rd(ctx, cfa + e->aux, &bp))
+		if (LUW_WALK_READ64(rd, ctx, cfa + e->aux, &bp))
 			return LUW_UW_ERR_READ;
 		bp_flag = LUW_UW_R_BP_VALID;
 		break;
@@ -179,7 +237,7 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 			r14_flag = r->flags & LUW_UW_R_R14_VALID;
 			break;
 		case LUW_UW_R14_CFA:
-			if (rd(ctx, cfa + x->off, &r14))
+			if (LUW_WALK_READ64(rd, ctx, cfa + x->off, &r14))
 				return LUW_UW_ERR_READ;
 			r14_flag = LUW_UW_R_R14_VALID;
 			break;

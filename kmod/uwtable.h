@@ -116,6 +116,25 @@ int luw_uw_check(const void *buf, u64 len);
 const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
 				       u64 rel);
 
+/*
+ * A lookup index over a checked table, built once (at upload) so that a
+ * lookup searches one bucket, a few entries, instead of the whole table:
+ * bucket k covers rel from ent[0].start + (k << shift), and first[k] is
+ * the entry covering that start.  luw_uw_index_len() picks shift for about
+ * LUW_UW_INDEX_PER entries a bucket and returns the bucket count (the
+ * caller allocates first[]); luw_uw_index_build() fills first[].
+ */
+#define LUW_UW_INDEX_PER	4
+
+u32 luw_uw_index_len(const struct luw_uw_entry *ent, u32 n, u32 *shift);
+void luw_uw_index_build(const struct luw_uw_entry *ent, u32 n, u32 shift,
+			u32 *first, u32 nb);
+
+/* luw_uw_find() through the index: the same entry, fewer comparisons. */
+const struct luw_uw_entry *luw_uw_find_ix(const struct luw_uw_entry *ent,
+					  u32 n, const u32 *first, u32 nb,
+					  u32 shift, u64 rel);
+
 /* The r14 row covering rel, or NULL (below the first row, or none). */
 const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
 					 u64 rel);

@@ -351,6 +351,42 @@ static int fde_cmp(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/*
+ * The module's lookup index (luw_uw_find_ix()) finds the entry the plain
+ * binary search finds, for every entry's first and last byte, the bytes
+ * around them and below and past the table.
+ */
+static void check_index(const char *path, const struct luw_cfi *t)
+{
+	uint32_t shift, nb = luw_uw_index_len(t->ent, t->n, &shift);
+	uint32_t *first = calloc(nb, sizeof(*first));
+	size_t bad = 0;
+
+	if (!first)
+		exit(2);
+	luw_uw_index_build(t->ent, t->n, shift, first, nb);
+	CHECK(nb <= t->n / LUW_UW_INDEX_PER + 2, "%s: %u buckets for %u entries",
+	      path, nb, t->n);
+	for (uint32_t i = 0; i < t->n; i++) {
+		uint64_t at[] = { t->ent[i].start, t->ent[i].start + 1,
+				  (uint64_t)t->ent[i].start - 1,
+				  (uint64_t)t->ent[i].start + (1u << shift) };
+
+		for (size_t j = 0; j < sizeof(at) / sizeof(at[0]); j++)
+			if (luw_uw_find(t->ent, t->n, at[j]) !=
+			    luw_uw_find_ix(t->ent, t->n, first, nb, shift, at[j]))
+				bad++;
+	}
+	CHECK(bad == 0, "%s: the index disagrees with the search %zu times",
+	      path, bad);
+	CHECK(luw_uw_find_ix(t->ent, t->n, first, nb, shift,
+			     0xffffffffffULL) == NULL &&
+	      luw_uw_find_ix(t->ent, t->n, first, nb, shift, 0x7fffffff) ==
+	      luw_uw_find(t->ent, t->n, 0x7fffffff),
+	      "%s: the index past the table", path);
+	free(first);
+}
+
 static void check_file(const char *path)
 {
 	char err[512];
@@ -365,6 +401,7 @@ static void check_file(const char *path)
 		goto out;
 	CHECK(luw_uw_check(t->hdr, t->size) == 0, "%s: table fails its own check",
 	      path);
+	check_index(path, t);
 	CHECK(read_ref(path, &ref) == 0, "%s: readelf failed", path);
 	CHECK(ref.nfdes == t->st.fdes, "%s: readelf lists %zu FDEs, builder %zu",
 	      path, ref.nfdes, t->st.fdes);

@@ -153,8 +153,8 @@ static void test_lines(void)
 	RD(&uc, a, 8);
 	CHECK(s.copies == 1 && s.bytes == LUW_UC_LINE, "a line: %u copies, %llu bytes",
 	      s.copies, s.bytes);
-	RD(&uc, a + 0x40, 4);
-	RD(&uc, a - 0x40, 1);
+	RD(&uc, a + LUW_UC_LINE / 4, 4);
+	RD(&uc, a - LUW_UC_LINE / 4, 1);
 	CHECK(s.copies == 1, "reads around the line copied: %u", s.copies);
 	/* Next to the line: twice as much, continuing it. */
 	RD(&uc, a + LUW_UC_LINE, 8);

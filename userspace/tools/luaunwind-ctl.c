@@ -286,6 +286,7 @@ static void print_stats(const struct luw_stats *s)
 {
 	printf("samples=%llu drops=%llu faults=%llu truncated=%llu skipped=%llu"
 	       " handler_calls=%llu handler_ns_median=%llu handler_ns_p99=%llu"
+	       " handler_ns_mean=%llu"
 	       " reads_median=%llu reads_p99=%llu reads_max=%llu read_bytes=%llu"
 	       " budget_cuts=%llu ended=%llu interrupts=%llu"
 	       " thread_events=%llu\n",
@@ -295,6 +296,8 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->handler_calls,
 	       (unsigned long long)luw_dev_hist_quantile(s->hist, 0.5),
 	       (unsigned long long)luw_dev_hist_quantile(s->hist, 0.99),
+	       (unsigned long long)(s->handler_calls ?
+				    s->handler_ns / s->handler_calls : 0),
 	       (unsigned long long)luw_dev_hist_quantile(s->reads_hist, 0.5),
 	       (unsigned long long)luw_dev_hist_quantile(s->reads_hist, 0.99),
 	       hist_max(s->reads_hist),
