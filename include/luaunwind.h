@@ -109,8 +109,13 @@
  * it blocks, or returns EAGAIN under O_NONBLOCK; once the session has had
  * targets and has none left, and its rings are empty, it returns 0 (end of
  * file), and so does a read of 0 bytes.  poll() reports EPOLLIN when a record is
- * waiting, EPOLLHUP at end of file.  A full ring drops the sample (counted in
- * drops) and the next record written to that ring is a LOST record.
+ * waiting, EPOLLHUP at end of file.  A sleeping reader is woken when a
+ * ring holds a quarter of its size unread, and otherwise within 100 ms of
+ * a record coming in (not for each record: a wake-up per sample costs the
+ * sampled CPU an interrupt); a reader that wants records sooner polls with
+ * a timeout and reads with O_NONBLOCK.  A full ring drops the sample
+ * (counted in drops) and the next record written to that ring is a LOST
+ * record.
  *
  * Record stream
  * -------------
@@ -457,11 +462,23 @@ struct luw_stats {
 	 */
 	__u64 interrupts;
 	__u64 thread_events;	/* out: threads given an event at attach */
+	/* ---- end of version 2 ---- */
+	/*
+	 * out: perf's enabled and running times (ns) of the events of the
+	 * targets attached now, summed over their threads: enabled while a
+	 * thread ran, running while its event was on the counter as well.
+	 * running < enabled when a hardware event (cycles) shared the PMU
+	 * with others and was multiplexed: it sampled that much less.
+	 * cpu-clock events are never multiplexed.
+	 */
+	__u64 time_enabled;
+	__u64 time_running;
 };
 #define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER1	(LUW_STATS_SIZE_VER0 + 32 + \
 				 LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER2	(LUW_STATS_SIZE_VER1 + 16)
+#define LUW_STATS_SIZE_VER3	(LUW_STATS_SIZE_VER2 + 16)
 
 /* ---- list ------------------------------------------------------------- */
 

@@ -41,12 +41,29 @@
 #define LUW_UC_STACK_BYTES	8192
 #define LUW_UC_SPAN_BYTES	8192
 
+/*
+ * The table and entry a frame's pc was found to have, kept from sample to
+ * sample on this CPU: a target's samples come back to the same return
+ * addresses.  Valid only while the target's table array is the one it was
+ * found in: seq names that array, and an array never changes (an upload
+ * makes a new one), so its tables are alive while it is the target's.
+ */
+#define LUW_STEP_MEMO	64	/* a power of two */
+
+struct luw_step_memo {
+	u64 seq;			/* luw_maps.seq, 0 empty */
+	u64 key;			/* luw_uw_key() */
+	const struct luw_table *tab;
+	const struct luw_uw_entry *e;
+};
+
 struct luw_ucpu {
 	struct luw_uc uc;
 	struct luw_cost *cost;		/* the sample it serves */
 	bool refused;			/* the last copy hit the budget */
 	u8 stack[LUW_UC_STACK_BYTES];
 	u8 span[LUW_UC_SPAN_BYTES];
+	struct luw_step_memo steps[LUW_STEP_MEMO];
 };
 
 static struct luw_ucpu __percpu *luw_ucpu;
@@ -198,9 +215,47 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
 			      tab->shift, rel);
 }
 
+/*
+ * The table covering the frame's pc and its entry there (NULL, NULL when
+ * none), through this CPU's step memo; rel is the pc's place in the table.
+ */
+static const struct luw_table *luw_hw_lookup(const struct luw_hw *w,
+					     const struct luw_uw_entry **e,
+					     u64 *rel)
+{
+	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+	u64 key = luw_uw_key(&w->r);
+	struct luw_step_memo *sm;
+	const struct luw_table *tab;
+
+	*e = NULL;
+	if (!w->m)
+		return NULL;
+	sm = &u->steps[(key ^ (key >> 9)) & (LUW_STEP_MEMO - 1)];
+	if (sm->seq == w->m->seq && sm->key == key) {
+		tab = sm->tab;
+		*e = sm->e;
+	} else {
+		tab = luw_table_of(w->m, key);
+		if (tab)
+			*e = luw_tab_find(tab, luw_uw_rel(key, tab->start,
+							  tab->file_offset));
+		sm->seq = w->m->seq;
+		sm->key = key;
+		sm->tab = tab;
+		sm->e = *e;
+	}
+	if (tab)
+		*rel = luw_uw_rel(key, tab->start, tab->file_offset);
+	return tab;
+}
+
 bool luw_hw_has_table(const struct luw_hw *w)
 {
-	return luw_table_of(w->m, luw_uw_key(&w->r));
+	const struct luw_uw_entry *e;
+	u64 rel;
+
+	return luw_hw_lookup(w, &e, &rel);
 }
 
 /*
@@ -210,13 +265,10 @@ bool luw_hw_has_table(const struct luw_hw *w)
  */
 bool luw_hw_in_vmseq(const struct luw_hw *w)
 {
-	const struct luw_table *tab = luw_table_of(w->m, luw_uw_key(&w->r));
 	const struct luw_uw_entry *e;
+	u64 rel;
 
-	if (!tab)
-		return false;
-	e = luw_tab_find(tab, luw_uw_rel(luw_uw_key(&w->r), tab->start,
-					 tab->file_offset));
+	luw_hw_lookup(w, &e, &rel);
 	return e && (e->rule & LUW_UW_VMSEQ);
 }
 
@@ -261,6 +313,7 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 	w->m = rcu_dereference(t->maps);
 	w->cost = cost;
 	w->table_used = false;
+	w->want_r14 = false;
 	luw_user_reads_start(cost, regs->sp, w->r.stack_end);
 }
 
@@ -299,20 +352,17 @@ bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
 
 int luw_hw_step(struct luw_hw *w)
 {
-	const struct luw_table *tab = luw_table_of(w->m, luw_uw_key(&w->r));
-	const struct luw_uw_entry *e = NULL;
+	const struct luw_uw_entry *e;
 	const struct luw_uw_r14 *x = NULL;
+	const struct luw_table *tab;
+	u64 rel;
 	int rc;
 
-	if (tab) {
-		u64 rel = luw_uw_rel(luw_uw_key(&w->r), tab->start,
-				     tab->file_offset);
-
-		e = luw_tab_find(tab, rel);
-		if (e)
-			w->table_used = true;
+	tab = luw_hw_lookup(w, &e, &rel);
+	if (e)
+		w->table_used = true;
+	if (tab && w->want_r14)
 		x = luw_uw_find_r14(tab->r14, tab->nr14, rel);
-	}
 	/*
 	 * A frame-pointer chain ends with rbp == 0 (_start clears it): the
 	 * natural end when no table says END.

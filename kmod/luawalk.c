@@ -437,6 +437,8 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	luw_lj_regs_from(&lw.regs, regs);
 	rcu_read_lock();
 	luw_hw_init(&w, t, regs, cost);
+	/* r14 matters to the trace probe alone (below). */
+	w.want_r14 = t->ly.flags & LUW_LJ_F_JIT;
 	ws->pcs[n++] = w.r.ip;
 	for (;;) {
 		u64 pc = w.r.ip;
@@ -539,6 +541,8 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		}
 		if (trace || frameless || n >= max)
 			break;
+		if (lw.walked || probed)
+			w.want_r14 = false;
 		rc = luw_hw_step(&w);
 		if (rc == LUW_HW_END)
 			complete = true;

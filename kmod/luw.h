@@ -114,8 +114,9 @@ struct luw_session {
 	struct luw_tstats retired;	/* detached targets, folded in */
 	u64 ended;			/* targets ended by exit or exec */
 	/*
-	 * From the first attach that succeeds on: a ring for each CPU that
-	 * was online then or came online since (ring_bytes of them).
+	 * From the first attach that succeeds until end of file is read: a
+	 * ring for each CPU that was online then or came online since
+	 * (ring_bytes of them).
 	 */
 	struct luw_ring __percpu *rings;
 	struct list_head ring_node;	/* on ring.c's list, with rings */
@@ -174,6 +175,7 @@ struct luw_table {
 /* All tables of a target, sorted by start; replaced whole, under RCU. */
 struct luw_maps {
 	struct rcu_head rcu;
+	u64 seq;		/* unique to this array, never 0 */
 	u32 n;
 	struct luw_table *t[];
 };
@@ -271,6 +273,12 @@ struct luw_hw {
 	const struct luw_maps *m;
 	struct luw_cost *cost;
 	bool table_used;
+	/*
+	 * Follow r14 through the CFI (luw_hw_r14()): only until the Lua
+	 * walk no longer needs it, each step's r14 row lookup and read
+	 * being the price.
+	 */
+	bool want_r14;
 };
 
 #define LUW_HW_NEXT	0	/* r is the caller now */

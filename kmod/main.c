@@ -17,7 +17,7 @@ static_assert(sizeof(struct luw_version) == LUW_VERSION_SIZE_VER1);
 static_assert(sizeof(struct luw_attach) == LUW_ATTACH_SIZE_VER1);
 static_assert(sizeof(struct luw_target) == LUW_TARGET_SIZE_VER0);
 static_assert(sizeof(struct luw_unwind_table) == LUW_UNWIND_TABLE_SIZE_VER0);
-static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER2);
+static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER3);
 static_assert(sizeof(struct luw_list) == LUW_LIST_SIZE_VER0);
 static_assert(sizeof(struct luw_join) == LUW_JOIN_SIZE_VER0);
 static_assert(sizeof(struct luw_end) == 24);

@@ -5,7 +5,8 @@
  * Each session has one ring per CPU, allocated when its first attach
  * succeeds, for the CPUs online then; a CPU that comes online later gets
  * its ring from the hotplug callback below (a CPU that goes offline keeps
- * its ring: records may wait there).  Ring memory is charged to the
+ * its ring: records may wait there).  They go when a reader has read end
+ * of file (the targets gone, their records read), or with the session.  Ring memory is charged to the
  * session's user, up to max_user_ring_kb; a ring the hotplug callback
  * adds is charged too but never refused (refusing would drop samples
  * there silently), so a user may go over by the CPUs that came online.  A
@@ -130,20 +131,28 @@ void luw_ring_exit(void)
 
 static bool luw_ring_any(struct luw_session *s)
 {
-	/* Pairs with the release in luw_ring_alloc(). */
-	struct luw_ring __percpu *rings = smp_load_acquire(&s->rings);
+	struct luw_ring __percpu *rings;
+	bool any = false;
 	int cpu;
 
-	if (!rings)
-		return false;
+	/* The rings may go at end of file: luw_ring_release_idle(). */
+	rcu_read_lock();
+	/* Pairs with the release in luw_ring_alloc(). */
+	rings = smp_load_acquire(&s->rings);
 	for_each_possible_cpu(cpu) {
-		struct luw_ring *r = per_cpu_ptr(rings, cpu);
+		struct luw_ring *r;
 
+		if (!rings)
+			break;
+		r = per_cpu_ptr(rings, cpu);
 		/* Pairs with the release of head in luw_ring_write(). */
-		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail))
-			return true;
+		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail)) {
+			any = true;
+			break;
+		}
 	}
-	return false;
+	rcu_read_unlock();
+	return any;
 }
 
 /* Records the handler did not wake anyone for: readers get them now. */
@@ -222,19 +231,25 @@ int luw_ring_alloc(struct luw_session *s)
 }
 
 /* No handler can write any more (the targets are gone), no file reads. */
-void luw_ring_free(struct luw_session *s)
+static struct luw_ring __percpu *luw_ring_unpublish(struct luw_session *s)
 {
-	if (!s->rings)
-		return;
+	struct luw_ring __percpu *rings = s->rings;
+
 	/* It re-arms itself: the sync cancel stops both. */
 	cancel_delayed_work_sync(&s->flush);
 	mutex_lock(&luw_rings_lock);
 	list_del_init(&s->ring_node);
 	s->user->ring_bytes -= s->ring_bytes;
 	s->ring_bytes = 0;
+	WRITE_ONCE(s->rings, NULL);
 	mutex_unlock(&luw_rings_lock);
-	luw_rings_destroy(s->rings);
-	s->rings = NULL;
+	return rings;
+}
+
+void luw_ring_free(struct luw_session *s)
+{
+	if (s->rings)
+		luw_rings_destroy(luw_ring_unpublish(s));
 }
 
 static void luw_ring_put(struct luw_ring *r, u64 pos, const void *src, u32 n)
@@ -375,6 +390,28 @@ void luw_ring_wake(struct luw_session *s)
 	wake_up_interruptible(&s->wq);
 }
 
+/*
+ * End of file was read: the session's targets are gone and their records
+ * read, so its rings go back (a later attach allocates new ones).  Another
+ * reader is kept out by read_lock, an attach by luw_lock; poll and the
+ * end-of-file checks look at the rings under RCU (luw_ring_any()).
+ */
+static void luw_ring_release_idle(struct luw_session *s)
+{
+	struct luw_ring __percpu *rings = NULL;
+
+	mutex_lock(&s->read_lock);
+	mutex_lock(&luw_lock);
+	if (s->rings && luw_ring_eof(s))
+		rings = luw_ring_unpublish(s);
+	mutex_unlock(&luw_lock);
+	mutex_unlock(&s->read_lock);
+	if (!rings)
+		return;
+	synchronize_rcu();
+	luw_rings_destroy(rings);
+}
+
 ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
 		      bool nonblock)
 {
@@ -410,8 +447,10 @@ ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
 		mutex_unlock(&s->read_lock);
 		if (done)
 			return done;
-		if (luw_ring_eof(s))
+		if (luw_ring_eof(s)) {
+			luw_ring_release_idle(s);
 			return 0;
+		}
 		if (nonblock)
 			return -EAGAIN;
 		err = wait_event_interruptible(s->wq, luw_ring_any(s) ||

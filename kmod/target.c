@@ -743,6 +743,9 @@ int luw_start_stop(struct luw_session *s, pid_t vpid, bool start)
 	return 0;
 }
 
+/* Names each table array a target ever had (hostwalk.c's step memo). */
+static atomic64_t luw_maps_seq = ATOMIC64_INIT(0);
+
 /* Copy and check one mapping's table; no lock needed. */
 struct luw_table *luw_table_load(const struct luw_unwind_table *u)
 {
@@ -851,6 +854,7 @@ int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 		goto out_free;
 	}
 	new->n = n;
+	new->seq = atomic64_inc_return(&luw_maps_seq);
 	rcu_assign_pointer(t->maps, new);
 	for (i = 0; old && i < old->n; i++)
 		if (luw_table_overlaps(old->t[i], tab))
@@ -864,6 +868,20 @@ int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 out_free:
 	luw_table_free(tab);
 	return err;
+}
+
+/* perf's enabled and running times of a target's events, added to st. */
+static void luw_target_times(struct luw_proc *t, struct luw_stats *st)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->nr_events; i++) {
+		u64 enabled = 0, running = 0;
+
+		perf_event_read_value(t->events[i], &enabled, &running);
+		st->time_enabled += enabled;
+		st->time_running += running;
+	}
 }
 
 int luw_get_stats(struct luw_session *s, struct luw_stats *st)
@@ -884,11 +902,13 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 			return -ESRCH;
 		}
 		luw_target_stats(t, sum);
+		luw_target_times(t, st);
 		st->thread_events = t->nr_events;
 	} else {
 		luw_stats_add(sum, &s->retired);
 		list_for_each_entry(t, &s->targets, node) {
 			luw_target_stats(t, sum);
+			luw_target_times(t, st);
 			st->thread_events += t->nr_events;
 		}
 		st->ended = s->ended;

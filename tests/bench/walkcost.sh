@@ -187,12 +187,15 @@ section=$(
 	echo
 	for r in "${rows[@]}"; do verdict "$r"; done
 	echo
-	echo "The walkers ask for one word or field at a time (~10 per Lua frame plus"
-	echo "1-2 per host frame: the \"one per field\" column); the cache answers them"
+	echo "The walkers ask for a word, a field or an object's few fields at a time"
+	echo "(a frame's two slots, a function's type, id and proto, a proto's type"
+	echo "and size: ~4 requests per Lua frame, fewer when the walk has checked the"
+	echo "function before, plus 1-3 per host frame: the \"one per field\" column);"
+	echo "the cache answers them"
 	echo "from a few copies per sample: the stack from sp upward (1 KiB first, then"
 	echo "doubling, 8 KiB at most), the live slots of each Lua stack (one copy, a"
 	echo "hint from the Lua walk), G with the main lua_State (one copy, a hint),"
-	echo "and 384-byte lines around other objects (768 bytes next to a line"
+	echo "and 128-byte lines around other objects (256 bytes next to a line"
 	echo "already copied), each within one page so that a fault is still the"
 	echo "fault of the read asked for.  Every read asked for, from the cache or"
 	echo "not, counts against the sample's budget of 1024 in the module, each"

@@ -30,10 +30,12 @@ subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
 # races, a thousand attach/detach cycles, targets exiting and exec'ing while
 # sampled, a killed reader, unload after a table replacement, per-thread
 # events, every ioctl with random arguments, attach from a chroot, the
-# per-user caps, a large session's close beside another session -- and its
-# walkers over a real and over a hostile stack.
+# per-user caps, a large session's close beside another session, readers
+# woken and rings freed at end of file -- and its walkers over a real and
+# over a hostile stack.
 checked=(t_abi t_perm t_chroot t_ucaps t_closestall t_race t_cycles t_exit
-	 t_rmmod t_exec t_rec_exit t_pertask t_fuzz t_hostile t_lua_payload)
+	 t_rmmod t_exec t_rec_exit t_pertask t_fuzz t_hostile t_lua_payload
+	 t_readpoll)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k) kernels=$2; shift 2 ;;

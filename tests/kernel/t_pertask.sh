@@ -29,6 +29,13 @@ cb=$(field handler_calls "$sb")
 # busy target's interrupts exceed its handler calls by that time.)
 [ "$cb" -ge 300 ] || fail "busy target: only $cb handler calls in 3 s at 999 Hz"
 [ "$ii" -eq 0 ] || fail "sleeping target: $ii interrupts, its events tick while it sleeps"
+# perf's times of the events: enabled while the thread ran (an interrupt
+# every 1/999 s of it), and running all that time: cpu-clock is never
+# multiplexed.  The sleeper's did not run.
+te=$(field time_enabled "$sb")
+[ "$te" -ge $((ib * 500000)) ] || fail "busy target: time_enabled $te ns for $ib interrupts: $sb"
+[ "$(field time_running "$sb")" -eq "$te" ] || fail "busy target: cpu-clock multiplexed: $sb"
+[ "$(field time_enabled "$si")" -lt 10000000 ] || fail "sleeping target: enabled while asleep: $si"
 $CTL detach $idle && $CTL detach $busy || fail "detach"
 kill $idle $busy
 

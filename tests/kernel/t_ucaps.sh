@@ -7,7 +7,7 @@
 # still opens and attaches.  Rings are allocated by an attach that
 # succeeds, for the online CPUs: open files alone hold none, and a failed
 # attach leaves none behind.  What a user held is given back with its
-# files.
+# files, and rings once their targets are gone and end of file was read.
 . tests/kernel/lib.sh
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 # Two sessions' rings at 64 KiB per CPU.
@@ -63,5 +63,11 @@ expect "root beside nobody at its caps" "2 ok" $K/ucaps targets $rootpid $a
 kill $holder
 wait $holder 2>/dev/null
 expect "after the holder closed" "2 ok" $AS_NOBODY $K/ucaps rings 2 $a
+# Rings go back once the targets are gone and their records read, though
+# the files stay open: two files' rings (all nobody may have), their
+# targets killed, each file read to end of file, then a third attach.
+nobody_target 0; e=$last
+nobody_target 0; f=$last
+expect "rings after end of file" "5 ok" $AS_NOBODY $K/ucaps reuse $e $f $c
 unload
 pass

@@ -5,10 +5,15 @@
  *   ucaps rings N PID        open N files and attach PID in each
  *   ucaps targets PID...     attach each PID in one file
  *   ucaps threads N          a target: N idle threads beside the main one
+ *   ucaps reuse A B C        attach A and B, each in a file of its own,
+ *                            kill both, read each file to end of file and
+ *                            keep it open, then attach C in a third file
  * With "hold" first, keep every file open after printing, until killed.
  */
 #include <errno.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,53 @@ static int attach(int fd, int pid)
 	struct luw_attach a = { .sample_rate = 99, .pid = pid };
 
 	return luw_dev_attach(fd, &a);
+}
+
+/* Read fd to end of file: 0, or a negative errno (-ETIME: 30 s passed). */
+static int read_to_eof(int fd)
+{
+	static char buf[1 << 16];
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	ssize_t n;
+
+	for (;;) {
+		if (poll(&p, 1, 30000) == 0)
+			return -ETIME;
+		n = read(fd, buf, sizeof(buf));
+		if (n == 0)
+			return 0;
+		if (n < 0 && errno != EINTR && errno != EAGAIN)
+			return -errno;
+	}
+}
+
+static int reuse(char **pids, int *done)
+{
+	int fd[3], i, err;
+
+	for (i = 0; i < 3; i++) {
+		fd[i] = luw_dev_open(0);
+		if (fd[i] < 0)
+			return fd[i];
+		if (i == 2)
+			break;
+		err = attach(fd[i], atoi(pids[i]));
+		if (err)
+			return err;
+		++*done;
+	}
+	kill(atoi(pids[0]), SIGKILL);
+	kill(atoi(pids[1]), SIGKILL);
+	for (i = 0; i < 2; i++) {
+		err = read_to_eof(fd[i]);
+		if (err)
+			return err;
+		++*done;
+	}
+	err = attach(fd[2], atoi(pids[2]));
+	if (!err)
+		++*done;
+	return err;
 }
 
 int main(int argc, char **argv)
@@ -55,6 +107,10 @@ int main(int argc, char **argv)
 			if (!err)
 				done++;
 		}
+	} else if (!strcmp(argv[1], "reuse")) {
+		if (argc < 5)
+			return 2;
+		err = reuse(argv + 2, &done);
 	} else if (!strcmp(argv[1], "threads")) {
 		pthread_attr_t at;
 		pthread_t th;

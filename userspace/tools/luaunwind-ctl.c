@@ -289,7 +289,7 @@ static void print_stats(const struct luw_stats *s)
 	       " handler_ns_mean=%llu"
 	       " reads_median=%llu reads_p99=%llu reads_max=%llu read_bytes=%llu"
 	       " budget_cuts=%llu ended=%llu interrupts=%llu"
-	       " thread_events=%llu\n",
+	       " thread_events=%llu time_enabled=%llu time_running=%llu\n",
 	       (unsigned long long)s->samples, (unsigned long long)s->drops,
 	       (unsigned long long)s->faults, (unsigned long long)s->truncated,
 	       (unsigned long long)s->skipped,
@@ -305,12 +305,18 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->budget_cuts,
 	       (unsigned long long)s->ended,
 	       (unsigned long long)s->interrupts,
-	       (unsigned long long)s->thread_events);
+	       (unsigned long long)s->thread_events,
+	       (unsigned long long)s->time_enabled,
+	       (unsigned long long)s->time_running);
 	printf("vmstates");
 	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
 		printf(" %s=%llu", luw_dev_vmstate_name(i),
 		       (unsigned long long)s->vmstate[i]);
 	printf("\n");
+	if (s->time_running < s->time_enabled)
+		printf("multiplexed: the events counted %.1f%% of the time"
+		       " their threads ran\n",
+		       100.0 * (double)s->time_running / (double)s->time_enabled);
 }
 
 static int cmd_status(int fd, pid_t pid)
