@@ -53,13 +53,10 @@ int luw_uw_check(const void *buf, u64 len)
 	return 0;
 }
 
-const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
-				       u64 rel)
+/* The last entry in [lo, hi) whose start <= rel; ent[lo].start <= rel. */
+static const struct luw_uw_entry *luw_uw_search(const struct luw_uw_entry *ent,
+						u32 lo, u32 hi, u64 rel)
 {
-	u32 lo = 0, hi = n;
-
-	if (n == 0 || rel > 0xffffffffULL || rel < ent[0].start)
-		return NULL;
 	/* Invariant: ent[lo].start <= rel, and rel < ent[hi].start if hi < n. */
 	while (hi - lo > 1) {
 		u32 mid = lo + (hi - lo) / 2;
@@ -70,6 +67,14 @@ const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
 			hi = mid;
 	}
 	return &ent[lo];
+}
+
+const struct luw_uw_entry *luw_uw_find(const struct luw_uw_entry *ent, u32 n,
+				       u64 rel)
+{
+	if (n == 0 || rel > 0xffffffffULL || rel < ent[0].start)
+		return NULL;
+	return luw_uw_search(ent, 0, n, rel);
 }
 
 u32 luw_uw_index_len(const struct luw_uw_entry *ent, u32 n, u32 *shift)
@@ -118,15 +123,7 @@ const struct luw_uw_entry *luw_uw_find_ix(const struct luw_uw_entry *ent,
 	hi = k + 1 < nb ? first[k + 1] + 1 : n;
 	if (lo >= n || hi > n || hi <= lo)
 		return NULL;
-	while (hi - lo > 1) {
-		u32 mid = lo + (hi - lo) / 2;
-
-		if (ent[mid].start <= rel)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return &ent[lo];
+	return luw_uw_search(ent, lo, hi, rel);
 }
 
 const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
