@@ -337,7 +337,8 @@ static int lj_pc_in_fn(struct lj_st *st, struct lj_fn *e, u64 pc)
 /* The call instruction before a Lua return pc. */
 static int lj_call_ins(struct lj_st *st, u64 pc, u32 *ins)
 {
-	if (st->ins_at == pc) {
+	/* ins_at 0: nothing read yet (a link of 0 is read, and faults). */
+	if (pc && st->ins_at == pc) {
 		*ins = st->ins;
 		return 0;
 	}
@@ -795,6 +796,7 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	st.gc64 = !!(ly->flags & LUW_LJ_F_GC64);
 	lj_spans(&st);
 	st.ins_at = 0;
+	st.ins = 0;
 	for (i = 0; i < LJ_FN_MEMO; i++)
 		st.fns[i].fn = 0;
 	sp = in->regs.r[LUW_X86_RSP];
