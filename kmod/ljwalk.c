@@ -227,6 +227,37 @@ static int lj_block(struct lj_st *st, u64 obj, u32 lo, u32 hi, u8 *buf)
 	return lj_rd(st, obj + lo, buf, hi - lo);
 }
 
+static void lj_span_add(u32 *lo, u32 *hi, u32 ofs, u32 len)
+{
+	if (ofs < *lo)
+		*lo = ofs;
+	if (ofs + len > *hi)
+		*hi = ofs + len;
+}
+
+/* The blocks lj_fn_get() and lj_fn_proto() read; hi 0: field by field. */
+static void lj_spans(struct lj_st *st)
+{
+	const struct luw_lj_layout *ly = st->ly;
+	u32 ref = st->gc64 ? 8 : 4;
+
+	st->fn_lo = ~0u;
+	st->fn_hi = 0;
+	lj_span_add(&st->fn_lo, &st->fn_hi, ly->gc_gct, 1);
+	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_ffid, 1);
+	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_pc, ref);
+	if (lj_field_ok(ly->fn_f))
+		lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_f, 8);
+	if (st->fn_hi - st->fn_lo > LJ_BLOCK_MAX)
+		st->fn_hi = 0;
+	st->pt_lo = ~0u;
+	st->pt_hi = 0;
+	lj_span_add(&st->pt_lo, &st->pt_hi, ly->gc_gct, 1);
+	lj_span_add(&st->pt_lo, &st->pt_hi, ly->pt_sizebc, 4);
+	if (st->pt_hi - st->pt_lo > LJ_BLOCK_MAX)
+		st->pt_hi = 0;
+}
+
 /*
  * The function object at fn, its type byte checked, from the memo or read
  * now: 0, -EFAULT (a read failed) or -EINVAL (not a function).
@@ -671,37 +702,6 @@ stop:
  * holds PC.  If neither holds, BASE as before (the caller's fallbacks
  * apply).  Returns the base to walk from.
  */
-static void lj_span_add(u32 *lo, u32 *hi, u32 ofs, u32 len)
-{
-	if (ofs < *lo)
-		*lo = ofs;
-	if (ofs + len > *hi)
-		*hi = ofs + len;
-}
-
-/* The blocks lj_fn_get() and lj_fn_proto() read; hi 0: field by field. */
-static void lj_spans(struct lj_st *st)
-{
-	const struct luw_lj_layout *ly = st->ly;
-	u32 ref = st->gc64 ? 8 : 4;
-
-	st->fn_lo = ~0u;
-	st->fn_hi = 0;
-	lj_span_add(&st->fn_lo, &st->fn_hi, ly->gc_gct, 1);
-	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_ffid, 1);
-	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_pc, ref);
-	if (lj_field_ok(ly->fn_f))
-		lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_f, 8);
-	if (st->fn_hi - st->fn_lo > LJ_BLOCK_MAX)
-		st->fn_hi = 0;
-	st->pt_lo = ~0u;
-	st->pt_hi = 0;
-	lj_span_add(&st->pt_lo, &st->pt_hi, ly->gc_gct, 1);
-	lj_span_add(&st->pt_lo, &st->pt_hi, ly->pt_sizebc, 4);
-	if (st->pt_hi - st->pt_lo > LJ_BLOCK_MAX)
-		st->pt_hi = 0;
-}
-
 static u64 lj_interp_base(struct lj_st *st, u64 l, u64 base, u64 pc)
 {
 	int fr2 = st->gc64;

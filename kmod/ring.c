@@ -6,10 +6,11 @@
  * succeeds, for the CPUs online then; a CPU that comes online later gets
  * its ring from the hotplug callback below (a CPU that goes offline keeps
  * its ring: records may wait there).  They go when a reader has read end
- * of file (the targets gone, their records read), or with the session.  Ring memory is charged to the
- * session's user, up to max_user_ring_kb; a ring the hotplug callback
- * adds is charged too but never refused (refusing would drop samples
- * there silently), so a user may go over by the CPUs that came online.  A
+ * of file (the targets gone, their records read), or with the session.
+ * Ring memory is charged to the session's user, up to max_user_ring_kb; a
+ * ring the hotplug callback adds is charged too but never refused
+ * (refusing would drop samples there silently), so a user may go over by
+ * the CPUs that came online.  A
  * ring has exactly one producer, the overflow handler running on that CPU
  * (hardirq for cpu-clock, NMI for cycles; the reaper's END records are
  * written with interrupts off, so they take the producer's place), and
@@ -321,7 +322,6 @@ out:
 	r->nest--;
 	return ok;
 }
-
 
 /*
  * Copy whole records of one ring to buf; returns bytes copied, or a
