@@ -23,8 +23,9 @@
  *    detached or gone and no file uses it.
  *
  * A target is sampled while its threads run the program that was
- * attached: a target that exits, or execs another program, ends (within
- * about 100 ms) with an END record in its session's rings; no sample is
+ * attached: a target that exits, or execs another program, ends (when
+ * its last thread exits or the exec completes; the module's reaper runs
+ * then) with an END record in its session's rings; no sample is
  * ever taken of the new program.  Attaching asks what ptrace read access
  * would (PTRACE_MODE_READ_REALCREDS, as perf does): the caller's real uid
  * and gid equal the target's real, effective and saved ones and the

@@ -11,15 +11,20 @@
  *   luawalk.c   Lua stack walk merged with the host walk (the record body)
  *   ring.c      a session's per-CPU lock-free rings, read() and poll()
  *
- * Locking: luw_lock (a mutex) serialises everything but the sampling
- * handler and the ring reader: sessions, targets, events, tables, stats.
- * What it ends (targets detached, exited or closed with their session)
- * is unlinked under it and released after it is dropped (struct
- * luw_grave): perf's teardown of the events and the RCU grace period
- * that follows stall no other session.  The handler takes no lock: it
- * reaches its target through the event's context pointer and the session
- * through the target, and both are freed only after the target's events
- * are released and an RCU grace period has passed.
+ * Locking, in this order: a session's read_lock (its reader), its lock
+ * (everything one session controls: its targets, their events, tables,
+ * stats and its rings), then luw_lock, the global mutex (the session
+ * and user lists, the counts behind the caps, what the exit and exec
+ * probes look at), held only briefly and never across perf calls, user
+ * copies or sleeps for memory.  The reaper, which holds luw_lock to find
+ * sessions, only tries a session's lock (target.c).  What a session's
+ * lock holder ends (targets detached, exited or closed with their
+ * session) is unlinked under both locks and released after they are
+ * dropped (struct luw_grave): perf's teardown of the events and the RCU
+ * grace period that follows stall no other session.  The handler takes
+ * no lock: it reaches its target through the event's context pointer and
+ * the session through the target, and both are freed only after the
+ * target's events are released and an RCU grace period has passed.
  */
 #ifndef LUW_KMOD_H
 #define LUW_KMOD_H
@@ -81,7 +86,9 @@ struct luw_ring {
 /*
  * What one effective uid holds in all its sessions, for the per-user caps
  * (module parameters max_user_*): counts under luw_lock, ring_bytes under
- * the rings' lock (ring.c).  Freed with the user's last session.
+ * the rings' lock (ring.c).  Freed with the user's last session.  An
+ * attach charges its target and events before it creates them, so that
+ * the caps hold while it runs without luw_lock.
  */
 struct luw_user {
 	struct list_head node;		/* on luw_users */
@@ -94,17 +101,21 @@ struct luw_user {
 
 /*
  * What a file reads from and controls.  nref counts the files using it,
- * plus one while it is its owner's kept session.  Under luw_lock but
- * rings, wq and the read side.
+ * plus one while it is its owner's kept session.  nref, kept, node,
+ * pending and retired are under luw_lock; targets and nr_targets under
+ * both locks (either suffices to read them); the rest under lock, but
+ * for the rings, wq and the read side.
  */
 struct luw_session {
-	struct list_head node;		/* on luw_sessions */
+	struct list_head node;		/* on luw_sessions, or a grave's */
+	struct mutex lock;
 	struct list_head targets;	/* struct luw_proc.node */
 	unsigned int nr_targets;
 	unsigned int nref;
 	/*
-	 * Targets unlinked and not yet released (in some luw_grave): the
-	 * session, its rings above all, lives until they are.
+	 * Targets unlinked and not yet released (in some luw_grave), plus
+	 * one while the session is being ended: the session, its rings
+	 * above all, lives until none is left.
 	 */
 	unsigned int pending;
 	bool had_targets;		/* end of file needs one gone */
@@ -182,6 +193,7 @@ struct luw_maps {
 
 struct luw_proc {
 	struct list_head node;		/* on its session's targets */
+	struct list_head watch;		/* on target.c's, for the probes */
 	struct luw_session *sess;
 	struct pid *pid;		/* the thread group; holds the pid ns */
 	/*
@@ -214,19 +226,23 @@ struct luw_proc {
 };
 
 /*
- * What a holder of luw_lock ended, released once it has dropped the lock
- * (luw_grave_release()): targets unlinked from their sessions, and
- * sessions off luw_sessions with no file and no such target left.  A
- * session whose last file goes while some of its targets wait in another
- * grave is freed by the release of the last of them.
+ * What a holder of a session's lock or of luw_lock ended, released once
+ * it has dropped them (luw_grave_release()): targets unlinked from their
+ * sessions, sessions off luw_sessions whose last file went (ending: their
+ * targets are yet to be unlinked), and sessions with no file and no such
+ * target left (dead).  A session whose last file goes while some of its
+ * targets wait in another grave is freed by the release of the last of
+ * them.
  */
 struct luw_grave {
 	struct list_head targets;
-	struct list_head sessions;
+	struct list_head ending;
+	struct list_head dead;
 };
 
 #define LUW_GRAVE_INIT(name) \
-	{ LIST_HEAD_INIT((name).targets), LIST_HEAD_INIT((name).sessions) }
+	{ LIST_HEAD_INIT((name).targets), LIST_HEAD_INIT((name).ending), \
+	  LIST_HEAD_INIT((name).dead) }
 
 /* main.c */
 bool luw_is_device_file(const struct file *file);
@@ -238,6 +254,7 @@ struct luw_session *luw_session_new(void);
 unsigned int luw_max_user_targets(void);
 unsigned int luw_max_user_events(void);
 void luw_session_put(struct luw_session *s, struct luw_grave *g);
+void luw_session_unpend(struct luw_session *s, struct list_head *dead);
 void luw_grave_release(struct luw_grave *g);
 struct luw_session *luw_file_session(struct luw_file *f);
 int luw_session_join(struct luw_file *f, const struct luw_join *j,
@@ -245,7 +262,7 @@ int luw_session_join(struct luw_file *f, const struct luw_join *j,
 void luw_session_unkeep_idle(struct luw_grave *g);
 void luw_session_exit(void);
 
-/* target.c; all under luw_lock */
+/* target.c; the session's lock held where a session is passed */
 int luw_attach_check(const struct luw_attach *a);
 int luw_layout_copy(struct luw_lj_layout *ly, u64 uptr);
 int luw_attach(struct luw_session *s, const struct luw_attach *a,
@@ -253,12 +270,14 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 int luw_detach(struct luw_session *s, pid_t pid, struct luw_grave *g);
 int luw_start_stop(struct luw_session *s, pid_t pid, bool start);
 struct luw_table *luw_table_load(const struct luw_unwind_table *u);
+void luw_table_free(struct luw_table *tab);
 int luw_table_install(struct luw_session *s, pid_t pid, struct luw_table *tab);
 int luw_get_stats(struct luw_session *s, struct luw_stats *st);
 u32 luw_list(struct luw_session *s, s32 *pids, u32 max);
 void luw_targets_destroy(struct luw_session *s, struct luw_grave *g);
 void luw_targets_release(struct list_head *list, struct list_head *dead);
 u32 luw_nr_targets_now(void);
+int luw_target_init(void);
 void luw_target_exit(void);
 
 /* sample.c */

@@ -76,16 +76,18 @@ static long luw_ioc_version(void __user *u)
 }
 
 /*
- * The session a control command acts on.  Marks the file used: from now
- * on LUW_IOC_JOIN cannot swap its session.  Returns with luw_lock held.
+ * The session a control command acts on, its lock held; ERR_PTR if a
+ * fatal signal came while waiting for it.  Marks the file used: from now
+ * on LUW_IOC_JOIN cannot swap its session, which the file's reference
+ * keeps alive for the call.
  */
 static struct luw_session *luw_lock_session(struct file *file)
 {
-	struct luw_file *f = file->private_data;
+	struct luw_session *s = luw_file_session(file->private_data);
 
-	mutex_lock(&luw_lock);
-	f->used = true;
-	return f->s;
+	if (mutex_lock_killable(&s->lock))
+		return ERR_PTR(-EINTR);
+	return s;
 }
 
 static long luw_ioc_target(struct file *file, unsigned int nr,
@@ -102,11 +104,13 @@ static long luw_ioc_target(struct file *file, unsigned int nr,
 	if (t.flags || t.reserved)
 		return -EINVAL;
 	s = luw_lock_session(file);
+	if (IS_ERR(s))
+		return PTR_ERR(s);
 	if (nr == _IOC_NR(LUW_IOC_DETACH))
 		err = luw_detach(s, t.pid, &g);
 	else
 		err = luw_start_stop(s, t.pid, nr == _IOC_NR(LUW_IOC_START));
-	mutex_unlock(&luw_lock);
+	mutex_unlock(&s->lock);
 	luw_grave_release(&g);
 	return err;
 }
@@ -124,9 +128,8 @@ static long luw_ioc_attach(struct file *file, void __user *u)
 	if (err)
 		return err;
 	/*
-	 * The layout is copied before luw_lock is taken: the pointer may be
-	 * into memory that takes long to fault in (FUSE, userfaultfd), and
-	 * that must stall nobody else's session.
+	 * The layout is copied before any lock is taken: the pointer may be
+	 * into memory that takes long to fault in (FUSE, userfaultfd).
 	 */
 	if (a.layout_size) {
 		ly = kmalloc(sizeof(*ly), GFP_KERNEL);
@@ -136,8 +139,11 @@ static long luw_ioc_attach(struct file *file, void __user *u)
 	}
 	if (!err) {
 		s = luw_lock_session(file);
+		err = PTR_ERR_OR_ZERO(s);
+	}
+	if (!err) {
 		err = luw_attach(s, &a, ly, file->f_cred);
-		mutex_unlock(&luw_lock);
+		mutex_unlock(&s->lock);
 	}
 	kfree(ly);
 	return err;
@@ -160,8 +166,12 @@ static long luw_ioc_unwind_table(struct file *file, void __user *u)
 	if (IS_ERR(tab))
 		return PTR_ERR(tab);
 	s = luw_lock_session(file);
+	if (IS_ERR(s)) {
+		luw_table_free(tab);
+		return PTR_ERR(s);
+	}
 	err = luw_table_install(s, ut.pid, tab);
-	mutex_unlock(&luw_lock);
+	mutex_unlock(&s->lock);
 	return err;
 }
 
@@ -187,8 +197,11 @@ static long luw_ioc_stats(struct file *file, void __user *u)
 		st->size = size;
 		st->pid = pid;
 		s = luw_lock_session(file);
+		err = PTR_ERR_OR_ZERO(s);
+	}
+	if (!err) {
 		err = luw_get_stats(s, st);
-		mutex_unlock(&luw_lock);
+		mutex_unlock(&s->lock);
 	}
 	if (!err)
 		err = luw_copy_out(u, st);
@@ -212,8 +225,12 @@ static long luw_ioc_list(struct file *file, void __user *u)
 	if (!pids)
 		return -ENOMEM;
 	s = luw_lock_session(file);
+	if (IS_ERR(s)) {
+		kfree(pids);
+		return PTR_ERR(s);
+	}
 	l.count = luw_list(s, pids, LUW_MAX_TARGETS);
-	mutex_unlock(&luw_lock);
+	mutex_unlock(&s->lock);
 	if (copy_to_user(u64_to_user_ptr(l.pids_ptr), pids,
 			 min(l.count, l.max) * sizeof(*pids)))
 		err = -EFAULT;
@@ -349,11 +366,16 @@ static int __init luw_init(void)
 	err = luw_sample_init();
 	if (err)
 		goto out_ring;
-	err = misc_register(&luw_dev);
+	err = luw_target_init();
 	if (err)
 		goto out_sample;
+	err = misc_register(&luw_dev);
+	if (err)
+		goto out_target;
 	return 0;
 
+out_target:
+	luw_target_exit();
 out_sample:
 	luw_sample_exit();
 out_ring:

@@ -59,9 +59,9 @@ unsigned int luw_ring_bytes;
 #define LUW_FLUSH_MS	100
 
 /*
- * Sessions that have rings, for the hotplug callback.  Lock order:
- * luw_lock, then the CPU hotplug lock, then luw_rings_lock; the callback
- * holds the hotplug lock and takes luw_rings_lock alone.
+ * Sessions that have rings, for the hotplug callback.  Lock order: a
+ * session's lock, then the CPU hotplug lock, then luw_rings_lock; the
+ * callback holds the hotplug lock and takes luw_rings_lock alone.
  */
 static DEFINE_MUTEX(luw_rings_lock);
 static LIST_HEAD(luw_rings);
@@ -182,9 +182,9 @@ static void luw_rings_destroy(struct luw_ring __percpu *rings)
 
 /*
  * When the session's first attach has its events (they write nothing
- * until it succeeds); luw_lock held.  A reader of the session may be
- * waiting already: it sees the rings only once they are whole.  ENOMEM
- * also when the user's rings would pass max_user_ring_kb.
+ * until it succeeds); the session's lock held.  A reader of the session
+ * may be waiting already: it sees the rings only once they are whole.
+ * ENOMEM also when the user's rings would pass max_user_ring_kb.
  */
 int luw_ring_alloc(struct luw_session *s)
 {
@@ -192,7 +192,7 @@ int luw_ring_alloc(struct luw_session *s)
 	u64 need, cap;
 	int cpu, err = 0;
 
-	lockdep_assert_held(&luw_lock);
+	lockdep_assert_held(&s->lock);
 	if (s->rings)
 		return 0;
 	rings = alloc_percpu_gfp(struct luw_ring, GFP_KERNEL_ACCOUNT);
@@ -377,8 +377,8 @@ static bool luw_ring_eof(struct luw_session *s)
 {
 	/*
 	 * pending: a target unlinked is released (and its counts folded
-	 * into the session's) after luw_lock is dropped, and a handler that
-	 * began before may still write; end of file waits for both.
+	 * into the session's) after the locks are dropped, and a handler
+	 * that began before may still write; end of file waits for both.
 	 */
 	return READ_ONCE(s->had_targets) && !READ_ONCE(s->nr_targets) &&
 	       !READ_ONCE(s->pending) && !luw_ring_any(s);
@@ -393,18 +393,18 @@ void luw_ring_wake(struct luw_session *s)
 /*
  * End of file was read: the session's targets are gone and their records
  * read, so its rings go back (a later attach allocates new ones).  Another
- * reader is kept out by read_lock, an attach by luw_lock; poll and the
- * end-of-file checks look at the rings under RCU (luw_ring_any()).
+ * reader is kept out by read_lock, an attach by the session's lock; poll
+ * and the end-of-file checks look at the rings under RCU (luw_ring_any()).
  */
 static void luw_ring_release_idle(struct luw_session *s)
 {
 	struct luw_ring __percpu *rings = NULL;
 
 	mutex_lock(&s->read_lock);
-	mutex_lock(&luw_lock);
+	mutex_lock(&s->lock);
 	if (s->rings && luw_ring_eof(s))
 		rings = luw_ring_unpublish(s);
-	mutex_unlock(&luw_lock);
+	mutex_unlock(&s->lock);
 	mutex_unlock(&s->read_lock);
 	if (!rings)
 		return;

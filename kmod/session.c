@@ -95,6 +95,7 @@ struct luw_session *luw_session_new(void)
 	INIT_LIST_HEAD(&s->ring_node);
 	init_waitqueue_head(&s->wq);
 	mutex_init(&s->read_lock);
+	mutex_init(&s->lock);
 	s->owner = current_euid();
 	s->nref = 1;
 	mutex_lock(&luw_lock);
@@ -105,6 +106,7 @@ struct luw_session *luw_session_new(void)
 	}
 	mutex_unlock(&luw_lock);
 	if (IS_ERR(u)) {
+		mutex_destroy(&s->lock);
 		mutex_destroy(&s->read_lock);
 		kfree(s);
 		return ERR_CAST(u);
@@ -113,32 +115,61 @@ struct luw_session *luw_session_new(void)
 }
 
 /*
- * Drop one reference; the last one ends the targets, and the session goes
- * to g with them.  luw_lock held.
+ * Drop one reference, luw_lock held.  The last one takes the session off
+ * luw_sessions to g's ending list, pinned there (one pending) until
+ * luw_grave_release() has ended its targets under the session's lock.
  */
 void luw_session_put(struct luw_session *s, struct luw_grave *g)
 {
 	lockdep_assert_held(&luw_lock);
 	if (--s->nref)
 		return;
-	list_del(&s->node);
-	luw_targets_destroy(s, g);
-	if (!s->pending)
-		list_add_tail(&s->node, &g->sessions);
+	WRITE_ONCE(s->pending, s->pending + 1);
+	list_move_tail(&s->node, &g->ending);
 }
 
-/* Release what g holds; luw_lock not held.  Sleeps. */
+/*
+ * One pending target (or the pin of luw_session_put()) is gone, luw_lock
+ * held: the session goes to dead once it has neither files nor those.
+ */
+void luw_session_unpend(struct luw_session *s, struct list_head *dead)
+{
+	lockdep_assert_held(&luw_lock);
+	WRITE_ONCE(s->pending, s->pending - 1);
+	if (s->pending)
+		return;
+	if (s->nref)
+		luw_ring_wake(s);	/* end of file, maybe */
+	else
+		list_add_tail(&s->node, dead);
+}
+
+/* Release what g holds; no lock held.  Sleeps. */
 void luw_grave_release(struct luw_grave *g)
 {
 	struct luw_session *s, *tmp;
 
-	luw_targets_release(&g->targets, &g->sessions);
-	list_for_each_entry_safe(s, tmp, &g->sessions, node) {
+	list_for_each_entry(s, &g->ending, node) {
+		mutex_lock(&s->lock);
+		luw_targets_destroy(s, g);
+		mutex_unlock(&s->lock);
+	}
+	luw_targets_release(&g->targets, &g->dead);
+	if (!list_empty(&g->ending)) {
+		mutex_lock(&luw_lock);
+		list_for_each_entry_safe(s, tmp, &g->ending, node) {
+			list_del_init(&s->node);
+			luw_session_unpend(s, &g->dead);
+		}
+		mutex_unlock(&luw_lock);
+	}
+	list_for_each_entry_safe(s, tmp, &g->dead, node) {
 		/* No target is left to write to the rings. */
 		luw_ring_free(s);
 		mutex_lock(&luw_lock);
 		luw_user_uncharge(s->user);
 		mutex_unlock(&luw_lock);
+		mutex_destroy(&s->lock);
 		mutex_destroy(&s->read_lock);
 		kfree(s);
 	}

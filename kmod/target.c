@@ -18,10 +18,15 @@
  * not reach those copies either, so stop/start is the handler's
  * t->running, not the events' state.
  *
- * Everything here runs under luw_lock (session.c); the handler never
- * takes it.  A target is freed only after its events are released and an
- * RCU grace period has passed (handlers run with interrupts off, or in
- * NMI, both RCU read-side sections).
+ * A session's targets are its lock's (luw.h), the counts behind the caps
+ * luw_lock's; the handler takes neither.  A target is freed only after
+ * its events are released and an RCU grace period has passed (handlers
+ * run with interrupts off, or in NMI, both RCU read-side sections).
+ *
+ * A target ends when its process exits or execs: probes on the
+ * sched_process_exit and sched_process_exec tracepoints see every exit
+ * and exec of the machine as it happens and, for a target's, wake the
+ * reaper, which ends it (an END record for its reader) and releases it.
  */
 #include <linux/cpu.h>
 #include <linux/cred.h>
@@ -35,18 +40,27 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
 #include <linux/workqueue.h>
+#include <trace/events/sched.h>
 
 #include "ljwalk.h"
 #include "luw.h"
 
-static unsigned int luw_nr_targets;	/* all sessions together */
+/* Under luw_lock: */
+static unsigned int luw_nr_targets;	/* all sessions', attaches' included */
 static u64 luw_table_bytes;		/* all targets' tables together */
 static bool luw_unloading;
+/*
+ * Targets the probes look for (luw_proc.watch): added when an attach
+ * succeeds, removed when the target is unlinked, under luw_lock; read
+ * under RCU.
+ */
+static LIST_HEAD(luw_watched);
 
-/* How often targets that exited or exec'd are looked for. */
-#define LUW_REAP_INTERVAL	(HZ / 10)
+/* A session busy when the reaper came (its lock held): the next try. */
+#define LUW_REAP_RETRY		max(1, HZ / 100)
 
 static void luw_reap(struct work_struct *work);
 static DECLARE_DELAYED_WORK(luw_reaper, luw_reap);
@@ -70,7 +84,7 @@ static void luw_target_stats(const struct luw_proc *t, struct luw_tstats *sum)
 		luw_stats_add(sum, per_cpu_ptr(t->stats, cpu));
 }
 
-static void luw_table_free(struct luw_table *tab)
+void luw_table_free(struct luw_table *tab)
 {
 	kvfree(tab->first);
 	kvfree(tab->buf);
@@ -83,12 +97,50 @@ static void luw_table_free_rcu(struct rcu_head *head)
 	luw_table_free(container_of(head, struct luw_table, rcu));
 }
 
+/*
+ * Charge u with targets and events, within the module's and the user's
+ * caps (ENOSPC beyond), or give them back; luw_lock not held.
+ */
+static int luw_charge(struct luw_user *u, unsigned int targets,
+		      unsigned int events)
+{
+	int err = -ENOSPC;
+
+	mutex_lock(&luw_lock);
+	if (luw_nr_targets + targets <= LUW_MAX_TARGETS &&
+	    u->targets + targets <= luw_max_user_targets() &&
+	    u->events + events <= luw_max_user_events()) {
+		luw_nr_targets += targets;
+		u->targets += targets;
+		u->events += events;
+		err = 0;
+	}
+	mutex_unlock(&luw_lock);
+	return err;
+}
+
+static void luw_uncharge(struct luw_user *u, unsigned int targets,
+			 unsigned int events)
+{
+	if (!targets && !events)
+		return;
+	mutex_lock(&luw_lock);
+	luw_nr_targets -= targets;
+	u->targets -= targets;
+	u->events -= events;
+	mutex_unlock(&luw_lock);
+}
+
+/* Both the session's lock and luw_lock held. */
 static void luw_target_unlink(struct luw_proc *t, struct list_head *to)
 {
 	struct luw_session *s = t->sess;
 
+	lockdep_assert_held(&s->lock);
+	lockdep_assert_held(&luw_lock);
 	/* From now on the handler writes nothing more for it. */
 	WRITE_ONCE(t->dying, true);
+	list_del_rcu(&t->watch);
 	list_move_tail(&t->node, to);
 	WRITE_ONCE(s->pending, s->pending + 1);
 	s->nr_targets--;
@@ -116,9 +168,9 @@ static void luw_events_abort(struct luw_proc *t)
 }
 
 /*
- * Free targets unlinked under luw_lock, which the caller no longer
- * holds; sleeps.  A session without files whose last pending target this
- * was goes to dead, to be freed by the caller.
+ * Free targets unlinked from their sessions, no lock held; sleeps.  A
+ * session without files whose last pending target this was goes to dead,
+ * to be freed by the caller.
  */
 void luw_targets_release(struct list_head *list, struct list_head *dead)
 {
@@ -131,21 +183,16 @@ void luw_targets_release(struct list_head *list, struct list_head *dead)
 		return;
 	list_for_each_entry(t, list, node)
 		luw_events_release(t);
-	/* A handler that already started on another CPU finishes first. */
+	/* A handler (or probe) that already started elsewhere finishes first. */
 	synchronize_rcu();
 
+	/* Not the sessions' locks: one may be held long (an attach). */
 	mutex_lock(&luw_lock);
 	list_for_each_entry(t, list, node) {
 		s = t->sess;
 		luw_target_stats(t, &s->retired);
 		luw_table_bytes -= t->table_bytes;
-		WRITE_ONCE(s->pending, s->pending - 1);
-		if (s->pending)
-			continue;
-		if (s->nref)
-			luw_ring_wake(s);	/* end of file, maybe */
-		else
-			list_add_tail(&s->node, dead);
+		luw_session_unpend(s, dead);
 	}
 	mutex_unlock(&luw_lock);
 	list_for_each_entry_safe(t, tmp, list, node) {
@@ -163,13 +210,16 @@ void luw_targets_release(struct list_head *list, struct list_head *dead)
 	}
 }
 
+/* The session's lock held; the targets go to g. */
 void luw_targets_destroy(struct luw_session *s, struct luw_grave *g)
 {
 	struct luw_proc *t, *tmp;
 
-	lockdep_assert_held(&luw_lock);
+	lockdep_assert_held(&s->lock);
+	mutex_lock(&luw_lock);
 	list_for_each_entry_safe(t, tmp, &s->targets, node)
 		luw_target_unlink(t, &g->targets);
+	mutex_unlock(&luw_lock);
 }
 
 /* The session's target named vpid in the caller's pid namespace. */
@@ -178,7 +228,7 @@ static struct luw_proc *luw_find(struct luw_session *s, pid_t vpid)
 	struct pid_namespace *ns = task_active_pid_ns(current);
 	struct luw_proc *t;
 
-	lockdep_assert_held(&luw_lock);
+	lockdep_assert_held(&s->lock);
 	list_for_each_entry(t, &s->targets, node) {
 		if (t->vpid == vpid && t->pid->numbers[t->ns_level].ns == ns)
 			return t;
@@ -233,10 +283,22 @@ static void luw_reap(struct work_struct *work)
 	struct luw_session *s;
 	struct luw_proc *t, *tmp;
 	struct luw_grave g = LUW_GRAVE_INIT(g);
+	bool busy = false;
 	int why;
 
 	mutex_lock(&luw_lock);
 	list_for_each_entry(s, &luw_sessions, node) {
+		if (!s->nr_targets)
+			continue;
+		/*
+		 * A session's lock comes before luw_lock and may be held long
+		 * (an attach creating thousands of events): only tried, and
+		 * tried again soon when busy, so no session waits for another.
+		 */
+		if (!mutex_trylock(&s->lock)) {
+			busy = true;
+			continue;
+		}
 		list_for_each_entry_safe(t, tmp, &s->targets, node) {
 			why = luw_ended(t);
 			if (!why)
@@ -246,12 +308,124 @@ static void luw_reap(struct work_struct *work)
 			s->ended++;
 			luw_target_unlink(t, &g.targets);
 		}
+		mutex_unlock(&s->lock);
 	}
 	luw_session_unkeep_idle(&g);
-	if (luw_nr_targets && !luw_unloading)
-		schedule_delayed_work(&luw_reaper, LUW_REAP_INTERVAL);
+	if (busy && !luw_unloading)
+		schedule_delayed_work(&luw_reaper, LUW_REAP_RETRY);
 	mutex_unlock(&luw_lock);
 	luw_grave_release(&g);
+}
+
+/* An exit or exec of p may have ended a target: the reaper looks now. */
+static void luw_notice(struct task_struct *p)
+{
+	struct luw_proc *t;
+	struct pid *tgid;
+
+	/*
+	 * The exit's or exec's change (signal->live, the new mm) before the
+	 * look at the list: pairs with the barrier in luw_attach(), so that
+	 * of a target attached meanwhile and its end, one sees the other.
+	 */
+	smp_mb();
+	if (!READ_ONCE(luw_nr_targets))
+		return;
+	tgid = task_tgid(p);
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &luw_watched, watch) {
+		if (t->pid == tgid) {
+			mod_delayed_work(system_wq, &luw_reaper, 0);
+			break;
+		}
+	}
+	rcu_read_unlock();
+}
+
+/* sched_process_exit, each thread's: the group is gone with the last. */
+static void luw_exit_probe(void *data, struct task_struct *p)
+{
+	if (!atomic_read(&p->signal->live))
+		luw_notice(p);
+}
+
+/* The same for kernels whose tracepoint passes group_dead as well. */
+static void luw_exit_probe_gd(void *data, struct task_struct *p,
+			      bool group_dead)
+{
+	luw_exit_probe(data, p);
+}
+
+static void luw_exec_probe(void *data, struct task_struct *p, pid_t old_pid,
+			   struct linux_binprm *bprm)
+{
+	luw_notice(p);
+}
+
+/* The probe of the tracepoint's own prototype, as its header declares it. */
+#define LUW_PROBE_IS(tp, ...)						\
+	__builtin_types_compatible_p(typeof(&register_trace_##tp),	\
+				     int (*)(void (*)(void *, __VA_ARGS__), \
+					     void *))
+
+static struct luw_tp {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+} luw_tps[] = {
+	{
+		.name = "sched_process_exit",
+		.probe = __builtin_choose_expr(
+			LUW_PROBE_IS(sched_process_exit, struct task_struct *,
+				     bool),
+			luw_exit_probe_gd, luw_exit_probe),
+	},
+	{ .name = "sched_process_exec", .probe = luw_exec_probe },
+};
+
+static void luw_tp_find(struct tracepoint *tp, void *priv)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(luw_tps); i++)
+		if (!strcmp(tp->name, luw_tps[i].name))
+			luw_tps[i].tp = tp;
+}
+
+static void luw_tps_unregister(unsigned int n)
+{
+	while (n--)
+		tracepoint_probe_unregister(luw_tps[n].tp, luw_tps[n].probe,
+					    NULL);
+	/* No probe runs any more: none can wake the reaper. */
+	tracepoint_synchronize_unregister();
+}
+
+int luw_target_init(void)
+{
+	unsigned int i;
+	int err = 0;
+
+	BUILD_BUG_ON(!LUW_PROBE_IS(sched_process_exit, struct task_struct *) &&
+		     !LUW_PROBE_IS(sched_process_exit, struct task_struct *,
+				   bool));
+	BUILD_BUG_ON(!LUW_PROBE_IS(sched_process_exec, struct task_struct *,
+				   pid_t, struct linux_binprm *));
+	for_each_kernel_tracepoint(luw_tp_find, NULL);
+	for (i = 0; i < ARRAY_SIZE(luw_tps) && !err; i++) {
+		if (!luw_tps[i].tp) {
+			pr_err("luaunwind: no %s tracepoint\n", luw_tps[i].name);
+			err = -ENOENT;
+			break;
+		}
+		err = tracepoint_probe_register(luw_tps[i].tp,
+						luw_tps[i].probe, NULL);
+		if (err)
+			break;
+	}
+	if (err)
+		luw_tps_unregister(i);
+	return err;
 }
 
 /*
@@ -367,7 +541,7 @@ static int luw_grab_program(struct task_struct *task, struct luw_proc *t,
  * Bounds of the ABI only.  The admin's perf_event_max_sample_rate is not
  * checked here: the variable is not exported to modules, and reading its
  * sysctl file from here would resolve a path from the caller's root with
- * luw_lock held (a chroot can put /dev/luaunwind or a FIFO there).  perf
+ * a lock held (a chroot can put /dev/luaunwind or a FIFO there).  perf
  * enforces it anyway, as for every event: an event that overflows more
  * than that rate allows in one tick is throttled until the next.
  * luaunwind-ctl refuses such a rate itself, as perf record does.
@@ -550,7 +724,7 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 	};
 	struct task_struct **th;
 	struct perf_event *ev;
-	unsigned int i, n;
+	unsigned int i, n, charged;
 	int err;
 
 	luw_attr_inherit_thread(&attr);
@@ -575,9 +749,14 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 			     GFP_KERNEL_ACCOUNT);
 	if (!t->events)
 		err = -ENOMEM;
-	/* The user's cap: no event is created (the threads are put below). */
-	if (t->sess->user->events + n > luw_max_user_events())
-		err = -ENOSPC;
+	/*
+	 * The user's cap, charged for all before any is created: another
+	 * attach of the user's runs beside this one.  What is not created is
+	 * given back below.
+	 */
+	if (!err)
+		err = luw_charge(t->sess->user, 0, n);
+	charged = err ? 0 : n;
 	for (i = 0; i < n && !err; i++) {
 		ev = perf_event_create_kernel_counter(&attr, -1, th[i],
 						      luw_overflow, t);
@@ -600,6 +779,7 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 		if (err == -ENOENT || err == -ENODEV)
 			err = -EOPNOTSUPP;
 	}
+	luw_uncharge(t->sess->user, 0, charged - t->nr_events);
 	return err;
 }
 
@@ -615,13 +795,9 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	struct pid *pid;
 	int err;
 
-	lockdep_assert_held(&luw_lock);
+	lockdep_assert_held(&s->lock);
 	if (luw_find(s, a->pid))
 		return -EBUSY;
-	if (luw_nr_targets >= LUW_MAX_TARGETS ||
-	    s->user->targets >= luw_max_user_targets())
-		return -ENOSPC;
-
 	pid = find_get_pid(a->pid);
 	if (!pid)
 		return -ESRCH;
@@ -631,11 +807,15 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 		put_pid(pid);
 		return -ESRCH;
 	}
+	/* The slot first: the caps hold while this runs without luw_lock. */
+	err = luw_charge(s->user, 1, 0);
+	if (err)
+		goto out_task;
 
 	err = -ENOMEM;
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
 	if (!t)
-		goto out_task;
+		goto out_slot;
 	err = (task->flags & PF_KTHREAD) ? -EINVAL :
 	      luw_grab_program(task, t, opener);
 	if (err)
@@ -678,19 +858,26 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	 */
 	err = luw_ring_alloc(s);
 	if (err) {
+		luw_uncharge(s->user, 0, t->nr_events);
 		luw_events_abort(t);
 		goto out_free;
 	}
 	WRITE_ONCE(t->running, !(a->flags & LUW_ATTACH_STOPPED));
 	put_task_struct(task);
+	mutex_lock(&luw_lock);
 	list_add_tail(&t->node, &s->targets);
 	s->nr_targets++;
-	s->user->targets++;
-	s->user->events += t->nr_events;
+	list_add_tail_rcu(&t->watch, &luw_watched);
+	mutex_unlock(&luw_lock);
 	WRITE_ONCE(s->had_targets, true);
-	luw_nr_targets++;
-	if (!luw_unloading)
-		schedule_delayed_work(&luw_reaper, LUW_REAP_INTERVAL);
+	/*
+	 * An exit or exec since luw_grab_program() found nothing on
+	 * luw_watched: look for one now.  Pairs with the barrier in
+	 * luw_notice().
+	 */
+	smp_mb();
+	if (luw_ended(t))
+		mod_delayed_work(system_wq, &luw_reaper, 0);
 	return 0;
 
 out_free:
@@ -699,13 +886,15 @@ out_free:
 	free_percpu(t->stats);
 	kvfree(t->events);
 	kfree(t);
+out_slot:
+	luw_uncharge(s->user, 1, 0);
 out_task:
 	put_task_struct(task);
 	put_pid(pid);
 	return err;
 }
 
-/* The target goes to g, for the caller to release after luw_lock. */
+/* The target goes to g, for the caller to release after the lock. */
 int luw_detach(struct luw_session *s, pid_t vpid, struct luw_grave *g)
 {
 	struct luw_proc *t;
@@ -715,7 +904,9 @@ int luw_detach(struct luw_session *s, pid_t vpid, struct luw_grave *g)
 	t = luw_find(s, vpid);
 	if (!t)
 		return -ESRCH;
+	mutex_lock(&luw_lock);
 	luw_target_unlink(t, &g->targets);
+	mutex_unlock(&luw_lock);
 	return 0;
 }
 
@@ -806,8 +997,8 @@ static bool luw_table_overlaps(const struct luw_table *a,
 /*
  * Install tab as the table of its mapping (any it overlaps goes); tab is
  * the target's or freed, whatever the result.  Everything the old tables
- * are needed for happens before luw_lock is dropped: a detach or a
- * second upload may free them right after.
+ * are needed for happens before the session's lock is dropped: a detach
+ * or a second upload may free them right after.
  */
 int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 {
@@ -818,18 +1009,15 @@ int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 	u64 freed = 0;
 	int err;
 
-	lockdep_assert_held(&luw_lock);
+	lockdep_assert_held(&s->lock);
 	err = -ESRCH;
 	t = luw_find(s, vpid);
 	if (!t)
 		goto out_free;
-	old = rcu_dereference_protected(t->maps, lockdep_is_held(&luw_lock));
+	old = rcu_dereference_protected(t->maps, lockdep_is_held(&s->lock));
 	for (i = 0; old && i < old->n; i++)
 		if (luw_table_overlaps(old->t[i], tab))
 			freed += old->t[i]->bytes;
-	err = -ENOMEM;
-	if (luw_table_bytes - freed + tab->bytes > LUW_MAX_TABLES_BYTES)
-		goto out_free;
 	new = kmalloc(struct_size(new, t, (old ? old->n : 0) + 1),
 		      GFP_KERNEL_ACCOUNT);
 	if (!new)
@@ -849,10 +1037,18 @@ int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 	if (!placed)
 		new->t[n++] = tab;
 	err = -ENOSPC;
-	if (n > LUW_MAX_MAPPINGS) {
-		kfree(new);
-		goto out_free;
+	if (n > LUW_MAX_MAPPINGS)
+		goto out_new;
+	/* The module's cap on all tables (freed: what tab replaces). */
+	err = -ENOMEM;
+	mutex_lock(&luw_lock);
+	if (luw_table_bytes - freed + tab->bytes <= LUW_MAX_TABLES_BYTES) {
+		luw_table_bytes += tab->bytes - freed;
+		err = 0;
 	}
+	mutex_unlock(&luw_lock);
+	if (err)
+		goto out_new;
 	new->n = n;
 	new->seq = atomic64_inc_return(&luw_maps_seq);
 	rcu_assign_pointer(t->maps, new);
@@ -862,9 +1058,10 @@ int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 	if (old)
 		kfree_rcu(old, rcu);
 	t->table_bytes += tab->bytes - freed;
-	luw_table_bytes += tab->bytes - freed;
 	return 0;
 
+out_new:
+	kfree(new);
 out_free:
 	luw_table_free(tab);
 	return err;
@@ -905,7 +1102,9 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 		luw_target_times(t, st);
 		st->thread_events = t->nr_events;
 	} else {
+		mutex_lock(&luw_lock);
 		luw_stats_add(sum, &s->retired);
+		mutex_unlock(&luw_lock);
 		list_for_each_entry(t, &s->targets, node) {
 			luw_target_stats(t, sum);
 			luw_target_times(t, st);
@@ -955,9 +1154,14 @@ u32 luw_nr_targets_now(void)
 	return READ_ONCE(luw_nr_targets);
 }
 
-/* Unload: no new target can come (no file is open); stop the reaper. */
+/*
+ * Unload (no file is open: no new target can come) or a failed load:
+ * the probes go, then the reaper, which they wake and which re-arms
+ * itself only while not unloading.
+ */
 void luw_target_exit(void)
 {
+	luw_tps_unregister(ARRAY_SIZE(luw_tps));
 	mutex_lock(&luw_lock);
 	luw_unloading = true;
 	mutex_unlock(&luw_lock);

@@ -1,14 +1,17 @@
 /*
- * Whether closing a large session stalls another session's ioctls
- * (t_closestall): a child attaches PID (a process of many threads: one
- * perf event each) in a session of its own and closes it; meanwhile the
- * parent, in another session, issues LUW_IOC_STATS (which takes the
- * module's global lock) back to back.  Had the close held that lock for
- * its whole teardown, no STATS call could begin and end while it runs.
- *   closestall PID     prints "close_us=N within=W stats=K max_stats_us=M":
- *                      W of the K calls began and ended during the close
+ * Whether attaching or closing a large session stalls another session's
+ * ioctls (t_closestall): a child attaches PID (a process of many threads:
+ * one perf event each) in a session of its own and closes it, timing one
+ * of the two; meanwhile the parent, in another session, issues
+ * LUW_IOC_STATS back to back.  Had the attach or the close held a lock
+ * the STATS call needs for its whole run (the module's global lock,
+ * once), no STATS call could begin and end while it runs.
+ *   closestall attach|close PID
+ *       prints "op_us=N within=W stats=K max_stats_us=M": W of the K
+ *       calls began and ended during the attach or close, which took N
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,12 +38,14 @@ int main(int argc, char **argv)
 	long long span[2] = { -1, -1 };
 	static long long calls[1 << 20][2];
 	struct luw_stats st;
+	bool attach;
 	pid_t child;
 	char c;
 
-	if (argc != 2)
+	if (argc != 3 || (strcmp(argv[1], "attach") && strcmp(argv[1], "close")))
 		return 2;
-	a.pid = atoi(argv[1]);
+	attach = !strcmp(argv[1], "attach");
+	a.pid = atoi(argv[2]);
 	if (pipe(ready) || pipe(go) || pipe(res))
 		return 1;
 	child = fork();
@@ -48,22 +53,27 @@ int main(int argc, char **argv)
 		return 1;
 	if (!child) {
 		fd = luw_dev_open(0);
-		r = fd < 0 ? fd : luw_dev_attach(fd, &a);
-		c = r ? 'x' : 'o';
-		if (write(ready[1], &c, 1) != 1 || r)
+		r = fd < 0 || attach ? fd : luw_dev_attach(fd, &a);
+		c = r < 0 ? 'x' : 'o';
+		if (write(ready[1], &c, 1) != 1 || r < 0)
 			_exit(1);
 		if (read(go[0], &c, 1) != 1)
 			_exit(1);
 		span[0] = now_us();
-		close(fd);
+		if (attach)
+			r = luw_dev_attach(fd, &a);
+		else
+			close(fd);
 		span[1] = now_us();
+		if (r < 0)
+			span[0] = span[1] = -2;
 		if (write(res[1], span, sizeof(span)) != sizeof(span))
 			_exit(1);
 		_exit(0);
 	}
 	mine = luw_dev_open(0);
 	if (mine < 0 || read(ready[0], &c, 1) != 1 || c != 'o') {
-		printf("attach failed\n");
+		printf("%s failed\n", attach ? "open" : "attach");
 		return 1;
 	}
 	if (write(go[1], "g", 1) != 1)
@@ -94,6 +104,10 @@ int main(int argc, char **argv)
 				if (read(res[0], span, sizeof(span)) !=
 				    sizeof(span))
 					return 1;
+				if (span[0] == -2) {
+					printf("attach failed\n");
+					return 1;
+				}
 				end = span[1] + (span[1] - span[0]);
 			}
 		} else if (now_us() >= end) {
@@ -104,7 +118,7 @@ int main(int argc, char **argv)
 	for (long long i = 0; i < n && i < (long long)(sizeof(calls) /
 						  sizeof(calls[0])); i++)
 		within += calls[i][0] > span[0] && calls[i][1] < span[1];
-	printf("close_us=%lld within=%lld stats=%lld max_stats_us=%lld\n",
+	printf("op_us=%lld within=%lld stats=%lld max_stats_us=%lld\n",
 	       span[1] - span[0], within, n, worst);
 	return 0;
 }

@@ -15,8 +15,9 @@ dumper=$!
 sleep 1.5
 rm "$W/go1"
 wait $pid
-# The reaper looks every 100 ms; in a loaded guest its work item may wait
-# far longer for the CPU.
+# The exit probe wakes the reaper as the last thread exits (nothing polls:
+# without the probe the target would stay); in a loaded guest its work
+# item may wait long for the CPU.
 detached() {
 	$CTL status >"$W/status" && grep -q '^targets=0' "$W/status"
 }
