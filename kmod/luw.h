@@ -5,7 +5,8 @@
  *   main.c      misc device, file operations, ioctl decoding
  *   session.c   sessions: one per open file, shared only by LUW_IOC_JOIN
  *   target.c    attached processes: attach/detach, start/stop, unwind
- *               tables, stats, ending targets that exited or exec'd
+ *               tables, stats
+ *   reap.c      targets that exit or exec: tracepoint probes, the reaper
  *   sample.c    the perf overflow handler: builds one record per sample
  *   hostwalk.c  host (C) stack walk: compact unwind tables, frame pointers
  *   luawalk.c   Lua stack walk merged with the host walk (the record body)
@@ -17,7 +18,7 @@
  * and user lists, the counts behind the caps, what the exit and exec
  * probes look at), held only briefly and never across perf calls, user
  * copies or sleeps for memory.  The reaper, which holds luw_lock to find
- * sessions, only tries a session's lock (target.c).  What a session's
+ * sessions, only tries a session's lock (reap.c).  What a session's
  * lock holder ends (targets detached, exited or closed with their
  * session) is unlinked under both locks and released after they are
  * dropped (struct luw_grave): perf's teardown of the events and the RCU
@@ -120,8 +121,8 @@ struct luw_session {
 	unsigned int pending;
 	bool had_targets;		/* end of file needs one gone */
 	bool kept;
-	kuid_t owner;			/* effective uid of the opener */
-	struct luw_user *user;		/* owner's, charged for everything */
+	/* The opener's effective uid's, the owner, charged for everything. */
+	struct luw_user *user;
 	struct luw_tstats retired;	/* detached targets, folded in */
 	u64 ended;			/* targets ended by exit or exec */
 	/*
@@ -244,20 +245,14 @@ struct luw_grave {
 	{ LIST_HEAD_INIT((name).targets), LIST_HEAD_INIT((name).ending), \
 	  LIST_HEAD_INIT((name).dead) }
 
-/* main.c */
-bool luw_is_device_file(const struct file *file);
-
 /* session.c */
 extern struct mutex luw_lock;
 extern struct list_head luw_sessions;
 struct luw_session *luw_session_new(void);
-unsigned int luw_max_user_targets(void);
-unsigned int luw_max_user_events(void);
 void luw_session_put(struct luw_session *s, struct luw_grave *g);
-void luw_session_unpend(struct luw_session *s, struct list_head *dead);
 void luw_grave_release(struct luw_grave *g);
 struct luw_session *luw_file_session(struct luw_file *f);
-int luw_session_join(struct luw_file *f, const struct luw_join *j,
+int luw_session_join(struct luw_file *f, struct luw_file *other, u32 flags,
 		     const struct cred *opener);
 void luw_session_unkeep_idle(struct luw_grave *g);
 void luw_session_exit(void);
@@ -275,10 +270,17 @@ int luw_table_install(struct luw_session *s, pid_t pid, struct luw_table *tab);
 int luw_get_stats(struct luw_session *s, struct luw_stats *st);
 u32 luw_list(struct luw_session *s, s32 *pids, u32 max);
 void luw_targets_destroy(struct luw_session *s, struct luw_grave *g);
-void luw_targets_release(struct list_head *list, struct list_head *dead);
+void luw_targets_reap(struct luw_session *s, struct list_head *ended);
+void luw_targets_quiesce(struct list_head *list);
+void luw_target_retire(struct luw_proc *t);
+void luw_targets_free(struct list_head *list);
+bool luw_target_watched(struct pid *tgid);
 u32 luw_nr_targets_now(void);
-int luw_target_init(void);
-void luw_target_exit(void);
+
+/* reap.c */
+void luw_reap_soon(void);
+int luw_reap_init(void);
+void luw_reap_exit(void);
 
 /* sample.c */
 void luw_overflow(struct perf_event *event, struct perf_sample_data *data,

@@ -5,6 +5,7 @@
  */
 #include <linux/capability.h>
 #include <linux/compat.h>
+#include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
@@ -145,6 +146,9 @@ static long luw_ioc_attach(struct file *file, void __user *u)
 		err = luw_attach(s, &a, ly, file->f_cred);
 		mutex_unlock(&s->lock);
 	}
+	/* An exit or exec the probes saw before the target was theirs. */
+	if (!err)
+		luw_reap_soon();
 	kfree(ly);
 	return err;
 }
@@ -238,13 +242,36 @@ static long luw_ioc_list(struct file *file, void __user *u)
 	return err ?: luw_copy_out(u, &l);
 }
 
+static const struct file_operations luw_fops;
+
 static long luw_ioc_join(struct file *file, void __user *u)
 {
+	struct file *other = NULL;
 	struct luw_join j;
 	int err;
 
 	err = luw_copy_in(&j, sizeof(j), LUW_JOIN_SIZE_VER0, u);
-	return err ?: luw_session_join(file->private_data, &j, file->f_cred);
+	if (err)
+		return err;
+	if (j.flags & ~LUW_JOIN_FLAGS || j.reserved ||
+	    (j.fd >= 0 && j.flags) || j.fd < -1)
+		return -EINVAL;
+	if (j.fd >= 0) {
+		other = fget(j.fd);
+		if (!other)
+			return -EBADF;
+		/* Only another file of this device has a session to join. */
+		if (other->f_op != &luw_fops) {
+			fput(other);
+			return -EBADF;
+		}
+	}
+	err = luw_session_join(file->private_data,
+			       other ? other->private_data : NULL, j.flags,
+			       file->f_cred);
+	if (other)
+		fput(other);
+	return err;
 }
 
 /*
@@ -344,11 +371,6 @@ static const struct file_operations luw_fops = {
 	.compat_ioctl = compat_ptr_ioctl,
 };
 
-bool luw_is_device_file(const struct file *file)
-{
-	return file->f_op == &luw_fops;
-}
-
 static struct miscdevice luw_dev = {
 	.minor = MISC_DYNAMIC_MINOR,
 	.name = "luaunwind",
@@ -366,7 +388,7 @@ static int __init luw_init(void)
 	err = luw_sample_init();
 	if (err)
 		goto out_ring;
-	err = luw_target_init();
+	err = luw_reap_init();
 	if (err)
 		goto out_sample;
 	err = misc_register(&luw_dev);
@@ -375,7 +397,7 @@ static int __init luw_init(void)
 	return 0;
 
 out_target:
-	luw_target_exit();
+	luw_reap_exit();
 out_sample:
 	luw_sample_exit();
 out_ring:
@@ -387,7 +409,7 @@ static void __exit luw_exit(void)
 {
 	/* No file is open (each holds a module reference): kept sessions. */
 	misc_deregister(&luw_dev);
-	luw_target_exit();
+	luw_reap_exit();
 	luw_session_exit();
 	/* Table frees queued by uploads run module code: let them finish. */
 	rcu_barrier();

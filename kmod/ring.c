@@ -400,6 +400,9 @@ static void luw_ring_release_idle(struct luw_session *s)
 {
 	struct luw_ring __percpu *rings = NULL;
 
+	/* A reader that reads end of file again: nothing left to free. */
+	if (!READ_ONCE(s->rings))
+		return;
 	mutex_lock(&s->read_lock);
 	mutex_lock(&s->lock);
 	if (s->rings && luw_ring_eof(s))

@@ -10,8 +10,6 @@
  * reader leaves nothing sampling.
  */
 #include <linux/cred.h>
-#include <linux/file.h>
-#include <linux/fs.h>
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 
@@ -22,31 +20,14 @@ LIST_HEAD(luw_sessions);
 static LIST_HEAD(luw_users);
 
 /*
- * Per-user caps, so that one user of a shared machine cannot take what
- * the module has for all: open sessions (each may hold rings), targets
- * (LUW_MAX_TARGETS in all), perf events (one per thread of a target at
- * attach) and ring memory (ring.c).  Root is held to them too; the admin
- * may change them at any time (they apply to what comes next).
+ * The per-user cap on open sessions (each may hold rings; target.c has
+ * those on targets and events, ring.c on ring memory): so that one user
+ * of a shared machine cannot take what the module has for all.  Root is
+ * held to it too; the admin may change it at any time.
  */
 static unsigned int max_user_sessions = 64;
 module_param(max_user_sessions, uint, 0644);
 MODULE_PARM_DESC(max_user_sessions, "open files of /dev/luaunwind one user may have");
-static unsigned int max_user_targets = LUW_MAX_TARGETS / 2;
-module_param(max_user_targets, uint, 0644);
-MODULE_PARM_DESC(max_user_targets, "processes one user may have attached");
-static unsigned int max_user_events = 2 * LUW_MAX_THREADS;
-module_param(max_user_events, uint, 0644);
-MODULE_PARM_DESC(max_user_events, "perf events (threads at attach) one user's targets may have");
-
-unsigned int luw_max_user_targets(void)
-{
-	return READ_ONCE(max_user_targets);
-}
-
-unsigned int luw_max_user_events(void)
-{
-	return READ_ONCE(max_user_events);
-}
 
 /* The caller's user with one more session charged, or ERR_PTR. */
 static struct luw_user *luw_user_charge(kuid_t uid)
@@ -96,10 +77,9 @@ struct luw_session *luw_session_new(void)
 	init_waitqueue_head(&s->wq);
 	mutex_init(&s->read_lock);
 	mutex_init(&s->lock);
-	s->owner = current_euid();
 	s->nref = 1;
 	mutex_lock(&luw_lock);
-	u = luw_user_charge(s->owner);
+	u = luw_user_charge(current_euid());
 	if (!IS_ERR(u)) {
 		s->user = u;
 		list_add_tail(&s->node, &luw_sessions);
@@ -132,7 +112,7 @@ void luw_session_put(struct luw_session *s, struct luw_grave *g)
  * One pending target (or the pin of luw_session_put()) is gone, luw_lock
  * held: the session goes to dead once it has neither files nor those.
  */
-void luw_session_unpend(struct luw_session *s, struct list_head *dead)
+static void luw_session_unpend(struct luw_session *s, struct list_head *dead)
 {
 	lockdep_assert_held(&luw_lock);
 	WRITE_ONCE(s->pending, s->pending - 1);
@@ -148,21 +128,28 @@ void luw_session_unpend(struct luw_session *s, struct list_head *dead)
 void luw_grave_release(struct luw_grave *g)
 {
 	struct luw_session *s, *tmp;
+	struct luw_proc *t;
 
 	list_for_each_entry(s, &g->ending, node) {
 		mutex_lock(&s->lock);
 		luw_targets_destroy(s, g);
 		mutex_unlock(&s->lock);
 	}
-	luw_targets_release(&g->targets, &g->dead);
-	if (!list_empty(&g->ending)) {
+	luw_targets_quiesce(&g->targets);
+	/* Not the sessions' locks: one may be held long (an attach). */
+	if (!list_empty(&g->targets) || !list_empty(&g->ending)) {
 		mutex_lock(&luw_lock);
+		list_for_each_entry(t, &g->targets, node) {
+			luw_target_retire(t);
+			luw_session_unpend(t->sess, &g->dead);
+		}
 		list_for_each_entry_safe(s, tmp, &g->ending, node) {
 			list_del_init(&s->node);
 			luw_session_unpend(s, &g->dead);
 		}
 		mutex_unlock(&luw_lock);
 	}
+	luw_targets_free(&g->targets);
 	list_for_each_entry_safe(s, tmp, &g->dead, node) {
 		/* No target is left to write to the rings. */
 		luw_ring_free(s);
@@ -191,7 +178,7 @@ static struct luw_session *luw_kept_of(kuid_t uid)
 	struct luw_session *s;
 
 	list_for_each_entry(s, &luw_sessions, node)
-		if (s->kept && uid_eq(s->owner, uid))
+		if (s->kept && uid_eq(s->user->uid, uid))
 			return s;
 	return NULL;
 }
@@ -202,45 +189,31 @@ static bool luw_session_fresh(const struct luw_file *f)
 }
 
 /*
- * opener: the credentials the file was opened with.  A kept session is
- * its owner's: the file must have been opened by that user as well as
- * held by them, or a descriptor handed between users would join one
- * user's file to the other's samples.
+ * Join other's session (another open file of the device), or with other
+ * NULL the caller's kept session (flags: LUW_JOIN_CREATE).  opener: the
+ * credentials f was opened with.  A kept session is its owner's: the file
+ * must have been opened by that user as well as held by them, or a
+ * descriptor handed between users would join one user's file to the
+ * other's samples.
  */
-int luw_session_join(struct luw_file *f, const struct luw_join *j,
+int luw_session_join(struct luw_file *f, struct luw_file *other, u32 flags,
 		     const struct cred *opener)
 {
 	struct luw_session *to = NULL;
-	struct file *other = NULL;
 	struct luw_grave g = LUW_GRAVE_INIT(g);
 	int err = 0;
 
-	if (j->flags & ~LUW_JOIN_FLAGS || j->reserved ||
-	    (j->fd >= 0 && j->flags) || j->fd < -1)
-		return -EINVAL;
-	if (j->fd >= 0) {
-		other = fget(j->fd);
-		if (!other)
-			return -EBADF;
-	}
-
 	mutex_lock(&luw_lock);
 	if (other) {
-		struct luw_file *of = other->private_data;
-
-		if (!luw_is_device_file(other)) {
-			err = -EBADF;
-			goto out;
-		}
-		to = of->s;
+		to = other->s;
 	} else {
 		if (!uid_eq(opener->euid, current_euid()) ||
-		    !uid_eq(f->s->owner, current_euid())) {
+		    !uid_eq(f->s->user->uid, current_euid())) {
 			err = -EPERM;
 			goto out;
 		}
 		to = luw_kept_of(current_euid());
-		if (!to && !(j->flags & LUW_JOIN_CREATE)) {
+		if (!to && !(flags & LUW_JOIN_CREATE)) {
 			err = -ENOENT;
 			goto out;
 		}
@@ -263,8 +236,6 @@ int luw_session_join(struct luw_file *f, const struct luw_join *j,
 out:
 	mutex_unlock(&luw_lock);
 	luw_grave_release(&g);
-	if (other)
-		fput(other);
 	return err;
 }
 

@@ -23,15 +23,13 @@
  * its events are released and an RCU grace period has passed (handlers
  * run with interrupts off, or in NMI, both RCU read-side sections).
  *
- * A target ends when its process exits or execs: probes on the
- * sched_process_exit and sched_process_exec tracepoints see every exit
- * and exec of the machine as it happens and, for a target's, wake the
- * reaper, which ends it (an END record for its reader) and releases it.
+ * A target ends when its process exits or execs (reap.c).
  */
 #include <linux/cpu.h>
 #include <linux/cred.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
+#include <linux/moduleparam.h>
 #include <linux/overflow.h>
 #include <linux/perf_event.h>
 #include <linux/pid_namespace.h>
@@ -40,30 +38,34 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
-#include <linux/tracepoint.h>
 #include <linux/uaccess.h>
-#include <linux/workqueue.h>
-#include <trace/events/sched.h>
 
 #include "ljwalk.h"
 #include "luw.h"
 
+/*
+ * Per-user caps on targets and perf events (session.c has the one on
+ * sessions, ring.c the one on ring memory): so that one user of a shared
+ * machine cannot take what the module has for all.  Root is held to them
+ * too; the admin may change them at any time (they apply to what comes
+ * next).
+ */
+static unsigned int max_user_targets = LUW_MAX_TARGETS / 2;
+module_param(max_user_targets, uint, 0644);
+MODULE_PARM_DESC(max_user_targets, "processes one user may have attached");
+static unsigned int max_user_events = 2 * LUW_MAX_THREADS;
+module_param(max_user_events, uint, 0644);
+MODULE_PARM_DESC(max_user_events, "perf events (threads at attach) one user's targets may have");
+
 /* Under luw_lock: */
 static unsigned int luw_nr_targets;	/* all sessions', attaches' included */
 static u64 luw_table_bytes;		/* all targets' tables together */
-static bool luw_unloading;
 /*
- * Targets the probes look for (luw_proc.watch): added when an attach
- * succeeds, removed when the target is unlinked, under luw_lock; read
- * under RCU.
+ * Targets the exit and exec probes look for (luw_proc.watch): added when
+ * an attach succeeds, removed when the target is unlinked, under
+ * luw_lock; read under RCU.
  */
 static LIST_HEAD(luw_watched);
-
-/* A session busy when the reaper came (its lock held): the next try. */
-#define LUW_REAP_RETRY		max(1, HZ / 100)
-
-static void luw_reap(struct work_struct *work);
-static DECLARE_DELAYED_WORK(luw_reaper, luw_reap);
 
 static void luw_stats_add(struct luw_tstats *dst, const struct luw_tstats *src)
 {
@@ -108,8 +110,8 @@ static int luw_charge(struct luw_user *u, unsigned int targets,
 
 	mutex_lock(&luw_lock);
 	if (luw_nr_targets + targets <= LUW_MAX_TARGETS &&
-	    u->targets + targets <= luw_max_user_targets() &&
-	    u->events + events <= luw_max_user_events()) {
+	    u->targets + targets <= READ_ONCE(max_user_targets) &&
+	    u->events + events <= READ_ONCE(max_user_events)) {
 		luw_nr_targets += targets;
 		u->targets += targets;
 		u->events += events;
@@ -157,7 +159,7 @@ static void luw_events_release(struct luw_proc *t)
 		perf_event_release_kernel(t->events[--t->nr_events]);
 }
 
-/* The events of a target that never was: as luw_targets_release(). */
+/* The events of a target that never was: as luw_targets_quiesce(). */
 static void luw_events_abort(struct luw_proc *t)
 {
 	if (!t->nr_events)
@@ -168,33 +170,35 @@ static void luw_events_abort(struct luw_proc *t)
 }
 
 /*
- * Free targets unlinked from their sessions, no lock held; sleeps.  A
- * session without files whose last pending target this was goes to dead,
- * to be freed by the caller.
+ * Targets unlinked from their sessions, before they are freed (no lock
+ * held; sleeps): their events go, and a handler that already started
+ * elsewhere finishes.
  */
-void luw_targets_release(struct list_head *list, struct list_head *dead)
+void luw_targets_quiesce(struct list_head *list)
 {
-	struct luw_session *s;
-	struct luw_proc *t, *tmp;
-	struct luw_maps *m;
-	unsigned int i;
+	struct luw_proc *t;
 
 	if (list_empty(list))
 		return;
 	list_for_each_entry(t, list, node)
 		luw_events_release(t);
-	/* A handler (or probe) that already started elsewhere finishes first. */
 	synchronize_rcu();
+}
 
-	/* Not the sessions' locks: one may be held long (an attach). */
-	mutex_lock(&luw_lock);
-	list_for_each_entry(t, list, node) {
-		s = t->sess;
-		luw_target_stats(t, &s->retired);
-		luw_table_bytes -= t->table_bytes;
-		luw_session_unpend(s, dead);
-	}
-	mutex_unlock(&luw_lock);
+/* A quiesced target's counts, into its session's and the module's. */
+void luw_target_retire(struct luw_proc *t)
+{
+	lockdep_assert_held(&luw_lock);
+	luw_target_stats(t, &t->sess->retired);
+	luw_table_bytes -= t->table_bytes;
+}
+
+void luw_targets_free(struct list_head *list)
+{
+	struct luw_proc *t, *tmp;
+	struct luw_maps *m;
+	unsigned int i;
+
 	list_for_each_entry_safe(t, tmp, list, node) {
 		m = rcu_dereference_protected(t->maps, true);
 		if (m) {
@@ -278,154 +282,40 @@ static void luw_end_record(struct luw_proc *t, int why)
 	local_irq_restore(flags);
 }
 
-static void luw_reap(struct work_struct *work)
+/* End s's targets that exited or exec'd, into ended; both locks held. */
+void luw_targets_reap(struct luw_session *s, struct list_head *ended)
 {
-	struct luw_session *s;
 	struct luw_proc *t, *tmp;
-	struct luw_grave g = LUW_GRAVE_INIT(g);
-	bool busy = false;
 	int why;
 
-	mutex_lock(&luw_lock);
-	list_for_each_entry(s, &luw_sessions, node) {
-		if (!s->nr_targets)
+	list_for_each_entry_safe(t, tmp, &s->targets, node) {
+		why = luw_ended(t);
+		if (!why)
 			continue;
-		/*
-		 * A session's lock comes before luw_lock and may be held long
-		 * (an attach creating thousands of events): only tried, and
-		 * tried again soon when busy, so no session waits for another.
-		 */
-		if (!mutex_trylock(&s->lock)) {
-			busy = true;
-			continue;
-		}
-		list_for_each_entry_safe(t, tmp, &s->targets, node) {
-			why = luw_ended(t);
-			if (!why)
-				continue;
-			/* exec: the handler stopped already (mm differs). */
-			luw_end_record(t, why);
-			s->ended++;
-			luw_target_unlink(t, &g.targets);
-		}
-		mutex_unlock(&s->lock);
+		/* exec: the handler stopped already (mm differs). */
+		luw_end_record(t, why);
+		s->ended++;
+		luw_target_unlink(t, ended);
 	}
-	luw_session_unkeep_idle(&g);
-	if (busy && !luw_unloading)
-		schedule_delayed_work(&luw_reaper, LUW_REAP_RETRY);
-	mutex_unlock(&luw_lock);
-	luw_grave_release(&g);
 }
 
-/* An exit or exec of p may have ended a target: the reaper looks now. */
-static void luw_notice(struct task_struct *p)
+/* Whether tgid is the thread group of a target; for the probes (reap.c). */
+bool luw_target_watched(struct pid *tgid)
 {
 	struct luw_proc *t;
-	struct pid *tgid;
+	bool found = false;
 
-	/*
-	 * The exit's or exec's change (signal->live, the new mm) before the
-	 * look at the list: pairs with the barrier in luw_attach(), so that
-	 * of a target attached meanwhile and its end, one sees the other.
-	 */
-	smp_mb();
 	if (!READ_ONCE(luw_nr_targets))
-		return;
-	tgid = task_tgid(p);
+		return false;
 	rcu_read_lock();
 	list_for_each_entry_rcu(t, &luw_watched, watch) {
 		if (t->pid == tgid) {
-			mod_delayed_work(system_wq, &luw_reaper, 0);
+			found = true;
 			break;
 		}
 	}
 	rcu_read_unlock();
-}
-
-/* sched_process_exit, each thread's: the group is gone with the last. */
-static void luw_exit_probe(void *data, struct task_struct *p)
-{
-	if (!atomic_read(&p->signal->live))
-		luw_notice(p);
-}
-
-/* The same for kernels whose tracepoint passes group_dead as well. */
-static void luw_exit_probe_gd(void *data, struct task_struct *p,
-			      bool group_dead)
-{
-	luw_exit_probe(data, p);
-}
-
-static void luw_exec_probe(void *data, struct task_struct *p, pid_t old_pid,
-			   struct linux_binprm *bprm)
-{
-	luw_notice(p);
-}
-
-/* The probe of the tracepoint's own prototype, as its header declares it. */
-#define LUW_PROBE_IS(tp, ...)						\
-	__builtin_types_compatible_p(typeof(&register_trace_##tp),	\
-				     int (*)(void (*)(void *, __VA_ARGS__), \
-					     void *))
-
-static struct luw_tp {
-	const char *name;
-	void *probe;
-	struct tracepoint *tp;
-} luw_tps[] = {
-	{
-		.name = "sched_process_exit",
-		.probe = __builtin_choose_expr(
-			LUW_PROBE_IS(sched_process_exit, struct task_struct *,
-				     bool),
-			luw_exit_probe_gd, luw_exit_probe),
-	},
-	{ .name = "sched_process_exec", .probe = luw_exec_probe },
-};
-
-static void luw_tp_find(struct tracepoint *tp, void *priv)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(luw_tps); i++)
-		if (!strcmp(tp->name, luw_tps[i].name))
-			luw_tps[i].tp = tp;
-}
-
-static void luw_tps_unregister(unsigned int n)
-{
-	while (n--)
-		tracepoint_probe_unregister(luw_tps[n].tp, luw_tps[n].probe,
-					    NULL);
-	/* No probe runs any more: none can wake the reaper. */
-	tracepoint_synchronize_unregister();
-}
-
-int luw_target_init(void)
-{
-	unsigned int i;
-	int err = 0;
-
-	BUILD_BUG_ON(!LUW_PROBE_IS(sched_process_exit, struct task_struct *) &&
-		     !LUW_PROBE_IS(sched_process_exit, struct task_struct *,
-				   bool));
-	BUILD_BUG_ON(!LUW_PROBE_IS(sched_process_exec, struct task_struct *,
-				   pid_t, struct linux_binprm *));
-	for_each_kernel_tracepoint(luw_tp_find, NULL);
-	for (i = 0; i < ARRAY_SIZE(luw_tps) && !err; i++) {
-		if (!luw_tps[i].tp) {
-			pr_err("luaunwind: no %s tracepoint\n", luw_tps[i].name);
-			err = -ENOENT;
-			break;
-		}
-		err = tracepoint_probe_register(luw_tps[i].tp,
-						luw_tps[i].probe, NULL);
-		if (err)
-			break;
-	}
-	if (err)
-		luw_tps_unregister(i);
-	return err;
+	return found;
 }
 
 /*
@@ -870,14 +760,6 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	list_add_tail_rcu(&t->watch, &luw_watched);
 	mutex_unlock(&luw_lock);
 	WRITE_ONCE(s->had_targets, true);
-	/*
-	 * An exit or exec since luw_grab_program() found nothing on
-	 * luw_watched: look for one now.  Pairs with the barrier in
-	 * luw_notice().
-	 */
-	smp_mb();
-	if (luw_ended(t))
-		mod_delayed_work(system_wq, &luw_reaper, 0);
 	return 0;
 
 out_free:
@@ -1154,16 +1036,3 @@ u32 luw_nr_targets_now(void)
 	return READ_ONCE(luw_nr_targets);
 }
 
-/*
- * Unload (no file is open: no new target can come) or a failed load:
- * the probes go, then the reaper, which they wake and which re-arms
- * itself only while not unloading.
- */
-void luw_target_exit(void)
-{
-	luw_tps_unregister(ARRAY_SIZE(luw_tps));
-	mutex_lock(&luw_lock);
-	luw_unloading = true;
-	mutex_unlock(&luw_lock);
-	cancel_delayed_work_sync(&luw_reaper);
-}

@@ -14,7 +14,9 @@
 load
 $K/ucaps threads 4000 >"$W/threads" &
 big=$!; kids="$kids $big"; execd $big $K/ucaps
-within 120 test -s "$W/threads" && [ "$(cat "$W/threads")" = "4000 ok" ] ||
+# 4000 threads start in seconds on 6.1; the debug kernel beside three
+# other guests on two host cores got 3000 of them in 120 s.
+within 500 test -s "$W/threads" && [ "$(cat "$W/threads")" = "4000 ok" ] ||
 	fail "the target did not start its threads: $(cat "$W/threads")"
 for op in attach close; do
 	good=0
