@@ -160,7 +160,7 @@ limit() {
 # loop.
 boot() {
 	local k=$1 rel=${rels[$1]} logs=out/ktest/${rels[$1]} n=1 g t rc start
-	local left vm done_=0 lines lim
+	local left vm done_=0 lines lim took=0 since
 	left=$(unclaimed "$k")
 	[ "$left" -gt 0 ] || return 0
 	while ! mkdir "$logs/boot$n" 2>/dev/null; do n=$((n + 1)); done
@@ -172,10 +172,21 @@ boot() {
 		-- sh tests/kernel/group.sh "$ld/$k" $((grouped ? 0 : 1)) "$lim" \
 		>"$g.out" 2>&1 </dev/null &
 	vm=$!
+	since=$SECONDS
 	# Each results line as it comes (the guest writes a test's logs before it).
 	while :; do
 		kill -0 $vm 2>/dev/null
 		rc=$?
+		# The guest kills a test at lim; one still there two minutes
+		# later hangs in the kernel (or the kernel does): end the boot
+		# now, not at vm-run's timeout, hours on (its test fails below).
+		mapfile -t lines < <(cat "$g/started" 2>/dev/null)
+		if [ ${#lines[@]} -ne $took ]; then
+			took=${#lines[@]}
+			since=$SECONDS
+		elif [ $rc -eq 0 ] && [ $((SECONDS - since)) -gt $((lim + 120)) ]; then
+			kill $vm 2>/dev/null
+		fi
 		mapfile -t lines < <(cat "$g/results" 2>/dev/null)
 		while [ $done_ -lt ${#lines[@]} ]; do
 			set -- ${lines[$done_]}
