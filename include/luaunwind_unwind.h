@@ -8,9 +8,12 @@
  * The table answers, for any code byte of the file, how to get from a
  * frame's registers (ip, sp, bp) to its caller's.  rsp and rbp are
  * tracked in every entry: on x86-64 every CFA rule gcc, clang and LuaJIT's
- * DynASM VM emit in practice is "rsp + N" or "rbp + N", the return address
- * always sits at CFA - 8 and rbp is the only callee-saved register a CFA
- * rule ever uses.  r14 has rows of its own (r14-row below): LuaJIT keeps
+ * DynASM VM emit in practice is "rsp + N" or "rbp + N" -- or, in a
+ * function gcc realigns through a DRAP register (lea r10,[rsp+8]; and
+ * rsp,-A; push [r10-8]; push rbp; mov rbp,rsp; ...; push r10), the DRAP
+ * value that function saved: "*(rbp + N)" -- the return address always
+ * sits at CFA - 8 and rbp is the only callee-saved register a CFA rule
+ * ever uses.  r14 has rows of its own (r14-row below): LuaJIT keeps
  * its DISPATCH pointer there in the interpreter and, in GC64 builds, in
  * JIT traces, so a walker that recovers r14 through the C frames a trace
  * called (the GC: lj_gc_step_jit) learns which global_State the trace
@@ -51,6 +54,7 @@
  *                    [start, next entry's start); starts strictly increase>
  * cfa-off        := <S32: the offset N of the CFA rule>
  * aux            := <S16: RBP_CFA: caller's rbp is saved at CFA + aux;
+ *                    RBP_RBP: caller's rbp is saved at rbp + aux;
  *                    CFA_PLT: the threshold T below; otherwise 0>
  * ra-off         := <S8: the return address is saved at CFA + ra-off>
  * rule           := <U8: cfa-rule | rbp-rule << 4 | vmseq << 7; bits 3
@@ -59,17 +63,28 @@
  * cfa-rule       := NONE   no CFI covers these bytes: try frame pointers
  *                 | RSP    CFA = rsp + N
  *                 | RBP    CFA = rbp + N
+ *                 | DEREF_RBP
+ *                          CFA = the 8 bytes at rbp + N (DWARF: breg6 N;
+ *                          deref), a realigned frame's saved DRAP
+ *                 | DEREF_RSP
+ *                          CFA = the 8 bytes at rsp + N (breg7 N; deref)
  *                 | PLT    CFA = rsp + N + ((pc & 15) >= T ? 8 : 0), the
  *                          rule every .plt section's CFI expresses with a
  *                          DWARF expression (pushq then jmp per 16 bytes)
  *                 | END    the return address is undefined: this is the
  *                          outermost frame (_start, a thread's clone)
- *                 | UNSUP  CFI exists but is not expressible here (a
- *                          DWARF expression, a CFA in another register, a
+ *                 | UNSUP  CFI exists but is not expressible here (any
+ *                          other DWARF expression, a CFA in another
+ *                          register such as a realigning prologue's r10, a
  *                          signal trampoline): stop, or try frame pointers
+ *                          -- whose sp is then a guess (kmod/uwtable.h)
  * rbp-rule       := SAME   the caller's rbp is this frame's rbp
  *                 | CFA    the caller's rbp is saved at CFA + aux
  *                 | UNDEF  the caller's rbp cannot be recovered
+ *                 | RBP    the caller's rbp is saved at rbp + aux, this
+ *                          frame's rbp (DWARF: DW_CFA_expression r6:
+ *                          breg6 aux): a realigned frame, whose padding
+ *                          puts that slot at no fixed offset from the CFA
  * vmseq          := 0
  *                 | 1      these bytes are a LuaJIT VM entry's prologue
  *                          (lj_vm_call/pcall/cpcall/resume, the FFI
@@ -89,6 +104,13 @@
  * The last entry is always a NONE entry at text-hi, so every lookup past
  * the described text falls into NONE.
  *
+ * DEREF_RBP, DEREF_RSP and RBP_RBP came after version 3 was released and
+ * did not change it: they are values no version-3 checker accepted
+ * (kmod/uwtable.c refuses any rule value above the MAX it knows), so a
+ * module that predates them refuses a table using them as a whole rather
+ * than misreading it, and a table without them means what it always did.
+ * A version bump would only make the newer module refuse older tables.
+ *
  * r14-row        := r14-start r14-off r14-rule pad
  * r14-start      := <U32: first file offset covered; a row covers
  *                    [r14-start, next row's r14-start) or, for the last
@@ -100,7 +122,7 @@
  * pad            := <U8: zero>
  *
  * An r14 row means something only where the entry covering the same byte
- * has a CFA rule (RSP, RBP, PLT): a frame stepped by frame pointers (NONE,
+ * has a CFA rule (RSP, RBP, PLT, DEREF_RBP, DEREF_RSP): a frame stepped by frame pointers (NONE,
  * UNSUP) or a vmseq row leaves r14 unknown, so the builder merges a row
  * across such bytes and across gaps rather than splitting it.  nr14 == 0:
  * r14 is unknown everywhere.
@@ -129,13 +151,16 @@
 #define LUW_UW_CFA_PLT		3
 #define LUW_UW_CFA_END		4
 #define LUW_UW_CFA_UNSUP	5
-#define LUW_UW_CFA_MAX		LUW_UW_CFA_UNSUP
+#define LUW_UW_CFA_DEREF_RBP	6
+#define LUW_UW_CFA_DEREF_RSP	7
+#define LUW_UW_CFA_MAX		LUW_UW_CFA_DEREF_RSP
 
 /* rbp rules (high nibble of entry.rule). */
 #define LUW_UW_RBP_SAME		0
 #define LUW_UW_RBP_CFA		1
 #define LUW_UW_RBP_UNDEF	2
-#define LUW_UW_RBP_MAX		LUW_UW_RBP_UNDEF
+#define LUW_UW_RBP_RBP		3
+#define LUW_UW_RBP_MAX		LUW_UW_RBP_RBP
 
 /* rule bit 7: a LuaJIT VM entry/exit sequence row (vmseq above). */
 #define LUW_UW_VMSEQ		0x80

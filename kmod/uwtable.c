@@ -43,6 +43,10 @@ int luw_uw_check(const void *buf, u64 len)
 		    LUW_UW_RBP_OF(e[i].rule) > LUW_UW_RBP_MAX ||
 		    (e[i].rule & LUW_UW_RULE_RSVD))
 			return -EINVAL;
+		/* PLT's aux is its threshold: it cannot place rbp too. */
+		if (LUW_UW_CFA_OF(e[i].rule) == LUW_UW_CFA_PLT &&
+		    LUW_UW_RBP_OF(e[i].rule) == LUW_UW_RBP_RBP)
+			return -EINVAL;
 		if (i && e[i].start <= e[i - 1].start)
 			return -EINVAL;
 	}
@@ -144,7 +148,26 @@ const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
 	return &x[lo];
 }
 
-static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
+/*
+ * guess is LUW_UW_R_SP_GUESS when the frame has CFI that frame pointers
+ * cannot express (UNSUP): the sp they give the caller, rbp + 16, is right
+ * only if the frame happens to be a plain one.  A realigned frame is not:
+ * its rbp sits below the alignment padding, its true CFA above it, while
+ * rbp + 8 holds the copy it made of the return address -- the ip comes
+ * out right, the sp too low, and the caller's rsp-based rule would read
+ * garbage.  The flag stays through further frame-pointer steps, until a
+ * CFA that does not come from sp puts sp right.
+ *
+ * A step for a pc with no CFI at all (NONE, no table) does not mark it:
+ * there rbp + 8 and rbp + 16 are one frame record's return address and
+ * CFA -- a chain that skips frames skips them whole, the sp it gives
+ * belongs to the ip it gives -- and nothing says the frame is not a
+ * plain one.  Code without CFI that realigns its stack is hand-written;
+ * marking every such step would refuse the rsp-based callers of all code
+ * built with frame pointers and no .eh_frame.
+ */
+static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx,
+			  u32 guess)
 {
 	u64 cfa, ra, bp;
 
@@ -165,7 +188,7 @@ static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx)
 	r->sp = cfa;
 	r->bp = bp;
 	r->flags = (r->flags & ~LUW_UW_R_R14_VALID) | LUW_UW_R_CALLER |
-		   LUW_UW_R_BP_VALID;
+		   LUW_UW_R_BP_VALID | guess;
 	return LUW_UW_OK_FP;
 }
 
@@ -176,11 +199,16 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 	u32 bp_flag, r14_flag;
 
 	if (!e)
-		return luw_uw_step_fp(r, rd, ctx);
+		return luw_uw_step_fp(r, rd, ctx, 0);
 
-	/* The s32/s16/s8 offsets sign-extend as they are added to a u64. */
+	/*
+	 * The s32/s16/s8 offsets sign-extend as they are added to a u64.
+	 * A rule that starts from sp needs an sp that is not a guess.
+	 */
 	switch (LUW_UW_CFA_OF(e->rule)) {
 	case LUW_UW_CFA_RSP:
+		if (r->flags & LUW_UW_R_SP_GUESS)
+			return LUW_UW_ERR_GUESS;
 		cfa = r->sp + e->cfa_off;
 		break;
 	case LUW_UW_CFA_RBP:
@@ -189,14 +217,30 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 		cfa = r->bp + e->cfa_off;
 		break;
 	case LUW_UW_CFA_PLT:
+		if (r->flags & LUW_UW_R_SP_GUESS)
+			return LUW_UW_ERR_GUESS;
 		cfa = r->sp + e->cfa_off;
 		if ((s32)(r->ip & 15) >= e->aux)
 			cfa += 8;
 		break;
+	case LUW_UW_CFA_DEREF_RBP:
+		if (!(r->flags & LUW_UW_R_BP_VALID))
+			return LUW_UW_ERR_NOINFO;
+		if (LUW_WALK_READ64(rd, ctx, r->bp + e->cfa_off, &cfa))
+			return LUW_UW_ERR_READ;
+		break;
+	case LUW_UW_CFA_DEREF_RSP:
+		if (r->flags & LUW_UW_R_SP_GUESS)
+			return LUW_UW_ERR_GUESS;
+		if (LUW_WALK_READ64(rd, ctx, r->sp + e->cfa_off, &cfa))
+			return LUW_UW_ERR_READ;
+		break;
 	case LUW_UW_CFA_END:
 		return LUW_UW_END;
-	default:		/* NONE, UNSUP */
-		return luw_uw_step_fp(r, rd, ctx);
+	case LUW_UW_CFA_UNSUP:
+		return luw_uw_step_fp(r, rd, ctx, LUW_UW_R_SP_GUESS);
+	default:		/* NONE */
+		return luw_uw_step_fp(r, rd, ctx, 0);
 	}
 
 	if (cfa <= r->sp || cfa > r->stack_end)
@@ -213,6 +257,15 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 		if (LUW_WALK_READ64(rd, ctx, cfa + e->aux, &bp))
 			return LUW_UW_ERR_READ;
 		bp_flag = LUW_UW_R_BP_VALID;
+		break;
+	case LUW_UW_RBP_RBP:
+		/* From this frame's rbp, read before anything is updated. */
+		if (!bp_flag) {
+			bp = 0;
+			break;
+		}
+		if (LUW_WALK_READ64(rd, ctx, r->bp + e->aux, &bp))
+			return LUW_UW_ERR_READ;
 		break;
 	case LUW_UW_RBP_UNDEF:
 		bp = 0;
@@ -249,7 +302,8 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 	r->sp = cfa;
 	r->bp = bp;
 	r->r14 = r14;
-	r->flags = (r->flags & ~(LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID)) |
+	r->flags = (r->flags & ~(LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID |
+				 LUW_UW_R_SP_GUESS)) |
 		   bp_flag | r14_flag | LUW_UW_R_CALLER;
 	return LUW_UW_OK;
 }

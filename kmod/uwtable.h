@@ -13,8 +13,9 @@
  *     already outside the calling function); rel = luw_uw_rel(key, ...).
  *  3. e = luw_uw_find(entries, n, rel): binary search, O(log n), no
  *     allocation.
- *  4. luw_uw_step(e, regs, read, ctx): compute the CFA from rsp or rbp,
- *     read the return address and, for RBP_CFA, the saved rbp (and with
+ *  4. luw_uw_step(e, regs, read, ctx): compute the CFA from rsp or rbp
+ *     (for DEREF_*, read it at rsp or rbp + N), read the return address
+ *     and, for RBP_CFA and RBP_RBP, the saved rbp (and with
  *     luw_uw_step_r14() the saved r14) through the
  *     caller's nofault reader (in the kernel, the sample's read cache of
  *     ucache.h over copy_from_user_nmi(): the stack window is copied in
@@ -23,7 +24,9 @@
  *       - the CFA is strictly above the current sp (stacks grow down, so
  *         every caller's frame is higher: this alone bounds the walk);
  *       - the CFA stays within the stack: at most regs->stack_end;
- *       - the return address is not 0.
+ *       - the return address is not 0;
+ *       - a rule that starts from rsp (RSP, PLT, DEREF_RSP) is not applied
+ *         to a guessed sp (LUW_UW_R_SP_GUESS, below).
  *  5. Stop at END (complete stack), on any error (truncated), and after at
  *     most a caller-chosen number of frames (LUW_UW_MAX_FRAMES suggested).
  *
@@ -31,7 +34,13 @@
  * table at all, e == NULL): CFA = rbp + 16, return address at rbp + 8, the
  * caller's rbp at rbp; only when rbp is known and points into the stack at
  * or above sp.  rbp == 0 there is the psABI's mark of the outermost frame
- * (_start and thread entry clear it) and ends the walk as complete.
+ * (_start and thread entry clear it) and ends the walk as complete.  A
+ * frame stepped by that fallback is never trusted for the frames above
+ * it: after a step over UNSUP (CFI that says the frame is not a plain
+ * one, e.g. a realigned frame's prologue) the caller's sp is a guess,
+ * LUW_UW_R_SP_GUESS, until a CFA computed from rbp (RBP, DEREF_RBP)
+ * replaces it; a rule that needs sp stops the walk there instead
+ * (LUW_UW_ERR_GUESS).  Why NONE and no table do not set it: uwtable.c.
  * LuaJIT's VM uses rbp as a general register, but its code is covered by
  * one FDE (a fixed frame of CFRAME_SIZE), so the fallback is not used
  * there; JIT traces are anonymous memory with no table and no frame
@@ -59,6 +68,7 @@ struct luw_uw_regs {
 #define LUW_UW_R_CALLER		0x2	/* ip is a return address */
 #define LUW_UW_R_NO_FP		0x4	/* never fall back to frame pointers */
 #define LUW_UW_R_R14_VALID	0x8	/* r14 holds this frame's r14 */
+#define LUW_UW_R_SP_GUESS	0x10	/* sp is rbp + 16 of an UNSUP frame */
 
 /* luw_uw_step() results: >= 0 go on (or END), < 0 stop, truncated. */
 #define LUW_UW_OK		0	/* regs now describe the caller */
@@ -68,6 +78,7 @@ struct luw_uw_regs {
 #define LUW_UW_ERR_CFA		(-ERANGE)	/* CFA not above sp or past the stack */
 #define LUW_UW_ERR_RA		(-EINVAL)	/* return address 0 */
 #define LUW_UW_ERR_NOINFO	(-ENOENT)	/* no usable rule, no frame pointer */
+#define LUW_UW_ERR_GUESS	(-EDOM)		/* rsp-based rule, guessed sp */
 
 /*
  * Reads 8 bytes of the target's memory at addr into *val without faulting

@@ -238,8 +238,9 @@ static int rule_matches(const struct luw_uw_entry *e, const struct ref_row *r,
 						 e->ra_off == n);
 	}
 	if (!strcmp(r->cfa, "exp")) {
-		snprintf(why, len, "cfa expression: want plt or unsup");
-		return k == LUW_UW_CFA_PLT || k == LUW_UW_CFA_UNSUP;
+		snprintf(why, len, "cfa expression: want plt, deref or unsup");
+		return k == LUW_UW_CFA_PLT || k == LUW_UW_CFA_UNSUP ||
+		       k == LUW_UW_CFA_DEREF_RBP || k == LUW_UW_CFA_DEREF_RSP;
 	}
 	if (sscanf(r->cfa, "%7[a-z0-9]+%ld%n", reg, &n, &used) != 2 ||
 	    (strcmp(reg, "rsp") && strcmp(reg, "rbp"))) {
@@ -255,6 +256,9 @@ static int rule_matches(const struct luw_uw_entry *e, const struct ref_row *r,
 		return b == LUW_UW_RBP_SAME || b == LUW_UW_RBP_UNDEF;
 	if (r->rbp[0] == 'c' && sscanf(r->rbp + 1, "%ld", &n) == 1)
 		return b == LUW_UW_RBP_CFA && e->aux == n;
+	/* readelf prints "exp" for the rbp + N of a realigned frame too. */
+	if (!strcmp(r->rbp, "exp"))
+		return b == LUW_UW_RBP_UNDEF || b == LUW_UW_RBP_RBP;
 	return b == LUW_UW_RBP_UNDEF;
 }
 
@@ -521,7 +525,10 @@ static void check_validation(const char *path)
 	DAMAGED("entry count too high", h->nentries++, t->size);
 	DAMAGED("unsorted", e[1].start = e[0].start, t->size);
 	DAMAGED("bad cfa rule", e[1].rule = 0x0e, t->size);
-	DAMAGED("bad rbp rule", e[1].rule = 0x31, t->size);
+	DAMAGED("reserved rule bit 6", e[1].rule = 0x41, t->size);
+	DAMAGED("reserved rule bit 3", e[1].rule = 0x09, t->size);
+	DAMAGED("plt with rbp at rbp+N",
+		e[1].rule = LUW_UW_RULE(LUW_UW_CFA_PLT, LUW_UW_RBP_RBP), t->size);
 	DAMAGED("no NONE terminator", e[t->n - 1].rule = 1, t->size);
 	DAMAGED("build-id too long", h->build_id_len = 21, t->size);
 	DAMAGED("version 2 (no r14 rows)", h->version = 2, t->size);
@@ -538,6 +545,18 @@ static void check_validation(const char *path)
 		t->size);
 #undef DAMAGED
 	CHECK(luw_uw_check(t->hdr, t->size) == 0, "intact table refused");
+	/* Every rule value the format defines is accepted, alone and mixed. */
+	for (int k = 0; k <= LUW_UW_CFA_MAX; k++) {
+		for (int b = 0; b <= LUW_UW_RBP_MAX; b++) {
+			if (k == LUW_UW_CFA_PLT && b == LUW_UW_RBP_RBP)
+				continue;
+			memcpy(h, t->hdr, t->size);
+			e[1].rule = LUW_UW_RULE(k, b);
+			e[1].aux = -40;
+			CHECK(luw_uw_check(h, t->size) == 0,
+			      "rule cfa %d rbp %d refused", k, b);
+		}
+	}
 	CHECK(luw_uw_find(t->ent, t->n, 0xffffffffffULL) == NULL,
 	      "pc beyond 4 GiB found an entry");
 	CHECK(luw_uw_find(t->ent, 0, 0) == NULL, "empty table found an entry");

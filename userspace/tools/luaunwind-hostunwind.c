@@ -199,6 +199,8 @@ static const char *err_name(int rc)
 		return "return address 0";
 	case LUW_UW_ERR_NOINFO:
 		return "no unwind rule and no frame pointer";
+	case LUW_UW_ERR_GUESS:
+		return "rsp-based rule after a frame-pointer guess";
 	default:
 		return "?";
 	}
@@ -379,11 +381,13 @@ static int table_mode(char **files, int n)
 		e = luw_elf_load(files[i], err, sizeof(err));
 		clock_gettime(CLOCK_MONOTONIC, &c);
 		printf("table %s: %zu FDEs (%zu undecodable), %zu rows (%zu unsup, "
-		       "%zu plt, %zu end; r14 saved in %zu, lost in %zu) -> %u "
+		       "%zu plt, %zu deref, %zu end; rbp at rbp+N in %zu; "
+		       "r14 saved in %zu, lost in %zu) -> %u "
 		       "entries + %u r14 rows, %zu bytes; built in %.2f ms; "
 		       "%zu symbols loaded in %.2f ms%s%s\n",
 		       files[i], t->st.fdes, t->st.fdes_bad, t->st.rows,
-		       t->st.unsup, t->st.plt, t->st.end, t->st.r14_saved,
+		       t->st.unsup, t->st.plt, t->st.deref, t->st.end,
+		       t->st.rbp_rbp, t->st.r14_saved,
 		       t->st.r14_undef, t->n, t->nr14, t->size,
 		       (double)(b.tv_sec - a.tv_sec) * 1e3 +
 		       (double)(b.tv_nsec - a.tv_nsec) / 1e6,

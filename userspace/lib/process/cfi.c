@@ -109,6 +109,23 @@ static int plt_expr(const Dwarf_Op *o, size_t n, int64_t *off, int *thr)
 	return 0;
 }
 
+/*
+ * A realigned frame's CFA, the DRAP value it saved: breg6 N; deref (or
+ * breg7 N; deref).  Returns the CFA rule, or -1.
+ */
+static int deref_expr(const Dwarf_Op *o, size_t n, int64_t *off)
+{
+	int reg;
+
+	if (n != 2 || breg(&o[0], &reg, off) || o[1].atom != DW_OP_deref)
+		return -1;
+	if (reg == REG_RBP)
+		return LUW_UW_CFA_DEREF_RBP;
+	if (reg == REG_RSP)
+		return LUW_UW_CFA_DEREF_RSP;
+	return -1;
+}
+
 static void set_unsup(struct luw_uw_entry *r)
 {
 	r->cfa_off = 0;
@@ -121,12 +138,14 @@ static void set_unsup(struct luw_uw_entry *r)
  * A callee-saved register's rule: SAME, saved at CFA + off (within S16),
  * or UNDEF for anything else (a register rule, an expression).  libdw
  * applies the psABI's initial rules, so a register no instruction
- * mentions reads as SAME.
+ * mentions reads as SAME.  For rbp only, one expression more: saved at
+ * rbp + off (DW_CFA_expression r6: breg6 off), a realigned frame's.
  */
 static int saved_reg(Dwarf_Frame *fr, int reg, uint8_t *rule, int64_t *off)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
+	int base;
 
 	*off = 0;
 	if (dwarf_frame_register(fr, reg, mem, &ops, &nops))
@@ -136,9 +155,12 @@ static int saved_reg(Dwarf_Frame *fr, int reg, uint8_t *rule, int64_t *off)
 	else if (!cfa_plus(ops, nops, off) && *off >= INT16_MIN &&
 		 *off <= INT16_MAX)
 		*rule = LUW_UW_RBP_CFA;
+	else if (reg == REG_RBP && nops == 1 && !breg(&ops[0], &base, off) &&
+		 base == REG_RBP && *off >= INT16_MIN && *off <= INT16_MAX)
+		*rule = LUW_UW_RBP_RBP;
 	else
 		*rule = LUW_UW_RBP_UNDEF;
-	if (*rule != LUW_UW_RBP_CFA)
+	if (*rule != LUW_UW_RBP_CFA && *rule != LUW_UW_RBP_RBP)
 		*off = 0;
 	return 0;
 }
@@ -176,7 +198,7 @@ static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
 		cfa_kind = reg == REG_RSP ? LUW_UW_CFA_RSP : LUW_UW_CFA_RBP;
 	} else if (!plt_expr(ops, nops, &off, &thr)) {
 		cfa_kind = LUW_UW_CFA_PLT;
-	} else {
+	} else if ((cfa_kind = deref_expr(ops, nops, &off)) < 0) {
 		goto unsup;
 	}
 	if (off < INT32_MIN || off > INT32_MAX)
@@ -197,6 +219,10 @@ static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
 		rbp_off = thr;
 		st->plt++;
 	}
+	if (cfa_kind == LUW_UW_CFA_DEREF_RBP || cfa_kind == LUW_UW_CFA_DEREF_RSP)
+		st->deref++;
+	if (rbp_kind == LUW_UW_RBP_RBP)
+		st->rbp_rbp++;
 	r->cfa_off = (int32_t)off;
 	r->aux = (int16_t)rbp_off;
 	r->ra_off = (int8_t)ra_off;
@@ -669,7 +695,7 @@ LUW_FCACHE_DEFINE(struct luw_cfi, luw_cfi_get, luw_cfi_cache_clear,
 void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
 {
 	static const char *const cfa[] = { "none", "rsp", "rbp", "plt", "end",
-					   "unsup" };
+					   "unsup", "*rbp", "*rsp" };
 	int k = LUW_UW_CFA_OF(e->rule), b = LUW_UW_RBP_OF(e->rule);
 	char rbp[32];
 
@@ -684,11 +710,16 @@ void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
 	}
 	if (b == LUW_UW_RBP_CFA)
 		snprintf(rbp, sizeof(rbp), "c%+d", e->aux);
+	else if (b == LUW_UW_RBP_RBP)
+		snprintf(rbp, sizeof(rbp), "rbp%+d", e->aux);
 	else
 		snprintf(rbp, sizeof(rbp), "%s", b == LUW_UW_RBP_SAME ? "same" : "u");
 	if (k == LUW_UW_CFA_PLT)
 		snprintf(buf, len, "plt(rsp%+d,%d) ra=c%+d rbp=%s", e->cfa_off,
 			 e->aux, e->ra_off, rbp);
+	else if (k == LUW_UW_CFA_DEREF_RBP || k == LUW_UW_CFA_DEREF_RSP)
+		snprintf(buf, len, "*(%s%+d) ra=c%+d rbp=%s", cfa[k] + 1,
+			 e->cfa_off, e->ra_off, rbp);
 	else
 		snprintf(buf, len, "%s%+d ra=c%+d rbp=%s%s", cfa[k], e->cfa_off,
 			 e->ra_off, rbp, (e->rule & LUW_UW_VMSEQ) ? " vmseq" : "");

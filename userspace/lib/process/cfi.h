@@ -38,6 +38,8 @@ struct luw_cfi_stats {
 	size_t rows;		/* CFI rows evaluated */
 	size_t unsup;		/* of which not expressible (UNSUP) */
 	size_t plt;		/* of which the .plt expression (PLT) */
+	size_t deref;		/* of which a saved CFA (DEREF_RBP/RSP) */
+	size_t rbp_rbp;		/* rows whose caller's rbp is at rbp + N */
 	size_t end;		/* of which outermost frames (END) */
 	size_t vm_entries;	/* LuaJIT VM entry prologues (vmseq.h) */
 	size_t vm_exits;	/* and exit epilogues, given exact rows */
