@@ -84,7 +84,11 @@
  *                 | RBP    the caller's rbp is saved at rbp + aux, this
  *                          frame's rbp (DWARF: DW_CFA_expression r6:
  *                          breg6 aux): a realigned frame, whose padding
- *                          puts that slot at no fixed offset from the CFA
+ *                          puts that slot at no fixed offset from the CFA.
+ *                          The builder gives it only beside a CFA rule
+ *                          from rbp (RBP, DEREF_RBP): gcc keeps the
+ *                          DWARF rule at the ret, where rbp is already
+ *                          the caller's
  * vmseq          := 0
  *                 | 1      these bytes are a LuaJIT VM entry's prologue
  *                          (lj_vm_call/pcall/cpcall/resume, the FFI

@@ -10,9 +10,15 @@
 #
 # A third target spins in clock_gettime, i.e. in the [vdso].
 #
+# A fourth spins in a function gcc realigns through a DRAP register
+# (CFA = *(rbp - N), rbp saved at rbp + 0) below rsp-based callers: every
+# probe must give exactly the expected chain, with and without the
+# frame-pointer fallback.
+#
 # usage: test_cfi_unwind_c.sh TOOL TARGET_OMITFP TARGET_FP TARGET_VDSO
+#                             TARGET_REALIGN
 set -euo pipefail
-tool=$1 omitfp=$2 fp=$3 vdso=$4
+tool=$1 omitfp=$2 fp=$3 vdso=$4 realign=$5
 tmp=$(mktemp -d)
 pids=()
 cleanup() {
@@ -94,4 +100,60 @@ if [ "$invdso" -lt 25 ]; then
 	echo "FAIL vdso: want >= 25 probes inside the [vdso]"
 	fail=1
 fi
+
+# The realigned frame: first that gcc still built it as this test needs,
+# a CFA expression "breg6 (rbp) -N; deref" with N > 8 over the body of
+# realigned(), else the test would prove nothing.
+lo=$(nm "$realign" | awk '$3 == "realigned" { print $1 }')
+if ! LC_ALL=C readelf --debug-dump=frames "$realign" |
+	awk -v lo="$lo" '
+	/ FDE / { split($NF, pc, /[=.]+/); infde = (pc[2] == lo) }
+	infde && /DW_CFA_def_cfa_expression \(DW_OP_breg6 \(rbp\): -[0-9]+; DW_OP_deref\)/ {
+		n = $0; sub(/.*\(rbp\): -/, "", n); sub(/;.*/, "", n)
+		if (n + 0 > 8) found = 1 }
+	END { exit !found }'; then
+	echo "FAIL realign: realigned() at 0x$lo has no CFA expression breg6 -N; deref (N > 8)"
+	LC_ALL=C readelf --debug-dump=frames "$realign" | grep -A20 "pc=$lo" || true
+	exit 1
+fi
+
+# Per sample: complete, and exactly the expected chain, nothing else.
+judge_exact() { # OUTPUT -> prints "samples good in_realigned in_leaf"
+	awk '
+	function done_block() {
+		if (!inb) return
+		n++
+		ok = (end == "complete") &&
+		     (chain ~ /^ (leaf_spin )?realigned outer_b outer_a main (__libc_start_call_main )?__libc_start_main _start$/ ||
+		      chain ~ /^ (leaf_spin )?realigned outer_b outer_a thread_main start_thread clone3?$/)
+		if (ok) good++
+		else if (bad++ < 3) print "bad sample:\n" blk > "/dev/stderr"
+		if (first == "realigned") inr++
+		if (first == "leaf_spin") inleaf++
+		inb = 0
+	}
+	/^probe / { done_block(); inb = 1; nf = 0; chain = ""
+		    split($0, w, " end "); end = w[2]; blk = $0; next }
+	/^#/ && inb { nm = $4; sub(/\+0x[0-9a-f]+$/, "", nm)
+		      if (!nf++) first = nm
+		      chain = chain " " nm; blk = blk "\n" $0 }
+	END { done_block(); print n + 0, good + 0, inr + 0, inleaf + 0 }' "$1"
+}
+
+for mode in realign realign-no-fp; do
+	opts=()
+	[ "$mode" = realign-no-fp ] && opts=(--no-fp)
+	start "$realign" "$mode"
+	"$tool" -n 50 -i 10 "${opts[@]}" "$pid" >"$tmp/$mode.out" 2>"$tmp/$mode.err" || {
+		echo "FAIL $mode: tool exited $?"; cat "$tmp/$mode.err"; fail=1; continue; }
+	kill "$pid"
+	read -r n good inr inleaf < <(judge_exact "$tmp/$mode.out" 2>"$tmp/$mode.bad")
+	echo "$mode: $n samples, $good exactly right; $inr stopped in realigned(), $inleaf in its leaf"
+	[ -s "$tmp/$mode.err" ] && sed 's/^/  stderr: /' "$tmp/$mode.err"
+	if [ "$n" -lt 50 ] || [ "$good" -ne "$n" ] || [ $((inr * 10)) -lt "$n" ]; then
+		echo "FAIL $mode: want all of >= 50 samples exactly right, >= 10% of them in realigned()"
+		cat "$tmp/$mode.bad"
+		fail=1
+	fi
+done
 exit $fail

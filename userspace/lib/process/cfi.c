@@ -135,6 +135,24 @@ static void set_unsup(struct luw_uw_entry *r)
 }
 
 /*
+ * Is a register's rule "saved at rbp + off", DW_CFA_expression breg6 off?
+ * libdw hands an expression rule over with the DW_OP_call_frame_cfa that
+ * DWARF pushes before it (a DW_CFA_val_expression also gets a
+ * DW_OP_stack_value after it: a value, not a slot, so no match).
+ */
+static bool rbp_rel(const Dwarf_Op *ops, size_t nops, int64_t *off)
+{
+	int base;
+
+	if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa) {
+		ops++;
+		nops--;
+	}
+	return nops == 1 && !breg(&ops[0], &base, off) && base == REG_RBP &&
+	       *off >= INT16_MIN && *off <= INT16_MAX;
+}
+
+/*
  * A callee-saved register's rule: SAME, saved at CFA + off (within S16),
  * or UNDEF for anything else (a register rule, an expression).  libdw
  * applies the psABI's initial rules, so a register no instruction
@@ -145,7 +163,6 @@ static int saved_reg(Dwarf_Frame *fr, int reg, uint8_t *rule, int64_t *off)
 {
 	Dwarf_Op mem[3], *ops;
 	size_t nops;
-	int base;
 
 	*off = 0;
 	if (dwarf_frame_register(fr, reg, mem, &ops, &nops))
@@ -155,8 +172,7 @@ static int saved_reg(Dwarf_Frame *fr, int reg, uint8_t *rule, int64_t *off)
 	else if (!cfa_plus(ops, nops, off) && *off >= INT16_MIN &&
 		 *off <= INT16_MAX)
 		*rule = LUW_UW_RBP_CFA;
-	else if (reg == REG_RBP && nops == 1 && !breg(&ops[0], &base, off) &&
-		 base == REG_RBP && *off >= INT16_MIN && *off <= INT16_MAX)
+	else if (reg == REG_RBP && rbp_rel(ops, nops, off))
 		*rule = LUW_UW_RBP_RBP;
 	else
 		*rule = LUW_UW_RBP_UNDEF;
@@ -211,6 +227,18 @@ static void eval_row(Dwarf_Frame *fr, struct luw_uw_entry *r,
 	if (saved_reg(fr, REG_R14, &rule, &r14_off)) {
 		rule = LUW_UW_R14_UNDEF;
 		r14_off = 0;
+	}
+	/*
+	 * rbp + N names this frame's slot only while rbp is this frame's
+	 * own, i.e. while the CFA is computed from it.  gcc leaves the rule
+	 * in place at the ret of a realigned function, after the epilogue
+	 * has popped rbp (CFA rsp + 8 there): read through the caller's
+	 * rbp, it would give the wrong rbp.
+	 */
+	if (rbp_kind == LUW_UW_RBP_RBP && cfa_kind != LUW_UW_CFA_RBP &&
+	    cfa_kind != LUW_UW_CFA_DEREF_RBP) {
+		rbp_kind = LUW_UW_RBP_UNDEF;
+		rbp_off = 0;
 	}
 	/* PLT reuses aux for its threshold; a PLT stub never saves rbp. */
 	if (cfa_kind == LUW_UW_CFA_PLT) {
