@@ -320,7 +320,9 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 /*
  * Continue at a caller frame known from elsewhere (the caller of a VM
  * entry).  Only upwards: false, cursor unchanged, when sp is not above
- * the current frame's or leaves the stack window.
+ * the current frame's or leaves the stack window.  That sp is a C frame
+ * the Lua state points at, not a guess: a LUW_UW_R_SP_GUESS left by a
+ * frame-pointer step below goes.
  */
 bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp)
 {
