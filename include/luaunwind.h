@@ -2,7 +2,8 @@
 /*
  * luaunwind: the /dev/luaunwind ioctl ABI and the sample record format.
  *
- * Shared by the kernel module (kmod/) and userspace (userspace/lib/record/luwdev.c).
+ * Shared by the kernel module (kmod/) and userspace
+ * (userspace/lib/record/luwdev.c).
  *
  * Device and sessions
  * --------------------
@@ -103,18 +104,19 @@
  * read(), poll()
  * --------------
  * Samples land in the session's per-CPU rings (module parameter ring_kb,
- * per CPU; allocated at the session's first attach).  read() copies out as many whole records as fit in the buffer, draining
- * the rings in CPU order, so records are ordered by time only within one
- * CPU; it never returns part of a record.  A buffer too small for the next
- * record is EINVAL (LUW_RECORD_MAX always suffices).  With nothing to read
- * it blocks, or returns EAGAIN under O_NONBLOCK; once the session has had
- * targets and has none left, and its rings are empty, it returns 0 (end of
- * file), and so does a read of 0 bytes.  poll() reports EPOLLIN when a record is
- * waiting, EPOLLHUP at end of file.  A sleeping reader is woken when a
- * ring holds a quarter of its size unread, and otherwise within 100 ms of
- * a record coming in (not for each record: a wake-up per sample costs the
- * sampled CPU an interrupt); a reader that wants records sooner polls with
- * a timeout and reads with O_NONBLOCK.  A full ring drops the sample
+ * per CPU; allocated at the session's first attach).  read() copies out
+ * as many whole records as fit in the buffer, draining the rings in CPU
+ * order, so records are ordered by time only within one CPU; it never
+ * returns part of a record.  A buffer too small for the next record is
+ * EINVAL (LUW_RECORD_MAX always suffices).  With nothing to read it
+ * blocks, or returns EAGAIN under O_NONBLOCK; once the session has had
+ * targets and has none left, and its rings are empty, it returns 0 (end
+ * of file), and so does a read of 0 bytes.  poll() reports EPOLLIN when a
+ * record is waiting, EPOLLHUP at end of file.  A sleeping reader is woken
+ * when a ring holds a quarter of its size unread, and otherwise within
+ * 100 ms of a record coming in (not for each record: a wake-up per
+ * sample costs the sampled CPU an interrupt); a reader that wants records
+ * sooner polls with a timeout and reads with O_NONBLOCK.  A full ring drops the sample
  * (counted in drops) and the next record written to that ring is a LOST
  * record.
  *

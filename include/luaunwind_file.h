@@ -95,8 +95,9 @@
  * fname          := pid reserved addr name
  *   (LUWF_SEC_FNAME) the name of a prototype by its definition: the
  *   local, global, field (M.f), method (obj:m) or upvalue its parent's
- *   FNEW stores the closure into (userspace/lib/process/ljfuncname.h).  v1: the name
- *   of the first call site seen (the report shows it as before)
+ *   FNEW stores the closure into (userspace/lib/process/ljfuncname.h).
+ *   v1: the name of the first call site seen (the report shows it as
+ *   before)
  * reserved       := <U32: 0>   (here and in every section that has one)
  *
  * callsite       := pid pc addr name

@@ -3,8 +3,9 @@
  * luaunwind compact unwind tables (x86-64): the format.
  *
  * Userspace turns the .eh_frame of every mapped ELF file into one table
- * (userspace/lib/process/cfi.c, with libdw) and hands it to whoever unwinds: the
- * kernel module (uploaded per mapping) or luaunwind-hostunwind (ptrace).
+ * (userspace/lib/process/cfi.c, with libdw) and hands it to whoever
+ * unwinds: the kernel module (uploaded per mapping) or
+ * luaunwind-hostunwind (ptrace).
  * The table answers, for any code byte of the file, how to get from a
  * frame's registers (ip, sp, bp) to its caller's.  rsp and rbp are
  * tracked in every entry: on x86-64 every CFA rule gcc, clang and LuaJIT's
@@ -126,10 +127,10 @@
  * pad            := <U8: zero>
  *
  * An r14 row means something only where the entry covering the same byte
- * has a CFA rule (RSP, RBP, PLT, DEREF_RBP, DEREF_RSP): a frame stepped by frame pointers (NONE,
- * UNSUP) or a vmseq row leaves r14 unknown, so the builder merges a row
- * across such bytes and across gaps rather than splitting it.  nr14 == 0:
- * r14 is unknown everywhere.
+ * has a CFA rule (RSP, RBP, PLT, DEREF_RBP, DEREF_RSP): a frame stepped
+ * by frame pointers (NONE, UNSUP) or a vmseq row leaves r14 unknown, so
+ * the builder merges a row across such bytes and across gaps rather than
+ * splitting it.  nr14 == 0: r14 is unknown everywhere.
  *
  * How the table is used per frame -- the lookup, the step and their
  * sanity checks -- is kmod/uwtable.h's to say: the module and userspace

@@ -10,15 +10,15 @@
  * Ring memory is charged to the session's user, up to max_user_ring_kb; a
  * ring the hotplug callback adds is charged too but never refused
  * (refusing would drop samples there silently), so a user may go over by
- * the CPUs that came online.  A
- * ring has exactly one producer, the overflow handler running on that CPU
- * (hardirq for cpu-clock, NMI for cycles; the reaper's END records are
- * written with interrupts off, so they take the producer's place), and
- * one consumer at a time, read() under the session's read_lock.  head and tail are free
- * running byte counters: the producer owns head, the consumer owns tail,
- * and each publishes its counter with a release store after touching the
- * data, so no lock is ever taken in the handler.  Two handlers can still
- * meet on one CPU (a cycles NMI interrupting a cpu-clock hrtimer of another
+ * the CPUs that came online.  A ring has exactly one producer, the
+ * overflow handler running on that CPU (hardirq for cpu-clock, NMI for
+ * cycles; the reaper's END records are written with interrupts off, so
+ * they take the producer's place), and one consumer at a time, read()
+ * under the session's read_lock.  head and tail are free running byte
+ * counters: the producer owns head, the consumer owns tail, and each
+ * publishes its counter with a release store after touching the data, so
+ * no lock is ever taken in the handler.  Two handlers can still meet on
+ * one CPU (a cycles NMI interrupting a cpu-clock hrtimer of another
  * target); the nest counter makes the inner one drop its sample instead of
  * corrupting the ring.
  *
