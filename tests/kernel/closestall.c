@@ -11,6 +11,7 @@
  *       calls began and ended during the attach or close, which took N
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,21 @@ static long long now_us(void)
 	return ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
+/* How the child ended, for a failure's message. */
+static const char *child_status(pid_t child)
+{
+	static char buf[64];
+	int st;
+
+	if (waitpid(child, &st, 0) != child)
+		return "not waited for";
+	if (WIFSIGNALED(st))
+		snprintf(buf, sizeof(buf), "signal %d", WTERMSIG(st));
+	else
+		snprintf(buf, sizeof(buf), "exit %d", WEXITSTATUS(st));
+	return buf;
+}
+
 int main(int argc, char **argv)
 {
 	struct luw_attach a = { .sample_rate = 99 };
@@ -45,20 +61,21 @@ int main(int argc, char **argv)
 	if (argc != 3 || (strcmp(argv[1], "attach") && strcmp(argv[1], "close")))
 		return 2;
 	attach = !strcmp(argv[1], "attach");
+	/* A child gone early: EPIPE and a message, not a silent death. */
+	signal(SIGPIPE, SIG_IGN);
 	a.pid = atoi(argv[2]);
-	if (pipe(ready) || pipe(go) || pipe(res))
+	if (pipe(ready) || pipe(go) || pipe(res) || (child = fork()) < 0) {
+		printf("pipe/fork: %s\n", strerrorname_np(errno));
 		return 1;
-	child = fork();
-	if (child < 0)
-		return 1;
+	}
 	if (!child) {
 		fd = luw_dev_open(0);
 		r = fd < 0 || attach ? fd : luw_dev_attach(fd, &a);
 		c = r < 0 ? 'x' : 'o';
 		if (write(ready[1], &c, 1) != 1 || r < 0)
-			_exit(1);
+			_exit(3);
 		if (read(go[0], &c, 1) != 1)
-			_exit(1);
+			_exit(4);
 		span[0] = now_us();
 		if (attach)
 			r = luw_dev_attach(fd, &a);
@@ -68,7 +85,7 @@ int main(int argc, char **argv)
 		if (r < 0)
 			span[0] = span[1] = -2;
 		if (write(res[1], span, sizeof(span)) != sizeof(span))
-			_exit(1);
+			_exit(5);
 		_exit(0);
 	}
 	mine = luw_dev_open(0);
@@ -76,8 +93,10 @@ int main(int argc, char **argv)
 		printf("%s failed\n", attach ? "open" : "attach");
 		return 1;
 	}
-	if (write(go[1], "g", 1) != 1)
+	if (write(go[1], "g", 1) != 1) {
+		printf("child gone before it began\n");
 		return 1;
+	}
 	/* Until the close is over, and as long again after it. */
 	for (;;) {
 		t0 = now_us();
@@ -102,8 +121,11 @@ int main(int argc, char **argv)
 			FD_SET(res[0], &fds);
 			if (pselect(res[0] + 1, &fds, NULL, NULL, &z, NULL) > 0) {
 				if (read(res[0], span, sizeof(span)) !=
-				    sizeof(span))
+				    sizeof(span)) {
+					printf("child gone: %s\n",
+					       child_status(child));
 					return 1;
+				}
 				if (span[0] == -2) {
 					printf("attach failed\n");
 					return 1;
