@@ -32,7 +32,7 @@ start() { # TARGET NAME -> sets $pid once the target is running its loops
 	"$1" 2 >"$tmp/$2.ready" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 100); do
+	for _ in $(seq 1200); do
 		grep -q ready "$tmp/$2.ready" 2>/dev/null && return 0
 		sleep 0.05
 	done

@@ -47,7 +47,7 @@ while true do c.c_payload(25) end
 LUA
 "$luajit" -joff "$tmp/ffi.lua" "$so" >"$tmp/ready" &
 pid=$!
-for _ in $(seq 100); do
+for _ in $(seq 1200); do
 	grep -q ready "$tmp/ready" 2>/dev/null && break
 	sleep 0.05
 done

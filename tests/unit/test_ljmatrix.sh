@@ -84,7 +84,7 @@ start() {
 	: >"$out"
 	"$1" "$wl" "$2" "$tmp" >"$out" 2>&1 &
 	pid=$!
-	for _ in $(seq 200); do
+	for _ in $(seq 1200); do
 		grep -q 'ready\|nojit' "$out" && break
 		kill -0 "$pid" 2>/dev/null || break
 		sleep 0.05

@@ -38,7 +38,7 @@ start() {
 	(cd "$tmp" && exec timeout -s KILL 120 "$@" >"$tmp/$name.out" 2>&1) &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 100); do
+	for _ in $(seq 1200); do
 		grep -q ready "$tmp/$name.out" 2>/dev/null && break
 		sleep 0.05
 	done

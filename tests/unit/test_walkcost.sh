@@ -25,7 +25,7 @@ fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 cc -O2 -fPIC -shared -o "$tmp/libc_payload.so" "$fix/workloads/c_payload.c" || exit 1
 luajit "$fix/workloads/payload_stock.lua" nojit 120 "$tmp" >"$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 100); do grep -q ready "$tmp/out" && break; sleep 0.05; done
+for _ in $(seq 1200); do grep -q ready "$tmp/out" && break; sleep 0.05; done
 grep -q ready "$tmp/out" || { cat "$tmp/out"; exit 1; }
 sleep 0.3
 
