@@ -393,10 +393,10 @@ static int __init luw_init(void)
 		goto out_sample;
 	err = misc_register(&luw_dev);
 	if (err)
-		goto out_target;
+		goto out_reap;
 	return 0;
 
-out_target:
+out_reap:
 	luw_reap_exit();
 out_sample:
 	luw_sample_exit();

@@ -121,15 +121,22 @@ static int luw_charge(struct luw_user *u, unsigned int targets,
 	return err;
 }
 
+static void __luw_uncharge(struct luw_user *u, unsigned int targets,
+			   unsigned int events)
+{
+	lockdep_assert_held(&luw_lock);
+	luw_nr_targets -= targets;
+	u->targets -= targets;
+	u->events -= events;
+}
+
 static void luw_uncharge(struct luw_user *u, unsigned int targets,
 			 unsigned int events)
 {
 	if (!targets && !events)
 		return;
 	mutex_lock(&luw_lock);
-	luw_nr_targets -= targets;
-	u->targets -= targets;
-	u->events -= events;
+	__luw_uncharge(u, targets, events);
 	mutex_unlock(&luw_lock);
 }
 
@@ -146,9 +153,7 @@ static void luw_target_unlink(struct luw_proc *t, struct list_head *to)
 	list_move_tail(&t->node, to);
 	WRITE_ONCE(s->pending, s->pending + 1);
 	s->nr_targets--;
-	s->user->targets--;
-	s->user->events -= t->nr_events;
-	luw_nr_targets--;
+	__luw_uncharge(s->user, 1, t->nr_events);
 	if (!s->nr_targets)
 		luw_ring_wake(s);	/* readers: end of file */
 }
