@@ -1376,6 +1376,24 @@ static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly
 	return 0;
 }
 
+/* lua_State's stack, maxstack and stacksize from a copy of its head. */
+static void head_triple(const struct luw_lj_layout *ly, const uint8_t *h,
+			uint64_t *stack, uint64_t *maxstack, uint32_t *stacksize)
+{
+	uint32_t s32;
+
+	if (ly->flags & LUW_LJ_F_GC64) {
+		memcpy(stack, h + ly->l_stack, 8);
+		memcpy(maxstack, h + ly->l_maxstack, 8);
+	} else {
+		memcpy(&s32, h + ly->l_stack, 4);
+		*stack = s32;
+		memcpy(&s32, h + ly->l_maxstack, 4);
+		*maxstack = s32;
+	}
+	memcpy(stacksize, h + ly->l_stacksize, 4);
+}
+
 /*
  * What the live process says about constants no header gives us, for a
  * descriptor that leaves them open (0): LJ_STACK_EXTRA from the main
@@ -1396,34 +1414,32 @@ static void measure(struct luw_ljl_target *t, struct luw_lj_layout *ly)
 	mainl = g + (int64_t)ly->gg_g2l;
 	/*
 	 * stack, maxstack and stacksize from one copy of lua_State's head,
-	 * taken again until two copies agree: read one by one, a stack
-	 * reallocated between the reads (a program recursing deeply) gave
-	 * a torn triple and a wrong LJ_STACK_EXTRA, and the candidate failed
-	 * its maxstack check (seen in test_ljattach's churn).
+	 * taken again until two copies give the same three: read one by
+	 * one, a stack reallocated between the reads (a program recursing
+	 * deeply) gave a torn triple and a wrong LJ_STACK_EXTRA, and the
+	 * candidate failed its maxstack check (seen in test_ljattach's
+	 * churn).  Only the three are compared: base and top, between them
+	 * in the head, change with every call, and a busy target on a loaded
+	 * machine gave no two equal copies in five (t_vmentry's tarantool
+	 * refused with stack_extra 0).
 	 */
 	span = ly->l_stack > ly->l_maxstack ? ly->l_stack : ly->l_maxstack;
 	span = (ly->l_stacksize > span ? ly->l_stacksize : span) + 8;
 	for (k = 0; !ly->stack_extra && span <= sizeof(a) && k < 5 && !agree; k++) {
+		uint64_t st2, mx2;
+		uint32_t sz2;
+
 		if (rd(t->pid, mainl, k ? b : a, span))
 			break;
-		if (k)
-			agree = !memcmp(a, b, span);
-		if (k && !agree)
-			memcpy(a, b, span);
-	}
-	if (agree) {
-		uint32_t s32;
-
-		if (ly->flags & LUW_LJ_F_GC64) {
-			memcpy(&stack, a + ly->l_stack, 8);
-			memcpy(&maxstack, a + ly->l_maxstack, 8);
-		} else {
-			memcpy(&s32, a + ly->l_stack, 4);
-			stack = s32;
-			memcpy(&s32, a + ly->l_maxstack, 4);
-			maxstack = s32;
+		if (!k) {
+			head_triple(ly, a, &stack, &maxstack, &stacksize);
+			continue;
 		}
-		memcpy(&stacksize, a + ly->l_stacksize, 4);
+		head_triple(ly, b, &st2, &mx2, &sz2);
+		agree = st2 == stack && mx2 == maxstack && sz2 == stacksize;
+		stack = st2;
+		maxstack = mx2;
+		stacksize = sz2;
 	}
 	if (agree && maxstack > stack && !((maxstack - stack) % 8) &&
 	    (maxstack - stack) / 8 + 1 < stacksize) {
