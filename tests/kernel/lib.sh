@@ -69,8 +69,11 @@ bg() {
 	execd "$last" "$1"
 }
 
+# KILL, not TERM: a tarantool in a busy Lua loop shuts down on TERM only
+# at its next yield, and a test that failed with it running waited for
+# that until group.sh's limit (t_vmentry, 600 s).
 cleanup() {
-	for p in $kids; do kill "$p" 2>/dev/null; done
+	for p in $kids; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 }
 trap cleanup EXIT
