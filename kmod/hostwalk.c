@@ -18,6 +18,7 @@
  * The walk is a cursor (struct luw_hw) so that the Lua side (luawalk.c)
  * can look at each frame and restart it at the caller of a VM entry.
  */
+#include <linux/hash.h>
 #include <linux/moduleparam.h>
 #include <linux/ptrace.h>
 #include <linux/uaccess.h>
@@ -42,19 +43,22 @@
 #define LUW_UC_SPAN_BYTES	8192
 
 /*
- * The table and entry a frame's pc was found to have, kept from sample to
- * sample on this CPU: a target's samples come back to the same return
- * addresses.  Valid only while the target's table array is the one it was
- * found in: seq names that array, and an array never changes (an upload
- * makes a new one), so its tables are alive while it is the target's.
+ * The table, entry and r14 row a frame's pc was found to have, kept from
+ * sample to sample on this CPU: a target's samples come back to the same
+ * return addresses.  Valid only while the target's table array is the one
+ * it was found in: seq names that array, and an array never changes (an
+ * upload makes a new one), so its tables are alive while it is the
+ * target's.
  */
-#define LUW_STEP_MEMO	64	/* a power of two */
+#define LUW_STEP_MEMO_BITS	8
 
 struct luw_step_memo {
 	u64 seq;			/* luw_maps.seq, 0 empty */
 	u64 key;			/* luw_uw_key() */
 	const struct luw_table *tab;
 	const struct luw_uw_entry *e;
+	const struct luw_uw_r14 *x;	/* once x_found */
+	bool x_found;
 };
 
 struct luw_ucpu {
@@ -63,7 +67,7 @@ struct luw_ucpu {
 	bool refused;			/* the last copy hit the budget */
 	u8 stack[LUW_UC_STACK_BYTES];
 	u8 span[LUW_UC_SPAN_BYTES];
-	struct luw_step_memo steps[LUW_STEP_MEMO];
+	struct luw_step_memo steps[1 << LUW_STEP_MEMO_BITS];
 };
 
 static struct luw_ucpu __percpu *luw_ucpu;
@@ -216,46 +220,40 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
 }
 
 /*
- * The table covering the frame's pc and its entry there (NULL, NULL when
- * none), through this CPU's step memo; rel is the pc's place in the table.
+ * What this CPU's step memo knows of the frame's pc: the table covering
+ * it and its entry there (NULL, NULL when none).  NULL when the target
+ * has no tables.  A multiplicative hash: return addresses of one library
+ * differ in their low bits alone, and each slot missed costs two binary
+ * searches.
  */
-static const struct luw_table *luw_hw_lookup(const struct luw_hw *w,
-					     const struct luw_uw_entry **e,
-					     u64 *rel)
+static struct luw_step_memo *luw_hw_lookup(const struct luw_hw *w)
 {
 	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
 	u64 key = luw_uw_key(&w->r);
 	struct luw_step_memo *sm;
 	const struct luw_table *tab;
 
-	*e = NULL;
 	if (!w->m)
 		return NULL;
-	sm = &u->steps[(key ^ (key >> 9)) & (LUW_STEP_MEMO - 1)];
-	if (sm->seq == w->m->seq && sm->key == key) {
-		tab = sm->tab;
-		*e = sm->e;
-	} else {
-		tab = luw_table_of(w->m, key);
-		if (tab)
-			*e = luw_tab_find(tab, luw_uw_rel(key, tab->start,
-							  tab->file_offset));
-		sm->seq = w->m->seq;
-		sm->key = key;
-		sm->tab = tab;
-		sm->e = *e;
-	}
-	if (tab)
-		*rel = luw_uw_rel(key, tab->start, tab->file_offset);
-	return tab;
+	sm = &u->steps[hash_64(key, LUW_STEP_MEMO_BITS)];
+	if (sm->seq == w->m->seq && sm->key == key)
+		return sm;
+	tab = luw_table_of(w->m, key);
+	sm->seq = w->m->seq;
+	sm->key = key;
+	sm->tab = tab;
+	sm->e = tab ? luw_tab_find(tab, luw_uw_rel(key, tab->start,
+						    tab->file_offset)) : NULL;
+	sm->x = NULL;
+	sm->x_found = false;
+	return sm;
 }
 
 bool luw_hw_has_table(const struct luw_hw *w)
 {
-	const struct luw_uw_entry *e;
-	u64 rel;
+	const struct luw_step_memo *sm = luw_hw_lookup(w);
 
-	return luw_hw_lookup(w, &e, &rel);
+	return sm && sm->tab;
 }
 
 /*
@@ -265,11 +263,9 @@ bool luw_hw_has_table(const struct luw_hw *w)
  */
 bool luw_hw_in_vmseq(const struct luw_hw *w)
 {
-	const struct luw_uw_entry *e;
-	u64 rel;
+	const struct luw_step_memo *sm = luw_hw_lookup(w);
 
-	luw_hw_lookup(w, &e, &rel);
-	return e && (e->rule & LUW_UW_VMSEQ);
+	return sm && sm->e && (sm->e->rule & LUW_UW_VMSEQ);
 }
 
 /*
@@ -354,17 +350,23 @@ bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
 
 int luw_hw_step(struct luw_hw *w)
 {
-	const struct luw_uw_entry *e;
+	struct luw_step_memo *sm = luw_hw_lookup(w);
+	const struct luw_uw_entry *e = sm ? sm->e : NULL;
 	const struct luw_uw_r14 *x = NULL;
-	const struct luw_table *tab;
-	u64 rel;
 	int rc;
 
-	tab = luw_hw_lookup(w, &e, &rel);
 	if (e)
 		w->table_used = true;
-	if (tab && w->want_r14)
-		x = luw_uw_find_r14(tab->r14, tab->nr14, rel);
+	if (sm && sm->tab && w->want_r14) {
+		if (!sm->x_found) {
+			sm->x = luw_uw_find_r14(sm->tab->r14, sm->tab->nr14,
+						luw_uw_rel(sm->key,
+							   sm->tab->start,
+							   sm->tab->file_offset));
+			sm->x_found = true;
+		}
+		x = sm->x;
+	}
 	/*
 	 * A frame-pointer chain ends with rbp == 0 (_start clears it): the
 	 * natural end when no table says END.

@@ -60,7 +60,7 @@ static void luw_uc_stack_grow(struct luw_uc *uc, u64 addr, u32 len)
 
 static int luw_uc_find(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 {
-	u8 *e = &uc->idx[(addr >> 8) & (LUW_UC_IDX - 1)];
+	u8 *e = &uc->idx[(addr >> LUW_UC_GRAIN_SHIFT) & (LUW_UC_IDX - 1)];
 	const struct luw_uc_span *s;
 	u32 i;
 
@@ -82,10 +82,16 @@ hit:
 	return 1;
 }
 
-/* Copy [addr, addr + len) into a new span; returns the bytes kept. */
+/*
+ * Copy [addr, addr + len) into a new span; returns the bytes kept.  The
+ * granules it covers point at it from now on: the next read there is
+ * served by luw_uc_read()'s inline path, not by a search of the spans.
+ * Spans a granule pointed at before are still found by that search.
+ */
 static u32 luw_uc_fill(struct luw_uc *uc, u64 addr, u32 len)
 {
 	struct luw_uc_span *s;
+	u64 g, last;
 	u32 got;
 
 	if (uc->nspan >= LUW_UC_SPANS || len > uc->cap - uc->used)
@@ -98,6 +104,12 @@ static u32 luw_uc_fill(struct luw_uc *uc, u64 addr, u32 len)
 	s->len = got;
 	s->off = uc->used;
 	uc->used += got;
+	g = addr >> LUW_UC_GRAIN_SHIFT;
+	last = (addr + got - 1) >> LUW_UC_GRAIN_SHIFT;
+	if (last - g >= LUW_UC_IDX)
+		last = g + LUW_UC_IDX - 1;
+	for (; g <= last; g++)
+		uc->idx[g & (LUW_UC_IDX - 1)] = (u8)uc->nspan;
 	return got;
 }
 

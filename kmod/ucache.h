@@ -67,7 +67,8 @@ typedef u32 (*luw_uc_copy_fn)(void *ctx, u64 addr, void *dst, u32 len);
 #define LUW_UC_STACK_FIRST	1024u	/* the first stack copy at least */
 #define LUW_UC_RANGE_MAX	4096u	/* one prefetch at most */
 #define LUW_UC_SPANS		48	/* lines and ranges kept */
-#define LUW_UC_IDX		64	/* 256-byte granules indexed, a power of 2 */
+#define LUW_UC_IDX		256	/* granules indexed, a power of 2 */
+#define LUW_UC_GRAIN_SHIFT	6	/* 64-byte granules: a line is 2 to 4 */
 
 struct luw_uc_span {
 	u64 addr;
@@ -91,9 +92,10 @@ struct luw_uc {
 	u32 nspan;
 	struct luw_uc_span span[LUW_UC_SPANS];
 	/*
-	 * Direct-mapped by (addr >> 8): 1 + the span that last served a read
-	 * in that granule, 0 none.  Spans are never moved or dropped during
-	 * a sample, so an entry is only ever stale by not holding addr.
+	 * Direct-mapped by granule (addr >> LUW_UC_GRAIN_SHIFT): 1 + the span
+	 * last made or found for a read in that granule, 0 none.  Spans are
+	 * never moved or dropped during a sample, so an entry is only ever
+	 * stale by not holding addr.
 	 */
 	u8 idx[LUW_UC_IDX];
 	/* what was served without a copy, for the curious */
@@ -158,7 +160,7 @@ static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 		luw_uc_cpy(dst, uc->stack_buf + off, len);
 		return 0;
 	}
-	e = uc->idx[(addr >> 8) & (LUW_UC_IDX - 1)];
+	e = uc->idx[(addr >> LUW_UC_GRAIN_SHIFT) & (LUW_UC_IDX - 1)];
 	if (e) {
 		s = &uc->span[e - 1];
 		off = addr - s->addr;
