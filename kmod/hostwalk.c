@@ -5,7 +5,7 @@
  * Each step uses the compact unwind table userspace uploaded for the
  * mapping that holds the pc (uwtable.c), and frame pointers where
  * there is no table or no usable rule.  Every user read goes through
- * luw_user_read(), which serves it from this CPU's read cache
+ * luw_walk_read() (ucache.h), which serves it from this CPU's read cache
  * (ucache.c: the stack from sp upward, the Lua stack slots,
  * lines around heap objects, each copied once per sample).  The cache's
  * copies are copy_from_user_nmi(), perf's own helper for user stacks,
@@ -178,10 +178,9 @@ void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len)
 		luw_uc_prefetch(&u->uc, addr, len);
 }
 
-/* The walkers' reader (walkenv.h): their context is the sample's cost. */
-int luw_walk_read(void *cost, u64 addr, void *dst, u32 len)
+int luw_walk_read_slow(struct luw_cost *c, u64 addr, void *dst, u32 len)
 {
-	return luw_user_read(cost, dst, addr, len);
+	return luw_user_read(c, dst, addr, len);
 }
 
 static int luw_read_user(void *cost, __u64 addr, __u64 *val)
@@ -278,6 +277,7 @@ static void luw_user_reads_start(struct luw_cost *cost, u64 sp, u64 stack_end)
 	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
 
 	u->cost = cost;
+	cost->uc = &u->uc;
 	u->refused = false;
 	luw_uc_init(&u->uc, luw_uc_copy, u, sp, stack_end, u->stack,
 		    sizeof(u->stack), u->span, sizeof(u->span));
@@ -294,6 +294,7 @@ void luw_user_reads_end(struct luw_cost *cost)
 
 	if (u->cost == cost)
 		u->cost = NULL;
+	cost->uc = NULL;
 }
 
 /* Caller holds rcu_read_lock() from here to the last step. */

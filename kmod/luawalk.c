@@ -7,7 +7,7 @@
  * The host cursor (hostwalk.c) goes up from the interrupted frame.  The
  * first frame that runs VM code -- the interpreter, or the machine code of
  * the running trace -- triggers the one Lua walk of the sample
- * (ljwalk.c, every read through luw_user_read(), against the
+ * (ljwalk.c, every read through luw_walk_read(), against the
  * sample's one budget).
  * Each VM frame met from then on takes the next Lua segment and the cursor
  * jumps to the caller of that segment's VM entry, read from the entry's C
@@ -81,7 +81,7 @@ struct luw_lw {
 
 static int luw_lj_read(struct luw_lw *lw, u64 addr, void *dst, u32 len)
 {
-	return luw_user_read(lw->cost, dst, addr, len);
+	return luw_walk_read(lw->cost, addr, dst, len);
 }
 
 static void luw_lj_prefetch(void *cost, __u64 addr, __u64 len)
@@ -135,7 +135,7 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		.vm_sp = vm_sp,
 		.mcode_trace = mcode_trace,
 		/*
-		 * What is left of the sample's budget (luw_user_read()
+		 * What is left of the sample's budget (luw_walk_read()
 		 * refuses past it anyway): one budget for every walk.
 		 */
 		.max_reads = max_t(u32, lw->cost->max_reads -

@@ -148,20 +148,6 @@ struct luw_file {
 	bool used;
 };
 
-/*
- * One sample's user-memory reads: every walk and scan draws on the same
- * max_reads (requests, served by a copy or from the read cache
- * alike: a cache hit costs a lookup) and LUW_SAMPLE_FAULTS (copies that
- * stopped short, prefetches and the stack window's included).
- */
-struct luw_cost {
-	u32 max_reads;		/* luw_sample_reads() when it began */
-	u32 reads;		/* requests: reads and prefetch hints */
-	u32 faults;
-	u64 bytes;		/* copied */
-	bool cut;		/* a read was refused: budget spent */
-};
-
 u32 luw_sample_reads(void);
 int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len);
 void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len);

@@ -141,15 +141,15 @@ static inline void luw_uc_cpy(void *dst, const u8 *src, u32 len)
 	}
 }
 
-/* luw_uc_read() when the fast path below misses. */
+/* luw_uc_read() when luw_uc_hit() misses. */
 int luw_uc_read_slow(struct luw_uc *uc, u64 addr, void *dst, u32 len);
 
 /*
- * Returns 0 with dst filled, -EFAULT where the bytes could not be read.
- * Inline for what most requests are: bytes the stack window or the span
- * last used in their granule holds already.
+ * What most requests are: bytes the stack window or the span last used
+ * in their granule holds already.  1 with dst filled; 0, nothing done,
+ * otherwise.
  */
-static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
+static inline int luw_uc_hit(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 {
 	u64 off = addr - uc->stack_lo;
 	const struct luw_uc_span *s;
@@ -158,7 +158,7 @@ static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 	if (off < uc->stack_len && len && len <= uc->stack_len - off) {
 		uc->hits++;
 		luw_uc_cpy(dst, uc->stack_buf + off, len);
-		return 0;
+		return 1;
 	}
 	e = uc->idx[(addr >> LUW_UC_GRAIN_SHIFT) & (LUW_UC_IDX - 1)];
 	if (e) {
@@ -167,9 +167,17 @@ static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 		if (off < s->len && len && len <= s->len - off) {
 			uc->hits++;
 			luw_uc_cpy(dst, uc->buf + s->off + off, len);
-			return 0;
+			return 1;
 		}
 	}
+	return 0;
+}
+
+/* Returns 0 with dst filled, -EFAULT where the bytes could not be read. */
+static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
+{
+	if (luw_uc_hit(uc, addr, dst, len))
+		return 0;
 	return luw_uc_read_slow(uc, addr, dst, len);
 }
 
@@ -179,5 +187,44 @@ static inline int luw_uc_read(struct luw_uc *uc, u64 addr, void *dst, u32 len)
  * A hint only: nothing fails, reads outside what it kept go on as lines.
  */
 void luw_uc_prefetch(struct luw_uc *uc, u64 addr, u64 len);
+
+#ifdef __KERNEL__
+#include <luaunwind.h>
+
+/*
+ * One sample's user-memory reads: every walk and scan draws on the same
+ * max_reads (requests, served by a copy or from the read cache
+ * alike: a cache hit costs a lookup) and LUW_SAMPLE_FAULTS (copies that
+ * stopped short, prefetches and the stack window's included).
+ */
+struct luw_cost {
+	u32 max_reads;		/* luw_sample_reads() when it began */
+	u32 reads;		/* requests: reads and prefetch hints */
+	u32 faults;
+	u64 bytes;		/* copied */
+	bool cut;		/* a read was refused: budget spent */
+	struct luw_uc *uc;	/* this CPU's cache while it serves the sample */
+};
+
+/* luw_walk_read() when the cache does not hold the bytes (hostwalk.c). */
+int luw_walk_read_slow(struct luw_cost *c, u64 addr, void *dst, u32 len);
+
+/*
+ * The module's one reader (walkenv.h), cost its context.  A hit is
+ * served here, inline in the walkers: a sample's walks make ~60 requests
+ * and most are hits.  The budget is spent as luw_walk_read_slow() would.
+ */
+static inline int luw_walk_read(void *cost, u64 addr, void *dst, u32 len)
+{
+	struct luw_cost *c = cost;
+
+	if (c->uc && c->reads < c->max_reads &&
+	    c->faults < LUW_SAMPLE_FAULTS && luw_uc_hit(c->uc, addr, dst, len)) {
+		c->reads++;
+		return 0;
+	}
+	return luw_walk_read_slow(c, addr, dst, len);
+}
+#endif /* __KERNEL__ */
 
 #endif /* LUW_UCACHE_H */

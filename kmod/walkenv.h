@@ -36,21 +36,25 @@ typedef __s64 s64;
 
 /*
  * The walkers' reads.  In userspace each walk is given a read callback
- * and its context.  The module has one reader, luw_walk_read() in
- * hostwalk.c (the sample's budget and read cache), and its walkers are
- * given a struct luw_cost as the context: they call it directly, because
- * an indirect call in the handler goes through a retpoline on most
- * kernels, and the walks make one per field they read.  The callback the
- * module passes is the same function, so both builds do the same.
+ * and its context.  The module has one reader, luw_walk_read() of
+ * ucache.h (the sample's budget and read cache; inline for what the
+ * cache holds, hostwalk.c for the rest), and its walkers are given a
+ * struct luw_cost as the context: they call it directly, because an
+ * indirect call in the handler goes through a retpoline on most kernels,
+ * and the walks make one per field they read.  The callback the module
+ * passes is the same function, so both builds do the same.
  */
 #ifdef __KERNEL__
-int luw_walk_read(void *cost, u64 addr, void *dst, u32 len);
 #define LUW_WALK_READ(fn, ctx, addr, dst, len)				\
 	luw_walk_read(ctx, addr, dst, len)
 #define LUW_WALK_READ64(fn, ctx, addr, val) luw_walk_read(ctx, addr, val, 8)
 #else
 #define LUW_WALK_READ(fn, ctx, addr, dst, len) ((fn)(ctx, addr, dst, len))
 #define LUW_WALK_READ64(fn, ctx, addr, val) ((fn)(ctx, addr, val))
+#endif
+
+#ifdef __KERNEL__
+#include "ucache.h"	/* luw_walk_read() */
 #endif
 
 #endif /* LUW_WALKENV_H */
