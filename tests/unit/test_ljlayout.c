@@ -1,7 +1,9 @@
 /*
  * Layout detection and validation on live processes: Debian's luajit,
  * OpenResty's luajit2 (unpacked by scripts/luajit2-fetch.sh) and tarantool
- * 2.6 each run tests/fixtures/workloads/coro.lua; for each, luw_ljl_attach must
+ * 2.6 each run tests/fixtures/workloads/coro.lua, and a host of Debian's
+ * libluajit empties its main thread's globals as ts_lua does
+ * (targets/emptyglobals.c); for each, luw_ljl_attach must
  * pick the right layout, tarantool's DWARF layout must equal the table
  * generated from its sources, and a layout with any one offset moved must
  * be refused with a message naming the binary and its build-id.
@@ -176,6 +178,19 @@ int main(int argc, char **argv)
 		char *a[] = { "tarantool", coro, NULL };
 
 		check_target("tarantool", a, NULL, LUW_LJL_SRC_DWARF, "LuaJIT 2.1 GC64");
+	}
+	{
+		/* Beside this test's binary (tests/unit/CMakeLists.txt). */
+		char eg[4096], *slash;
+		char *a[] = { eg, NULL };
+
+		snprintf(eg, sizeof(eg), "%s", argv[0]);
+		slash = strrchr(eg, '/');
+		snprintf(slash ? slash + 1 : eg,
+			 sizeof(eg) - (size_t)(slash ? slash + 1 - eg : 0),
+			 "target_emptyglobals");
+		check_target("emptyglobals", a, NULL, LUW_LJL_SRC_KNOWN,
+			     "OpenResty");
 	}
 	CHECK(system(cmd) == 0, "cannot unpack luajit2: %s", cmd);
 	{

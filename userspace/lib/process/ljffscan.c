@@ -240,35 +240,28 @@ int luw_ljl_ff_from_tables(struct luw_ljl_target *t, char *why, size_t n)
 	return 0;
 }
 
-struct strcheck {
-	unsigned int ok, bad;
-};
-
-static void key_check(const struct scan *s, const char *key, unsigned int vt,
-		      uint64_t vo, void *arg)
-{
-	struct strcheck *c = arg;
-	size_t i;
-
-	(void)s;
-	(void)vt;
-	(void)vo;
-	/* tab_each passes only keys that are strings with their NUL. */
-	for (i = 0; key[i]; i++)
-		if ((unsigned char)key[i] < 0x20 || (unsigned char)key[i] > 0x7e)
-			c->bad++;
-	c->ok++;
-}
-
 /*
- * The string keys of table t's hash part: how many there are, and how
- * many of them read as names (into c), from one copy of the table.  -1
- * when t is unreadable.
+ * The metamethod names: lj_meta_init interns them when a state is created
+ * and anchors them for good in G->gcroot[GCROOT_MMNAME + mm], in the
+ * order of lj_obj.h's MMDEF, whose first six are the same in LuaJIT 2.0,
+ * 2.1 and their forks.  Every universe has them, whatever its program did
+ * with its globals (ts_lua empties the main thread's), and they are known
+ * by content and length: six in a row, each read through str_len and
+ * str_size, prove both.
  */
-static int count_keys(const struct scan *s, uint64_t t, unsigned int *keys,
-		      struct strcheck *c)
+static const char *const mm_names[] = {
+	"__index", "__newindex", "__gc", "__mode", "__eq", "__len",
+};
+#define MM_N		(sizeof(mm_names) / sizeof(mm_names[0]))
+/* G's bytes looked through for gcroot: global_State is ~0x100-0x300. */
+#define MM_SCAN		1024
+
+static int is_mm(const struct scan *s, uint64_t o, unsigned int k)
 {
-	return tab_walk(s, t, key_check, c, keys);
+	char buf[16];
+
+	return !(o & 7) && !str_of(s, o, buf, sizeof(buf)) &&
+	       !strcmp(buf, mm_names[k]);
 }
 
 int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
@@ -276,42 +269,32 @@ int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
 {
 	struct luw_ffnames dummy;
 	struct scan s = { pid, ly, 0, &dummy };
-	uint64_t mainl, env = 0, mt = 0;
-	unsigned int keys = 0;
-	struct strcheck c = { 0, 0 };
-	struct find idx = { "__index", 0 };
+	unsigned char gb[MM_SCAN];
+	uint32_t got = MM_SCAN, at, k;
 
 	s.r = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
-	mainl = g + (int64_t)ly->gg_g2l;
-	if (rd_ref(&s, mainl + ly->l_cframe - s.r, &env) ||
-	    !gct_is(&s, env, LJ_TTAB)) {
-		snprintf(why, n, "main thread's globals (the reference before "
-			 "L->cframe) are no table (l_cframe/gc_gct)");
+	/* GG_State goes on past G (jit_State, the dispatch table). */
+	while (got >= 256 && rd(&s, g, gb, got))
+		got /= 2;
+	if (got < 256) {
+		snprintf(why, n, "G 0x%llx unreadable",
+			 (unsigned long long)g);
 		return -1;
 	}
-	/* Count the string keys, then see that each reads as one. */
-	if (count_keys(&s, env, &keys, &c)) {
-		snprintf(why, n, "globals table 0x%llx unreadable",
-			 (unsigned long long)env);
-		return -1;
+	for (at = 0; at + MM_N * s.r <= got; at += s.r) {
+		for (k = 0; k < MM_N; k++) {
+			uint64_t o = 0;
+
+			memcpy(&o, gb + at + k * s.r, s.r);
+			if (!is_mm(&s, o, k))
+				break;
+		}
+		if (k == MM_N)
+			return 0;
 	}
-	/*
-	 * A sandbox (kresd: setfenv(0, setmetatable({ one key },
-	 * { __index = _G }))) holds few keys itself: the globals it reads
-	 * through are the table its metatable's __index names.  GCtab's
-	 * metatable reference precedes node (lj_obj.h).
-	 */
-	if (keys < 8 && !rd_ref(&s, env + 4 * s.r, &mt) &&
-	    gct_is(&s, mt, LJ_TTAB) && !tab_each(&s, mt, find_tab, &idx) &&
-	    idx.tab && idx.tab != env && count_keys(&s, idx.tab, &keys, &c)) {
-		snprintf(why, n, "globals' __index table 0x%llx unreadable",
-			 (unsigned long long)idx.tab);
-		return -1;
-	}
-	if (keys < 8 || c.ok != keys || c.bad) {
-		snprintf(why, n, "globals: %u of %u string keys read as names "
-			 "(str_len/str_size)", c.ok - (c.bad ? 1 : 0), keys);
-		return -1;
-	}
-	return 0;
+	snprintf(why, n, "G 0x%llx: no metamethod names (__index, __newindex, "
+		 "__gc, __mode, __eq, __len in a row) in its first %u bytes "
+		 "read as strings (str_len/str_size/gc_gct)",
+		 (unsigned long long)g, got);
+	return -1;
 }

@@ -1331,7 +1331,7 @@ int luw_ljl_validate(const struct luw_ljl_target *t, const struct luw_lj_layout 
  * stack walk of check_protos can catch a frame being built, measure()
  * can read L->stack and L->maxstack either side of a stack reallocation,
  * the process-measured fields (ljrecover's anchor, str_size, g_tmpbuf_l,
- * g_strempty) scan G and the globals while the program writes them.  The
+ * g_strempty) scan G and the heap while the program writes them.  The
  * target is not stopped for it: detection scans up to 2 GiB of memory per
  * candidate, far too long to hold a server's threads (a sampler stops a
  * thread for one stack, not for this), and the one intermittent refusal
@@ -1370,8 +1370,17 @@ static int validate_all(struct luw_ljl_target *t, const struct luw_lj_layout *ly
 			passes = 0;
 			usleep(3000);
 		}
-		if (fails == 3)
+		if (fails == 3) {
+			char *c = strdup(why);
+
+			/* Name the state: a process may have several. */
+			if (t->nstates > 1)
+				snprintf(why, n, "global_State 0x%llx (%d of %d): %s",
+					 (unsigned long long)t->states[i], i + 1,
+					 t->nstates, c ? c : "");
+			free(c);
 			return -1;
+		}
 	}
 	return 0;
 }
@@ -1717,8 +1726,8 @@ static int layout_from_code(struct luw_ljl_target *t, const struct luw_lj_layout
 			" no-g_tmpbuf_l", un - strlen(used) - 1);
 	}
 	/*
-	 * GCstr's size and its len's place from the process: the globals'
-	 * keys read right with exactly one of the shapes GCstr has had.
+	 * GCstr's size and its len's place from the process: the metamethod
+	 * names in G read right with exactly one of the shapes GCstr has had.
 	 * len is its last member (16/12 before the string ids, 20/16 and
 	 * 24/20 after), except in GC64 builds before them (beta3 built
 	 * with LUAJIT_ENABLE_GC64, tarantool 2.x's GC64), where 4 bytes of

@@ -104,10 +104,10 @@ int luw_ljl_use_layout(struct luw_ljl_target *t, const struct luw_lj_layout *ly,
 int luw_ljl_ff_from_tables(struct luw_ljl_target *t, char *why, size_t whylen);
 
 /*
- * Strings read right with `ly`: every string key of the main thread's
- * globals table (there are always dozens; with a sandbox, a globals table
- * of a few keys whose metatable's __index is a table, of the two) has its
- * NUL at str_size + len and printable characters, and there are >= 8.
+ * Strings read right with `ly`: the metamethod names every state anchors
+ * in G (G->gcroot: "__index", "__newindex", "__gc", "__mode", "__eq",
+ * "__len" in a row) read as exactly those through gc_gct, str_len and
+ * str_size.  Nothing the program does with its globals changes them.
  * 0, or -1 with the reason (ljffscan.c).
  */
 int luw_ljl_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t g,
