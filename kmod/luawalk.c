@@ -539,6 +539,17 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 				continue;
 			}
 		}
+		/*
+		 * A VM frame no segment took is stepped by the VM's FDE,
+		 * which holds only where rsp is an interpreter C frame, as
+		 * for the interrupted frame above.  A caller frame elsewhere
+		 * in the VM is not one: ->vm_exit_handler calls
+		 * lj_trace_exit with the exit state pushed below the trace's
+		 * frame, and the FDE's return address there is whatever the
+		 * exit state holds.
+		 */
+		if (vm && !trace && n > 1 && !luw_lua_cframe_at(&lw, w.r.sp))
+			frameless = true;
 		if (trace || frameless || n >= max)
 			break;
 		if (lw.walked || probed)

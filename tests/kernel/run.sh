@@ -23,8 +23,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1
 # One of each kind: the ABI, permissions, raw Lua walks with and without
-# traces' frames, record + report, threads, a target exiting while attached.
-subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit)
+# traces' frames, record + report, threads, a target exiting while attached,
+# and a service (ts_lua: a Lua state per thread, JIT on, empty globals).
+subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit t_svc_trafficserver)
 # For the debug kernel (KASAN, lockdep, ...): the tests that drive the
 # module's object lifetimes and locking -- sessions, attach/detach/reap
 # races, a thousand attach/detach cycles, targets exiting and exec'ing while
