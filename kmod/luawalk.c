@@ -516,6 +516,18 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 				       lw.out.vmstate == LUW_VMST_GC));
 
 			/*
+			 * So does ->vm_exit_handler, with the exit state
+			 * pushed, when what it called entered the VM again
+			 * (lj_trace_exit's cpcall of trace_exit_cp: that
+			 * activation is segment 0, the trace's the next).
+			 * Its frame is no interpreter C frame, which is what
+			 * tells it from an activation's own.
+			 */
+			if (!below && n > 1 && g->cframe > w.r.sp &&
+			    !luw_lua_cframe_at(&lw, w.r.sp))
+				below = true;
+
+			/*
 			 * The activation's C frame is where the interpreter
 			 * keeps rsp.  Anything else means the walk and the
 			 * host stack disagree.
