@@ -3,7 +3,8 @@
 # every other iteration with side traces off, so a share of the samples
 # land in lj_trace_exit and the snapshot restore it runs under a
 # protected call (vmstate EXIT), below ->vm_exit_handler's frame.  On
-# Debian's luajit and OpenResty's luajit2, of the EXIT samples:
+# Debian's luajit, OpenResty's luajit2 and tarantool (not GC64), of the
+# EXIT samples:
 #  - >= 90% read, innermost first: host frames, work (exits.lua:10), the
 #    main chunk, no other Lua frame, and host frames through lua_pcall:
 #    the walk goes from the protected call's activation to the exit
@@ -14,7 +15,7 @@
 . tests/kernel/lualib.sh
 load
 msg=
-for name in luajit luajit2; do
+for name in luajit luajit2 tarantool; do
 	start_lua $name $WL/exits.lua
 	sleep 1		# let the trace be recorded
 	record $name 4
