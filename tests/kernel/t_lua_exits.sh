@@ -1,6 +1,6 @@
 #!/bin/sh
 # Trace exits (issue 25 items 3 and 4): exits.lua leaves its trace on
-# every other iteration with side traces off, so a share of the samples
+# every other iteration and never gets a side trace, so a share of the samples
 # land in lj_trace_exit and the snapshot restore it runs under a
 # protected call (vmstate EXIT), below ->vm_exit_handler's frame.  On
 # Debian's luajit, OpenResty's luajit2 and tarantool (not GC64), of the

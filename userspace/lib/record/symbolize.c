@@ -484,15 +484,45 @@ static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
 			    p->t->layout.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
+/*
+ * The code a C function's frame ran: GCfuncC's f, read now, after the
+ * sample, when the object may be gone (a finalizer's closure) and its
+ * memory another object's.  Only a C function object whose f lies in
+ * executable mapped code names the frame; otherwise 0 (unknown).
+ */
+static uint64_t cfunc_code(struct proc *p, uint64_t fn)
+{
+	const struct luw_lj_layout *ly = &p->t->layout;
+	const struct luw_map *m;
+	uint8_t gct = 0, ffid = 0;
+	uint64_t f = 0;
+
+	if (luw_pmem_read(p->pid, fn + ly->gc_gct, &gct, 1) ||
+	    gct != ly->gct_func ||
+	    luw_pmem_read(p->pid, fn + ly->fn_ffid, &ffid, 1) ||
+	    ffid != LUW_LJ_FF_C ||
+	    luw_pmem_read(p->pid, fn + ly->fn_f, &f, 8))
+		return 0;
+	m = luw_maps_find(&p->maps, f);
+	if (!m && !p->gone) {
+		struct luw_maps fresh;
+
+		if (luw_maps_read(p->pid, &fresh) == 0) {
+			luw_maps_free(&p->maps);
+			p->maps = fresh;
+			m = luw_maps_find(&p->maps, f);
+		}
+	}
+	return m && (m->prot & LUW_MAP_X) ? f : 0;
+}
+
 static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
 {
-	uint64_t f = 0;
-	pid_t pid = p->pid;
+	uint64_t f;
 
 	if (!first(z, p, K_CFUNC, 0, fn))
 		return;
-	if (luw_pmem_read(pid, fn + p->t->layout.fn_f, &f, 8))
-		f = 0;
+	f = cfunc_code(p, fn);
 	luw_file_put_u32(&z->b, (uint32_t)p->pid);
 	luw_file_put_u32(&z->b, 0);
 	luw_file_put_u64(&z->b, fn);
