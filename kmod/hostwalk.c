@@ -142,10 +142,11 @@ static u32 luw_uc_copy(void *ctx, __u64 addr, void *dst, __u32 len)
 }
 
 /*
- * One read the walkers ask for, through the cache luw_hw_init() set up
- * for this sample: 0, -EFAULT or -E2BIG (budget).
+ * One read the walkers ask for that luw_walk_read() (ucache.h) did not
+ * serve inline: the budget spent, or the bytes not in this CPU's cache,
+ * whose hit it already tried.  0, -EFAULT or -E2BIG (budget).
  */
-int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
+int luw_walk_read_slow(struct luw_cost *c, u64 addr, void *dst, u32 len)
 {
 	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
 	bool refused = false;
@@ -155,7 +156,7 @@ int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len)
 		return -E2BIG;
 	if (u->cost == c) {
 		u->refused = false;
-		rc = luw_uc_read(&u->uc, addr, dst, len);
+		rc = luw_uc_read_slow(&u->uc, addr, dst, len);
 		refused = u->refused;
 	} else {
 		/* Not the sample the cache holds: an exact copy. */
@@ -176,11 +177,6 @@ void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len)
 
 	if (u->cost == c && luw_user_spend(c))
 		luw_uc_prefetch(&u->uc, addr, len);
-}
-
-int luw_walk_read_slow(struct luw_cost *c, u64 addr, void *dst, u32 len)
-{
-	return luw_user_read(c, dst, addr, len);
 }
 
 static int luw_read_user(void *cost, __u64 addr, __u64 *val)

@@ -52,6 +52,9 @@ struct lj_st {
 	u64 ins_at;
 	u32 ins;
 	struct lj_fn fns[LJ_FN_MEMO];
+	/* the stack of stk_l as lj_get_stack() last read it (0: none) */
+	u64 stk_l;
+	u64 stk_lo, stk_hi;
 };
 
 /*
@@ -187,16 +190,29 @@ struct lj_stack {
 	u64 hi;	/* one past the last slot */
 };
 
+/*
+ * L's stack, read once per walk: the walk asks for it at the start, for
+ * the interpreter's base and for the frames, and only this thread moves
+ * the stack of the state it runs.
+ */
 static int lj_get_stack(struct lj_st *st, u64 l, struct lj_stack *s)
 {
 	u32 size;
 
+	if (l && st->stk_l == l) {
+		s->lo = st->stk_lo;
+		s->hi = st->stk_hi;
+		return 0;
+	}
 	if (lj_ref(st, l + st->ly->l_stack, &s->lo) ||
 	    lj_u32(st, l + st->ly->l_stacksize, &size))
 		return -EFAULT;
 	if (!s->lo || size == 0 || size > (1u << 24))
 		return -EINVAL;
 	s->hi = s->lo + (u64)size * 8;
+	st->stk_l = l;
+	st->stk_lo = s->lo;
+	st->stk_hi = s->hi;
 	return 0;
 }
 
@@ -797,6 +813,7 @@ int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 	lj_spans(&st);
 	st.ins_at = 0;
 	st.ins = 0;
+	st.stk_l = 0;
 	for (i = 0; i < LJ_FN_MEMO; i++)
 		st.fns[i].fn = 0;
 	sp = in->regs.r[LUW_X86_RSP];

@@ -149,7 +149,6 @@ struct luw_file {
 };
 
 u32 luw_sample_reads(void);
-int luw_user_read(struct luw_cost *c, void *dst, u64 addr, u32 len);
 void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len);
 void luw_user_reads_end(struct luw_cost *c);
 
