@@ -6,7 +6,7 @@
  * digits, so that a text sort orders them as kallsyms does; only
  * addresses executed at least once).
  *
- *   qemu-system-x86_64 -plugin libkcount.so,arg=out=FILE ...
+ *   qemu-system-x86_64 -plugin libkcount.so,out=FILE ...
  *
  * Each instruction gets an inline counter, no callback: under
  * -icount shift=0 the guest's clock is its instruction count, and the
@@ -94,7 +94,7 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id,
 {
 	(void)info;
 	if (argc != 1 || strncmp(argv[0], "out=", 4) || !argv[0][4]) {
-		fprintf(stderr, "kcount: usage: -plugin libkcount.so,arg=out=FILE\n");
+		fprintf(stderr, "kcount: usage: -plugin libkcount.so,out=FILE\n");
 		return -1;
 	}
 	out_path = strdup(argv[0] + 4);
