@@ -291,6 +291,22 @@ static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
 }
 
 /* ret: the pc is a return address (look up the call before it). */
+/*
+ * The mapping holding addr; the process's maps read again once when none
+ * does (a library loaded since they were read).
+ */
+static const struct luw_map *map_at(struct proc *p, uint64_t addr)
+{
+	const struct luw_map *m = luw_maps_find(&p->maps, addr);
+	struct luw_maps fresh;
+
+	if (m || p->gone || luw_maps_read(p->pid, &fresh))
+		return m;
+	luw_maps_free(&p->maps);
+	p->maps = fresh;
+	return luw_maps_find(&p->maps, addr);
+}
+
 static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 {
 	const struct luw_map *m;
@@ -303,16 +319,7 @@ static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 
 	if (!first(z, p, K_HOST, 0, pc))
 		return;
-	m = luw_maps_find(&p->maps, look);
-	if (!m && !p->gone) {
-		struct luw_maps fresh;
-
-		if (luw_maps_read(p->pid, &fresh) == 0) {
-			luw_maps_free(&p->maps);
-			p->maps = fresh;
-			m = luw_maps_find(&p->maps, look);
-		}
-	}
+	m = map_at(p, look);
 	if (m) {
 		e = elf_of(p, m);
 		if (e && luw_elf_off2vaddr(e, luw_map_fileoff(m, look),
@@ -503,16 +510,7 @@ static uint64_t cfunc_code(struct proc *p, uint64_t fn)
 	    ffid != LUW_LJ_FF_C ||
 	    luw_pmem_read(p->pid, fn + ly->fn_f, &f, 8))
 		return 0;
-	m = luw_maps_find(&p->maps, f);
-	if (!m && !p->gone) {
-		struct luw_maps fresh;
-
-		if (luw_maps_read(p->pid, &fresh) == 0) {
-			luw_maps_free(&p->maps);
-			p->maps = fresh;
-			m = luw_maps_find(&p->maps, f);
-		}
-	}
+	m = map_at(p, f);
 	return m && (m->prot & LUW_MAP_X) ? f : 0;
 }
 
