@@ -3,7 +3,7 @@
  * luaunwind: the /dev/luaunwind ioctl ABI and the sample record format.
  *
  * Shared by the kernel module (kmod/) and userspace
- * (userspace/lib/record/luwdev.c).
+ * (userspace/lib/record/dev.c).
  *
  * Device and sessions
  * --------------------

@@ -95,7 +95,7 @@
  * fname          := pid reserved addr name
  *   (LUWF_SEC_FNAME) the name of a prototype by its definition: the
  *   local, global, field (M.f), method (obj:m) or upvalue its parent's
- *   FNEW stores the closure into (userspace/lib/process/ljfuncname.h).
+ *   FNEW stores the closure into (userspace/lib/target/funcname.h).
  *   v1: the name of the first call site seen (the report shows it as
  *   before)
  * reserved       := <U32: 0>   (here and in every section that has one)

@@ -3,7 +3,7 @@
  * luaunwind compact unwind tables (x86-64): the format.
  *
  * Userspace turns the .eh_frame of every mapped ELF file into one table
- * (userspace/lib/process/cfi.c, with libdw) and hands it to whoever
+ * (userspace/lib/unwind/cfi.c, with libdw) and hands it to whoever
  * unwinds: the kernel module (uploaded per mapping) or
  * luaunwind-hostunwind (ptrace).
  * The table answers, for any code byte of the file, how to get from a
@@ -100,7 +100,7 @@
  *                          CFRAME_SIZE for all of its code, true only
  *                          once the C frame is set up; these rows are
  *                          exact per instruction, worked out from the
- *                          machine code (userspace/lib/process/vmseq.c).
+ *                          machine code (userspace/lib/luajit/vmseq.c).
  *                          The frame is the VM entry's own, not the
  *                          interpreter's C frame: a walker steps it like
  *                          any C frame and does not look for Lua frames

@@ -1,6 +1,6 @@
 /*
  * Print the luaunwind layout descriptor of one LuaJIT source tree as a C
- * initializer for the known-layouts table in userspace/lib/process/ljlayout.c.  Compiled by
+ * initializer for the known-layouts table in userspace/lib/target/layout.c.  Compiled by
  * scripts/ljlayout-gen.sh with the tree's own headers and the defines its
  * package build uses, so every offset is the compiler's, not ours.
  */

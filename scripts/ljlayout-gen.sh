@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerate the known-layouts table of userspace/lib/process/ljlayout.c from the
+# Regenerate the known-layouts table of userspace/lib/target/layout.c from the
 # exact Debian sources of each target: fetch them with `apt-get source`
 # (needs a deb-src line for the archive) into a scratch directory outside
 # the checkout, generate each tree's headers with its own buildvm, compile

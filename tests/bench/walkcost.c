@@ -10,7 +10,7 @@
  * merged walk on it: the host CFA walk (luw_uw_find + luw_uw_step of
  * kmod/uwtable.c over the tables cfi.c builds from .eh_frame,
  * the tables luaunwind-ctl uploads) and the Lua walk (luw_lj_walk of
- * kmod/ljwalk.c with the layout ljlayout.c proves), glued
+ * kmod/ljwalk.c with the layout target/layout.c proves), glued
  * the way kmod/luawalk.c's luw_merged_walk() glues them (mirrored here:
  * the glue is kernel code).  Every read the walkers make goes through
  * their read callbacks and the module's read cache (kmod/ucache.c,
@@ -56,9 +56,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "process/cfi.h"
-#include "process/ljlayout.h"
-#include "process/procmaps.h"
+#include "unwind/cfi.h"
+#include "target/layout.h"
+#include "proc/maps.h"
 #include "kmod/ljwalk.h"
 #include "luaunwind.h"
 #include "kmod/ucache.h"
@@ -245,7 +245,7 @@ struct proc {
 	pid_t pid;
 	struct luw_maps maps;
 	const struct luw_cfi **cfi;	/* parallel to maps.v, NULL: none */
-	struct luw_ljl_target t;
+	struct luw_layout_target t;
 	uint64_t g_hint;
 };
 
@@ -255,7 +255,7 @@ static int proc_load(struct proc *p, pid_t pid)
 	size_t i;
 
 	p->pid = pid;
-	if (luw_ljl_attach(pid, &p->t, err, sizeof(err))) {
+	if (luw_layout_attach(pid, &p->t, err, sizeof(err))) {
 		fprintf(stderr, PROG ": %s\n", err);
 		return -1;
 	}
@@ -271,7 +271,7 @@ static int proc_load(struct proc *p, pid_t pid)
 	for (i = 0; i < p->maps.n; i++) {
 		const struct luw_map *mp = &p->maps.v[i];
 
-		if (!(mp->prot & LUW_MAP_X) || !luw_map_is_file(mp))
+		if (!(mp->prot & LUW_MAP_X) || !luw_maps_is_file(mp))
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64
 			 "-%" PRIx64, (int)pid, mp->start, mp->end);
@@ -365,7 +365,7 @@ static void lua_prefetch(void *ctx, __u64 addr, __u64 len)
 static void lua_walk(struct walk *w, int sample_frame, uint64_t ip,
 		     uint64_t sp, uint64_t vm_sp)
 {
-	const struct luw_ljl_target *t = &w->p->t;
+	const struct luw_layout_target *t = &w->p->t;
 	struct luw_lj_walk_in in;
 
 	memset(&in, 0, sizeof(in));
@@ -476,7 +476,7 @@ static int cframe_at(struct walk *w, uint64_t sp)
 
 static int vm_subroutine(struct walk *w)
 {
-	const struct luw_ljl_target *t = &w->p->t;
+	const struct luw_layout_target *t = &w->p->t;
 	__u64 sp = w->hr.sp, ra = 0;
 
 	if (cframe_at(w, sp) || host_read(w, sp, &ra) ||
@@ -539,7 +539,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				const struct user_regs_struct *u,
 				unsigned int *nlua)
 {
-	const struct luw_ljl_target *t = &p->t;
+	const struct luw_layout_target *t = &p->t;
 	unsigned int n = 0, seg = 0, lua = 0, max = LUW_MAX_HOST_FRAMES;
 	int complete = 0, probed = 0, probed_here = 0, sub = 0, rc;
 
@@ -548,7 +548,7 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	w->walked = 0;
 	w->digest = 14695981039346656037ULL;
 	memset(&w->out, 0, sizeof(w->out));
-	luw_ljl_regs_from(u, &w->regs);
+	luw_layout_regs_from(u, &w->regs);
 	w->hr.ip = u->rip;
 	w->hr.sp = u->rsp;
 	w->hr.bp = u->rbp;

@@ -211,14 +211,14 @@ struct luw_gen *luw_gen_load(const void *data, size_t len, char *err,
 			     size_t errsize)
 {
 	struct luw_gen *g = calloc(1, sizeof(*g));
-	struct luw_rd r;
+	struct luw_reader r;
 	int rc;
 
 	if (!g) {
 		snprintf(err, errsize, "out of memory");
 		return NULL;
 	}
-	luw_rd_open_mem(&r, data, len);
+	luw_reader_open_mem(&r, data, len);
 	rc = luw_symtab_decode(&r, ld_prologue, ld_sym, g);
 	if (!rc) {
 		if (r.end - r.p >= 3 && !memcmp(r.p, "ljp", 3)) {
@@ -228,16 +228,16 @@ struct luw_gen *luw_gen_load(const void *data, size_t len, char *err,
 			g->kind = LUW_GEN_MEMPROF;
 			rc = luw_memprof_decode_body(&r, &load_mops, g);
 		} else {
-			luw_rd_fail(&r, luw_rd_offset(&r),
+			luw_reader_fail(&r, luw_reader_offset(&r),
 				    "'ljp' or 'ljm' prologue", 0);
 			rc = -1;
 		}
 	}
 	if (rc || g->oom) {
-		if (g->oom || !luw_rd_failed(&r))
+		if (g->oom || !luw_reader_failed(&r))
 			snprintf(err, errsize, "out of memory");
 		else
-			luw_rd_strerror(&r, err, errsize);
+			luw_reader_strerror(&r, err, errsize);
 		luw_gen_free(g);
 		return NULL;
 	}

@@ -55,7 +55,7 @@ static int fuzz_add_sym(void *ctx, const struct luw_sym *s)
 }
 
 /* Is the stream body after the symtab of the given kind ("ljp"/"ljm")? */
-static int fuzz_body_is(const struct luw_rd *r, const char *magic)
+static int fuzz_body_is(const struct luw_reader *r, const char *magic)
 {
 	return r->end - r->p >= 3 && !memcmp(r->p, magic, 3);
 }
@@ -68,11 +68,11 @@ static int fuzz_body_is(const struct luw_rd *r, const char *magic)
 static int fuzz_reencode(const uint8_t *data, size_t size, const char *magic,
 			 struct luw_enc *e, uint64_t *err_off)
 {
-	struct luw_rd r;
+	struct luw_reader r;
 	int rc;
 
 	luw_enc_init_mem(e);
-	luw_rd_open_mem(&r, data, size);
+	luw_reader_open_mem(&r, data, size);
 	rc = luw_symtab_decode(&r, luw_enc_sysprof_ops.prologue,
 			       luw_enc_sysprof_ops.sym, e);
 	if (!rc) {
@@ -83,11 +83,11 @@ static int fuzz_reencode(const uint8_t *data, size_t size, const char *magic,
 			rc = luw_memprof_decode_body(&r, &luw_enc_memprof_ops,
 						     e);
 	}
-	*err_off = luw_rd_failed(&r) ? r.err_off : size;
-	if (luw_rd_failed(&r)) {
+	*err_off = luw_reader_failed(&r) ? r.err_off : size;
+	if (luw_reader_failed(&r)) {
 		char msg[256];
 
-		luw_rd_strerror(&r, msg, sizeof(msg));
+		luw_reader_strerror(&r, msg, sizeof(msg));
 		FUZZ_ASSERT(msg[0], "empty error message");
 	}
 	FUZZ_ASSERT(!luw_enc_finish(e), "encoder out of memory");

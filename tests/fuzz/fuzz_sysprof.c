@@ -26,27 +26,27 @@ static int count_sample(void *ctx, const struct luw_sp_sample *s)
 static uint64_t decoded_samples(const uint8_t *data, size_t size)
 {
 	const struct luw_sysprof_ops ops = { .sample = count_sample };
-	struct luw_rd r;
+	struct luw_reader r;
 	uint64_t n = 0;
 
-	luw_rd_open_mem(&r, data, size);
+	luw_reader_open_mem(&r, data, size);
 	luw_sysprof_decode(&r, &ops, &n);
 	return n;
 }
 
-static void report(const uint8_t *data, size_t size, enum luw_spr_mode mode,
+static void report(const uint8_t *data, size_t size, enum luw_sysprof_report_mode mode,
 		   uint64_t decoded)
 {
 	struct luw_stacks *stacks = NULL;
 	struct luw_symtab *st = luw_symtab_new();
-	struct luw_spr *rep;
-	struct luw_rd r;
+	struct luw_sysprof_report *rep;
+	struct luw_reader r;
 	unsigned int i;
 	uint64_t sum;
 	int rc;
 
 	FUZZ_ASSERT(st, "out of memory");
-	luw_rd_open_mem(&r, data, size);
+	luw_reader_open_mem(&r, data, size);
 	rc = luw_symtab_decode(&r, NULL, fuzz_add_sym, st);
 	if (rc || !fuzz_body_is(&r, "ljp")) {
 		luw_symtab_free(st);
@@ -56,17 +56,17 @@ static void report(const uint8_t *data, size_t size, enum luw_spr_mode mode,
 		stacks = luw_stacks_new();
 		FUZZ_ASSERT(stacks, "out of memory");
 	}
-	rep = luw_spr_new(mode, st, stacks);
+	rep = luw_sysprof_report_new(mode, st, stacks);
 	FUZZ_ASSERT(rep, "out of memory");
-	rc = luw_sysprof_decode_body(&r, &luw_spr_ops, rep);
-	FUZZ_ASSERT(!luw_spr_oom(rep) && rc != -2, "report out of memory");
+	rc = luw_sysprof_decode_body(&r, &luw_sysprof_report_ops, rep);
+	FUZZ_ASSERT(!luw_sysprof_report_oom(rep) && rc != -2, "report out of memory");
 	FUZZ_ASSERT(rc == 0 || rc == -1, "decoder returned %d", rc);
-	FUZZ_ASSERT(luw_spr_samples(rep) == decoded,
+	FUZZ_ASSERT(luw_sysprof_report_samples(rep) == decoded,
 		    "report saw %llu samples, the decoder delivered %llu",
-		    (unsigned long long)luw_spr_samples(rep),
+		    (unsigned long long)luw_sysprof_report_samples(rep),
 		    (unsigned long long)decoded);
 	for (i = 0, sum = 0; i < LUW_VMST__MAX; i++)
-		sum += luw_spr_vmstate(rep, i);
+		sum += luw_sysprof_report_vmstate(rep, i);
 	FUZZ_ASSERT(sum == decoded, "vmstate counts add up to %llu of %llu",
 		    (unsigned long long)sum, (unsigned long long)decoded);
 	if (mode == LUW_SPR_FOLDED) {
@@ -79,10 +79,10 @@ static void report(const uint8_t *data, size_t size, enum luw_spr_mode mode,
 		FUZZ_ASSERT(!luw_flamegraph_write(fuzz_sink(), stacks, NULL),
 			    "SVG output failed");
 	} else {
-		FUZZ_ASSERT(!luw_spr_write(rep, fuzz_sink()),
+		FUZZ_ASSERT(!luw_sysprof_report_write(rep, fuzz_sink()),
 			    "report output failed");
 	}
-	luw_spr_free(rep);
+	luw_sysprof_report_free(rep);
 	luw_stacks_free(stacks);
 	luw_symtab_free(st);
 }

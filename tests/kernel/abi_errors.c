@@ -20,8 +20,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "process/ljlayout.h"
-#include "record/luwdev.h"
+#include "target/layout.h"
+#include "record/dev.h"
 #include "onetab.h"
 
 static int failures;
@@ -263,7 +263,7 @@ int main(int argc, char **argv)
 	 */
 	{
 		size_t nk;
-		const struct luw_ljl_known *k = luw_ljl_known_layouts(&nk);
+		const struct luw_layout_known *k = luw_layout_known_layouts(&nk);
 		struct luw_lj_layout ly = *k[0].layout, bad;
 
 #define LY_BAD(stmt) do {								bad = ly;								stmt;									a = lua_args(pid, &bad);						EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);			} while (0)

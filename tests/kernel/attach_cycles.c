@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static volatile int done;
 static long records_bytes;

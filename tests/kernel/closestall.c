@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static long long now_us(void)
 {

@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "record/attach.h"
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static uint64_t rng_state;
 
@@ -182,17 +182,17 @@ int main(int argc, char **argv)
 
 		pids[i] = atoi(a[0] == 'L' ? a + 1 : a);
 		if (a[0] == 'L' && !have_ly) {
-			struct luw_att *att;
+			struct luw_attacher *att;
 			char err[1024];
 
-			if (luw_att_open(pids[i], 1, &att, err, sizeof(err))) {
+			if (luw_attach_open(pids[i], 1, &att, err, sizeof(err))) {
 				fprintf(stderr, "ioctl_fuzz: %s\n", err);
 				return 1;
 			}
-			luw_att_fill(att, &lua_req);
-			base_ly = *luw_att_layout(att);
+			luw_attach_fill(att, &lua_req);
+			base_ly = *luw_attach_layout(att);
 			have_ly = 1;
-			luw_att_free(att);
+			luw_attach_free(att);
 		}
 	}
 

@@ -33,12 +33,12 @@
 #include <unistd.h>
 
 #include "record/attach.h"
-#include "process/cfi.h"
-#include "process/elf_symbols.h"
-#include "process/ljlayout.h"
-#include "process/ljproto.h"
-#include "record/luwdev.h"
-#include "process/procmaps.h"
+#include "unwind/cfi.h"
+#include "elf/symbols.h"
+#include "target/layout.h"
+#include "target/proto.h"
+#include "record/dev.h"
+#include "proc/maps.h"
 
 static double now_s(void)
 {
@@ -54,8 +54,8 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
 		      size_t len)
 {
 	const struct luw_map *mp = luw_maps_find(&maps, pc);
-	const struct luw_elf_sym *s;
-	struct luw_elf *e;
+	const struct luw_symbols_sym *s;
+	struct luw_symbols *e;
 	uint64_t off, va;
 	char err[256];
 	const char *base;
@@ -65,17 +65,17 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
 		luw_maps_read(pid, &maps);
 		mp = luw_maps_find(&maps, pc);
 	}
-	if (!mp || !luw_map_is_file(mp)) {
+	if (!mp || !luw_maps_is_file(mp)) {
 		snprintf(buf, len, "0x%" PRIx64, pc);
 		return;
 	}
 	base = strrchr(mp->path, '/');
 	base = base ? base + 1 : mp->path;
-	off = luw_map_fileoff(mp, pc);
-	e = luw_elf_get(mp->path, err, sizeof(err));
+	off = luw_maps_fileoff(mp, pc);
+	e = luw_symbols_get(mp->path, err, sizeof(err));
 	/* A return address may be just past a noreturn call. */
-	if (e && !luw_elf_off2vaddr(e, off - (caller ? 1 : 0), &va) &&
-	    (s = luw_elf_sym_at(e, va)) != NULL) {
+	if (e && !luw_symbols_off2vaddr(e, off - (caller ? 1 : 0), &va) &&
+	    (s = luw_symbols_at(e, va)) != NULL) {
 		snprintf(buf, len, "%s", s->name);
 		return;
 	}
@@ -90,10 +90,10 @@ static const char *seq_at(uint64_t pc)
 	uint64_t off;
 	char err[256];
 
-	if (!mp || !luw_map_is_file(mp) ||
+	if (!mp || !luw_maps_is_file(mp) ||
 	    !(t = luw_cfi_get(mp->path, err, sizeof(err))))
 		return "-";
-	off = luw_map_fileoff(mp, pc);
+	off = luw_maps_fileoff(mp, pc);
 	for (size_t i = 0; i < t->vm.n; i++) {
 		const struct luw_vmseq *q = &t->vm.v[i];
 
@@ -103,7 +103,7 @@ static const char *seq_at(uint64_t pc)
 	return "-";
 }
 
-static void lua_name(struct luw_ljp_ctx *sym, const struct luw_lj_layout *ly,
+static void lua_name(struct luw_proto_ctx *sym, const struct luw_lj_layout *ly,
 		     const struct luw_lua_frame *r, char *buf, size_t len)
 {
 	struct luw_lj_frame f = { 0 };
@@ -126,7 +126,7 @@ static void lua_name(struct luw_ljp_ctx *sym, const struct luw_lj_layout *ly,
 		snprintf(buf, len, "c:0x%" PRIx64, (uint64_t)r->addr);
 		return;
 	}
-	luw_ljp_frame_str(sym, &f, buf, len);
+	luw_proto_frame_str(sym, &f, buf, len);
 }
 
 static int spliced(const struct luw_dev_rec *r, unsigned int i)
@@ -140,8 +140,8 @@ static int spliced(const struct luw_dev_rec *r, unsigned int i)
 	return 0;
 }
 
-static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
-			 const struct luw_ljl_target *t, const struct luw_dev_rec *r)
+static void print_sample(pid_t pid, struct luw_proto_ctx *sym,
+			 const struct luw_layout_target *t, const struct luw_dev_rec *r)
 {
 	const struct luw_lj_layout *ly = &t->layout;
 	const struct luw_sample *s = r->sample;
@@ -190,18 +190,18 @@ static void print_sample(pid_t pid, struct luw_ljp_ctx *sym,
 static int cmd_read(pid_t pid, double secs)
 {
 	static uint64_t buf[(256 << 10) / 8];
-	struct luw_ljl_target *t = calloc(1, sizeof(*t));
-	struct luw_ljp_ctx *sym = NULL;
+	struct luw_layout_target *t = calloc(1, sizeof(*t));
+	struct luw_proto_ctx *sym = NULL;
 	double end;
 	char err[1024];
 	int fd, rc = 0;
 
 	if (!t)
 		return 1;
-	if (luw_ljl_attach(pid, t, err, sizeof(err)))
+	if (luw_layout_attach(pid, t, err, sizeof(err)))
 		memset(t, 0, sizeof(*t));	/* not LuaJIT: host frames */
 	else
-		sym = luw_ljp_new(pid, &t->layout, &t->ff);
+		sym = luw_proto_new(pid, &t->layout, &t->ff);
 	luw_maps_read(pid, &maps);
 	fd = luw_dev_open(O_NONBLOCK);
 	if (fd < 0) {
@@ -245,7 +245,7 @@ static int cmd_read(pid_t pid, double secs)
 	}
 	fflush(stdout);
 	close(fd);
-	luw_ljp_free(sym);
+	luw_proto_free(sym);
 	free(t);
 	return rc;
 }
@@ -255,15 +255,15 @@ static int cmd_badattach(pid_t pid, const char *field, int delta)
 	struct luw_attach req = { .sample_rate = 999,
 				  .flags = LUW_ATTACH_STOPPED };
 	struct luw_lj_layout *ly;
-	struct luw_att *a;
+	struct luw_attacher *a;
 	char err[1024];
 	int fd, r;
 
-	if (luw_att_open(pid, 1, &a, err, sizeof(err))) {
+	if (luw_attach_open(pid, 1, &a, err, sizeof(err))) {
 		fprintf(stderr, "lwstacks: %s\n", err);
 		return 1;
 	}
-	ly = luw_att_layout(a);
+	ly = luw_attach_layout(a);
 	if (!strcmp(field, "g_mainthref"))
 		ly->g_mainthref += delta;
 	else if (!strcmp(field, "l_glref"))
@@ -291,19 +291,19 @@ static int cmd_badattach(pid_t pid, const char *field, int delta)
 		fprintf(stderr, "lwstacks: join: %s\n", strerror(-r));
 		return 1;
 	}
-	luw_att_fill(a, &req);
+	luw_attach_fill(a, &req);
 	r = luw_dev_attach(fd, &req);
 	if (r) {
 		printf("refused: %s\n", strerror(-r));
 		return 0;
 	}
-	if (luw_att_upload(a, fd, NULL, err, sizeof(err)) < 0 ||
+	if (luw_attach_upload(a, fd, NULL, err, sizeof(err)) < 0 ||
 	    luw_dev_start(fd, pid)) {
 		fprintf(stderr, "lwstacks: %s\n", err);
 		return 1;
 	}
 	printf("attached\n");
-	luw_att_free(a);
+	luw_attach_free(a);
 	close(fd);
 	return 0;
 }

@@ -17,7 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static int sock_at(const char *path, struct sockaddr_un *sa)
 {

@@ -20,7 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 #include "onetab.h"
 
 static int fd;

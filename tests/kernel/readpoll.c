@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static int failures;
 static uint64_t buf[(1 << 20) / 8];

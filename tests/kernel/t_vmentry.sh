@@ -2,7 +2,7 @@
 # Samples taken while the CPU is in a LuaJIT VM entry's prologue (the
 # callee-saved pushes of lj_vm_call/pcall/cpcall/resume or the FFI
 # callback) or an exit's epilogue (the pops and ret): the unwind table has
-# exact rows there (userspace/lib/process/vmseq.c), so the host stack goes
+# exact rows there (userspace/lib/luajit/vmseq.c), so the host stack goes
 # on into the C caller and down to the thread's entry instead of ending.
 # vmentry.lua enters the VM from C all the time (table.sort and
 # string.gsub with Lua functions, coroutine.resume, an FFI callback from

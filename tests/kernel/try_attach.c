@@ -18,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 #include "onetab.h"
 
 int main(int argc, char **argv)

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static void *idle(void *arg)
 {

@@ -25,7 +25,7 @@ int main(void)
 		       "local x = 0 while true do x = x + 1 end", NULL };
 	char *sh[] = { "sh", "-c", "echo ready; exec sleep 60", NULL };
 	struct luw_attach req;
-	struct luw_att *a;
+	struct luw_attacher *a;
 	char err[1024], desc[1024];
 	unsigned int skipped = 0;
 	pid_t pid, other;
@@ -39,11 +39,11 @@ int main(void)
 	usleep(200000);
 
 	/* With Lua: everything the module needs. */
-	r = luw_att_open(pid, 1, &a, err, sizeof(err));
-	CHECK(r == 0, "luw_att_open luajit: %s", err);
+	r = luw_attach_open(pid, 1, &a, err, sizeof(err));
+	CHECK(r == 0, "luw_attach_open luajit: %s", err);
 	if (r == 0) {
 		memset(&req, 0, sizeof(req));
-		luw_att_fill(a, &req);
+		luw_attach_fill(a, &req);
 		CHECK(req.pid == pid, "pid");
 		CHECK(req.vm_start && req.vm_start < req.interp_end &&
 		      req.interp_end <= req.vm_end, "VM range %llx %llx %llx",
@@ -57,32 +57,32 @@ int main(void)
 		      "layout fails its structural check");
 		CHECK(req.g_hint && !(req.g_hint & 7), "G hint %llx",
 		      (unsigned long long)req.g_hint);
-		luw_att_describe(a, desc, sizeof(desc));
+		luw_attach_describe(a, desc, sizeof(desc));
 		CHECK(strstr(desc, "luajit") && strstr(desc, "build-id") &&
 		      strstr(desc, "GC64"), "describe: %s", desc);
 
 		/* Not the device: every upload fails, every mapping skipped. */
 		fd = open("/dev/null", O_RDONLY);
-		r = luw_att_upload(a, fd, &skipped, err, sizeof(err));
+		r = luw_attach_upload(a, fd, &skipped, err, sizeof(err));
 		CHECK(r == 0 && skipped >= 2, "first pass: %d uploaded, %u skipped",
 		      r, skipped);
-		r = luw_att_upload(a, fd, &skipped, err, sizeof(err));
+		r = luw_attach_upload(a, fd, &skipped, err, sizeof(err));
 		CHECK(r == 0 && skipped == 0, "second pass: %d uploaded, %u skipped",
 		      r, skipped);
 		close(fd);
-		luw_att_free(a);
+		luw_attach_free(a);
 	}
 
 	/* Host stacks only: no layout, no VM range. */
-	r = luw_att_open(pid, 0, &a, err, sizeof(err));
-	CHECK(r == 0, "luw_att_open --no-lua: %s", err);
+	r = luw_attach_open(pid, 0, &a, err, sizeof(err));
+	CHECK(r == 0, "luw_attach_open --no-lua: %s", err);
 	if (r == 0) {
 		memset(&req, 0, sizeof(req));
-		luw_att_fill(a, &req);
+		luw_attach_fill(a, &req);
 		CHECK(!req.layout_ptr && !req.layout_size && !req.vm_start &&
 		      !req.g_hint, "host-only attach carries Lua data");
-		CHECK(luw_att_layout(a) == NULL, "host-only layout");
-		luw_att_free(a);
+		CHECK(luw_attach_layout(a) == NULL, "host-only layout");
+		luw_attach_free(a);
 	}
 	luw_test_stop(pid);
 
@@ -90,7 +90,7 @@ int main(void)
 	other = luw_test_spawn(sh, NULL, NULL, 0, NULL);
 	CHECK(other > 0, "cannot start sleep");
 	if (other > 0) {
-		r = luw_att_open(other, 1, &a, err, sizeof(err));
+		r = luw_attach_open(other, 1, &a, err, sizeof(err));
 		CHECK(r == -1 && strstr(err, "not a LuaJIT process"),
 		      "sleep: r=%d err=%s", r, err);
 		luw_test_stop(other);

@@ -25,9 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/cfi.h"
-#include "process/elf_symbols.h"
-#include "process/procmaps.h"
+#include "unwind/cfi.h"
+#include "elf/symbols.h"
+#include "proc/maps.h"
 #include "testlib.h"
 
 struct ref_row {
@@ -282,7 +282,7 @@ static int r14_matches(const struct luw_uw_r14 *x, const char *col)
 static size_t r14_checked, r14_saved_checked;
 
 static void check_at(const char *path, const struct luw_cfi *t,
-		     const struct luw_elf *elf, uint64_t vaddr,
+		     const struct luw_symbols *elf, uint64_t vaddr,
 		     const struct ref_row *r, int signal, size_t *checked)
 {
 	const struct luw_uw_entry *e;
@@ -291,7 +291,7 @@ static void check_at(const char *path, const struct luw_cfi *t,
 	uint64_t off;
 	int k;
 
-	if (luw_elf_vaddr2off(elf, vaddr, &off))
+	if (luw_symbols_vaddr2off(elf, vaddr, &off))
 		return;		/* not in a loaded segment */
 	e = luw_cfi_find(t, off);
 	CHECK(e != NULL, "%s: vaddr %#lx: no entry", path, (unsigned long)vaddr);
@@ -325,7 +325,7 @@ static void check_at(const char *path, const struct luw_cfi *t,
  * Does the FDE f claim rbp+16 at its first byte over the frame-pointer
  * prologue?  Then its rows hold only from the third instruction on.
  */
-static int fp_prologue_fde(const char *path, const struct luw_elf *elf,
+static int fp_prologue_fde(const char *path, const struct luw_symbols *elf,
 			   const struct ref_fde *f)
 {
 	static const unsigned char want[] = { 0x55, 0x48, 0x89, 0xe5 };
@@ -336,7 +336,7 @@ static int fp_prologue_fde(const char *path, const struct luw_elf *elf,
 
 	if (!f->nrows || f->rows[0].loc != f->lo || f->signal ||
 	    strcmp(f->rows[0].cfa, "rbp+16") || f->hi - f->lo < sizeof(want) ||
-	    luw_elf_vaddr2off(elf, f->lo, &off))
+	    luw_symbols_vaddr2off(elf, f->lo, &off))
 		return 0;
 	fp = fopen(path, "rb");
 	if (!fp)
@@ -395,7 +395,7 @@ static void check_file(const char *path)
 {
 	char err[512];
 	struct luw_cfi *t = luw_cfi_build(path, err, sizeof(err));
-	struct luw_elf *elf = luw_elf_load(path, err, sizeof(err));
+	struct luw_symbols *elf = luw_symbols_load(path, err, sizeof(err));
 	size_t checked = 0, gaps = 0, fixed = 0;
 	struct ref ref;
 
@@ -444,7 +444,7 @@ static void check_file(const char *path)
 		if (i + 1 < ref.nfdes && f->hi < ref.fdes[i + 1].lo) {
 			uint64_t off;
 
-			if (!luw_elf_vaddr2off(elf, f->hi, &off)) {
+			if (!luw_symbols_vaddr2off(elf, f->hi, &off)) {
 				const struct luw_uw_entry *e = luw_cfi_find(t, off);
 
 				gaps++;
@@ -485,7 +485,7 @@ static void check_file(const char *path)
 	free_ref(&ref);
 out:
 	luw_cfi_free(t);
-	luw_elf_free(elf);
+	luw_symbols_free(elf);
 }
 
 /* luw_uw_check() must refuse damaged tables, the kernel's upload guard. */

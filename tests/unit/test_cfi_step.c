@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "process/cfi.h"
+#include "unwind/cfi.h"
 #include "testlib.h"
 
 #define BASE 0x7ffd00001000ULL

@@ -18,10 +18,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "process/cfi.h"
-#include "process/ehframe.h"
-#include "process/elf_symbols.h"
-#include "process/procmaps.h"
+#include "unwind/cfi.h"
+#include "elf/ehframe.h"
+#include "elf/symbols.h"
+#include "proc/maps.h"
 #include "testlib.h"
 
 __attribute__((noinline)) int luw_test_marker(int x)
@@ -38,26 +38,26 @@ static struct luw_maps maps;
 
 /* Symbolize a live address of this process the way the tools do. */
 static const char *name_of(const void *p, uint64_t *offp,
-			   const struct luw_elf **ep)
+			   const struct luw_symbols **ep)
 {
 	uint64_t addr = (uint64_t)(uintptr_t)p, vaddr;
 	const struct luw_map *mp = luw_maps_find(&maps, addr);
-	const struct luw_elf_sym *s;
-	struct luw_elf *e;
+	const struct luw_symbols_sym *s;
+	struct luw_symbols *e;
 	char err[512];
 
-	if (!mp || !luw_map_is_file(mp))
+	if (!mp || !luw_maps_is_file(mp))
 		return NULL;
-	e = luw_elf_get(mp->path, err, sizeof(err));
+	e = luw_symbols_get(mp->path, err, sizeof(err));
 	if (!e) {
 		fprintf(stderr, "%s\n", err);
 		return NULL;
 	}
 	if (ep)
 		*ep = e;
-	if (luw_elf_off2vaddr(e, luw_map_fileoff(mp, addr), &vaddr))
+	if (luw_symbols_off2vaddr(e, luw_maps_fileoff(mp, addr), &vaddr))
 		return NULL;
-	s = luw_elf_sym_at(e, vaddr);
+	s = luw_symbols_at(e, vaddr);
 	if (s && offp)
 		*offp = vaddr - s->addr;
 	return s ? s->name : NULL;
@@ -65,7 +65,7 @@ static const char *name_of(const void *p, uint64_t *offp,
 
 static void test_self(void)
 {
-	const struct luw_elf *e = NULL;
+	const struct luw_symbols *e = NULL;
 	const char *n;
 	uint64_t off = ~0ULL;
 
@@ -85,13 +85,13 @@ static void test_self(void)
 /*
  * Every FDE of libc as ehframe.c lists it: its first and last byte are
  * covered by an FDE for libdw too (which searches .eh_frame_hdr) and
- * luw_elf_fde_start names its start for both; the byte after it, when
+ * luw_symbols_fde_start names its start for both; the byte after it, when
  * libdw finds no FDE there (padding between functions), is covered for
  * neither.
  */
 static void test_fde_ranges(const char *path)
 {
-	struct luw_elf *e;
+	struct luw_symbols *e;
 	struct luw_fdes f;
 	Dwarf_CFI *cfi;
 	Dwarf_Frame *fr;
@@ -101,7 +101,7 @@ static void test_fde_ranges(const char *path)
 	Elf *elf;
 	int fd;
 
-	e = luw_elf_get(path, err, sizeof(err));
+	e = luw_symbols_get(path, err, sizeof(err));
 	elf = luw_elf_open(path, &fd, err, sizeof(err));
 	CHECK(e && elf, "%s", err);
 	if (!e || !elf)
@@ -113,8 +113,8 @@ static void test_fde_ranges(const char *path)
 	for (size_t i = 0; cfi && i < f.n; i++) {
 		uint64_t s = f.v[i].start, end = f.v[i].end;
 
-		if (luw_elf_fde_start(e, s, &st) || st != s ||
-		    luw_elf_fde_start(e, end - 1, &st) || st != s ||
+		if (luw_symbols_fde_start(e, s, &st) || st != s ||
+		    luw_symbols_fde_start(e, end - 1, &st) || st != s ||
 		    dwarf_cfi_addrframe(cfi, s, &fr)) {
 			bad++;
 			continue;
@@ -130,7 +130,7 @@ static void test_fde_ranges(const char *path)
 			continue;
 		}
 		gaps++;
-		if (luw_elf_fde_start(e, end, &st) == 0)
+		if (luw_symbols_fde_start(e, end, &st) == 0)
 			bad++;
 	}
 	CHECK(!bad, "%s: %zu of %zu FDEs disagree with libdw", path, bad, f.n);
@@ -146,8 +146,8 @@ static void test_fde_ranges(const char *path)
 
 static void test_libc(void)
 {
-	const struct luw_elf *e = NULL;
-	const struct luw_elf_sym *s;
+	const struct luw_symbols *e = NULL;
+	const struct luw_symbols_sym *s;
 	const char *n;
 	uint64_t off;
 
@@ -163,8 +163,8 @@ static void test_libc(void)
 	/* libc6-dbg: the build-id debug file adds the static functions. */
 	CHECK(e->debug_path && strstr(e->debug_path, "/usr/lib/debug/.build-id/"),
 	      "libc debug file not found (is libc6-dbg installed?)");
-	s = luw_elf_sym_named(e, "__libc_start_call_main");
-	CHECK(s && luw_elf_sym_at(e, s->addr + 1) == s,
+	s = luw_symbols_named(e, "__libc_start_call_main");
+	CHECK(s && luw_symbols_at(e, s->addr + 1) == s,
 	      "static __libc_start_call_main not resolved");
 	CHECK(e->build_id_len == 20, "libc build-id length %zu", e->build_id_len);
 	for (size_t i = 0; i < e->nsyms; i++)
@@ -177,20 +177,20 @@ static void test_libc(void)
 static void test_stripped_luajit(void)
 {
 	char err[512];
-	struct luw_elf *e = luw_elf_load("/usr/bin/luajit", err, sizeof(err));
+	struct luw_symbols *e = luw_symbols_load("/usr/bin/luajit", err, sizeof(err));
 	struct luw_cfi *t = luw_cfi_build("/usr/bin/luajit", err, sizeof(err));
-	const struct luw_elf_sym *s;
+	const struct luw_symbols_sym *s;
 	uint64_t vaddr;
 
 	CHECK(e && t, "%s", err);
 	if (!e || !t)
 		goto out;
 	CHECK(!e->debug_path, "luajit: unexpected debug file %s", e->debug_path);
-	s = luw_elf_sym_named(e, "main");
+	s = luw_symbols_named(e, "main");
 	CHECK(s && s->end > s->addr, "luajit main from .dynsym");
-	s = luw_elf_sym_named(e, "lua_pcall");
-	CHECK(s && luw_elf_sym_at(e, s->addr + 4) == s, "luajit lua_pcall");
-	s = luw_elf_sym_named(e, "_start");
+	s = luw_symbols_named(e, "lua_pcall");
+	CHECK(s && luw_symbols_at(e, s->addr + 4) == s, "luajit lua_pcall");
+	s = luw_symbols_named(e, "_start");
 	CHECK(s && s->addr == e->entry && s->end - s->addr >= 0x20,
 	      "luajit _start from the entry's CFI");
 	/* The VM: one FDE with a fixed frame over many KiB, no symbol. */
@@ -199,13 +199,13 @@ static void test_stripped_luajit(void)
 		    t->ent[i + 1].start - t->ent[i].start > 8192) {
 			uint64_t mid = (t->ent[i].start + t->ent[i + 1].start) / 2;
 
-			CHECK(!luw_elf_off2vaddr(e, mid, &vaddr), "VM offset");
-			s = luw_elf_sym_at(e, vaddr);
+			CHECK(!luw_symbols_off2vaddr(e, mid, &vaddr), "VM offset");
+			s = luw_symbols_at(e, vaddr);
 			CHECK(!s, "VM code named after a neighbour: %s", s->name);
 			break;
 		}
 out:
-	luw_elf_free(e);
+	luw_symbols_free(e);
 	luw_cfi_free(t);
 }
 
@@ -220,7 +220,7 @@ static int run(const char *cmd)
 static void test_debuglink(const char *target)
 {
 	char dir[] = "/tmp/luw-elfsym-XXXXXX", cmd[8192], path[4200], err[512];
-	struct luw_elf *e;
+	struct luw_symbols *e;
 
 	if (!mkdtemp(dir)) {
 		CHECK(0, "mkdtemp: %s", strerror(errno));
@@ -233,32 +233,32 @@ static void test_debuglink(const char *target)
 	if (run(cmd))
 		goto out;
 	snprintf(path, sizeof(path), "%s/t.stripped", dir);
-	e = luw_elf_load(path, err, sizeof(err));
+	e = luw_symbols_load(path, err, sizeof(err));
 	CHECK(e, "%s", err);
 	if (e) {
 		CHECK(e->debug_path && strstr(e->debug_path, "/t.debug"),
 		      "debuglink not followed: %s",
 		      e->debug_path ? e->debug_path : "(none)");
-		CHECK(luw_elf_sym_named(e, "rec_a") && luw_elf_sym_named(e, "leaf_spin"),
+		CHECK(luw_symbols_named(e, "rec_a") && luw_symbols_named(e, "leaf_spin"),
 		      "symbols of the debug file missing");
-		luw_elf_free(e);
+		luw_symbols_free(e);
 	}
 	/* A debug file of another build: CRC differs, must be refused. */
 	snprintf(cmd, sizeof(cmd), "cd %s && printf x >> t.debug", dir);
 	run(cmd);
-	e = luw_elf_load(path, err, sizeof(err));
-	CHECK(e && !e->debug_path && !luw_elf_sym_named(e, "rec_a"),
+	e = luw_symbols_load(path, err, sizeof(err));
+	CHECK(e && !e->debug_path && !luw_symbols_named(e, "rec_a"),
 	      "debug file with a wrong CRC used");
-	luw_elf_free(e);
+	luw_symbols_free(e);
 	/* Cache: a second path of the same build-id gives the same object. */
 	{
-		struct luw_elf *a, *b;
+		struct luw_symbols *a, *b;
 
 		snprintf(path, sizeof(path), "%s/t", dir);
-		a = luw_elf_get(target, err, sizeof(err));
-		b = luw_elf_get(path, err, sizeof(err));
+		a = luw_symbols_get(target, err, sizeof(err));
+		b = luw_symbols_get(path, err, sizeof(err));
 		CHECK(a && a == b, "cache per build-id");
-		CHECK(b == luw_elf_get(path, err, sizeof(err)), "alias cache");
+		CHECK(b == luw_symbols_get(path, err, sizeof(err)), "alias cache");
 		/* Tables too: one per build-id, whatever the path. */
 		CHECK(luw_cfi_get(target, err, sizeof(err)) ==
 		      luw_cfi_get(path, err, sizeof(err)), "table cache per build-id");
@@ -287,16 +287,16 @@ static void test_maps_parse(void)
 	CHECK(!strcmp(m.v[1].path, "/usr/bin/a b") && m.v[1].offset == 0x2000 &&
 	      m.v[1].prot == (LUW_MAP_R | LUW_MAP_X | LUW_MAP_P) &&
 	      m.v[1].inode == 1234, "exec line");
-	CHECK(!strcmp(m.v[2].path, "") && !luw_map_is_file(&m.v[2]), "anon");
+	CHECK(!strcmp(m.v[2].path, "") && !luw_maps_is_file(&m.v[2]), "anon");
 	CHECK(!strcmp(m.v[3].path, "/tmp/x.so") && m.v[3].deleted &&
 	      m.v[3].dev_major == 0xfd, "deleted");
-	CHECK(!strcmp(m.v[4].path, "[stack]") && !luw_map_is_file(&m.v[4]),
+	CHECK(!strcmp(m.v[4].path, "[stack]") && !luw_maps_is_file(&m.v[4]),
 	      "stack");
 	mp = luw_maps_find(&m, 0x55d0c0a02000ULL);
 	CHECK(mp == &m.v[1], "find at start");
 	CHECK(luw_maps_find(&m, 0x55d0c0a01fffULL) == &m.v[0], "find at end-1");
 	CHECK(luw_maps_find(&m, 0x55d0c0a09000ULL) == NULL, "find in a hole");
-	CHECK(mp && luw_map_fileoff(mp, 0x55d0c0a02010ULL) == 0x2010, "fileoff");
+	CHECK(mp && luw_maps_fileoff(mp, 0x55d0c0a02010ULL) == 0x2010, "fileoff");
 	luw_maps_free(&m);
 	errno = 0;
 	CHECK(luw_maps_parse("55d0c0a00000-55d0c0a02000 r--p zz\n", &m) == -1 &&
@@ -321,7 +321,7 @@ int main(int argc, char **argv)
 	test_debuglink(argv[2]);
 	test_maps_parse();
 	luw_maps_free(&maps);
-	luw_elf_cache_clear();
+	luw_symbols_cache_clear();
 	luw_cfi_cache_clear();
 	if (luw_test_status("test_elfsym"))
 		return 1;

@@ -100,7 +100,7 @@ static void test_kind(void)
 {
 	static const struct {
 		const char *name;
-		enum luw_frame_kind kind;
+		enum luw_flamegraph_kind kind;
 	} cases[] = {
 		{ "outer @sw.lua:3", LUW_FRAME_LUA },
 		{ "@main.lua:0", LUW_FRAME_LUA },
@@ -119,7 +119,7 @@ static void test_kind(void)
 	size_t i;
 
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		enum luw_frame_kind k = luw_frame_kind(cases[i].name,
+		enum luw_flamegraph_kind k = luw_flamegraph_kind(cases[i].name,
 						       strlen(cases[i].name));
 
 		CHECK(k == cases[i].kind, "'%s' is kind %d", cases[i].name, k);

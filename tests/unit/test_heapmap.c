@@ -34,7 +34,7 @@ static uint64_t next(void)
 }
 
 /* A slot's size: in the slot, or in the side map for big ones. */
-static uint64_t slot_size(const struct luw_heapmap *m,
+static uint64_t slot_size(const struct luw_memprof_heap *m,
 			  const struct luw_heap_slot *s)
 {
 	const struct luw_kv *e;
@@ -52,7 +52,7 @@ static int is_far(const struct ref *r)
 }
 
 /* Every live reference chunk reachable from its home; n matches. */
-static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
+static void check_invariant(const struct luw_memprof_heap *m, const struct ref *r,
 			    size_t live)
 {
 	size_t i, used = 0, big, far;
@@ -64,7 +64,7 @@ static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
 		big += r[i].live && !is_far(&r[i]) && r[i].size >= LUW_HEAP_BIG;
 	}
 	CHECK(used == live - far && m->n == live - far && m->far.n == far &&
-		      luw_heapmap_live(m) == live,
+		      luw_memprof_heap_live(m) == live,
 	      "used %zu n %zu far %zu/%zu live %zu", used, m->n, m->far.n, far,
 	      live);
 	/* The side map holds exactly the big chunks of the slots. */
@@ -82,7 +82,7 @@ static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
 			      r[i].addr);
 			continue;
 		}
-		for (j = luw_heapmap_home(m, r[i].addr);
+		for (j = luw_memprof_heap_home(m, r[i].addr);
 		     luw_heap_slot_site1(&m->slot[j]); j = (j + 1) & m->mask)
 			if (luw_heap_slot_addr(&m->slot[j]) == r[i].addr)
 				break;
@@ -96,11 +96,11 @@ static void check_invariant(const struct luw_heapmap *m, const struct ref *r,
 static void churn(unsigned int rounds)
 {
 	static struct ref r[NKEYS];
-	struct luw_heapmap m;
+	struct luw_memprof_heap m;
 	size_t i, live = 0;
 	unsigned int k;
 
-	luw_heapmap_init(&m);
+	luw_memprof_heap_init(&m);
 	for (i = 0; i < NKEYS; i++) {
 		/* Mostly a dense 16-byte-aligned arena, some outliers. */
 		r[i].addr = i % 7 ? 0x7f0000000000ULL + 16 * i
@@ -116,7 +116,7 @@ static void churn(unsigned int rounds)
 
 		switch (next() % 3) {
 		case 0:		/* free */
-			got = luw_heapmap_take(&m, e->addr, &size, &site);
+			got = luw_memprof_heap_take(&m, e->addr, &size, &site);
 			CHECK(got == e->live, "take 0x%" PRIx64 ": %d vs %d",
 			      e->addr, got, e->live);
 			if (got && e->live)
@@ -133,7 +133,7 @@ static void churn(unsigned int rounds)
 			e->site = k % 89 ? (uint32_t)(next() % 1000)
 				  : k % 2 ? UINT32_MAX - 1
 				  : LUW_HEAP_SITE_MAX - (uint32_t)(k % 3);
-			CHECK(!luw_heapmap_put(&m, e->addr, e->size, e->site),
+			CHECK(!luw_memprof_heap_put(&m, e->addr, e->size, e->site),
 			      "put failed");
 			live += !e->live;
 			e->live = 1;
@@ -148,32 +148,32 @@ static void churn(unsigned int rounds)
 		uint64_t size;
 		uint32_t site;
 
-		CHECK(luw_heapmap_take(&m, r[i].addr, &size, &site) ==
+		CHECK(luw_memprof_heap_take(&m, r[i].addr, &size, &site) ==
 			      r[i].live,
 		      "drain 0x%" PRIx64, r[i].addr);
-		CHECK(!luw_heapmap_take(&m, r[i].addr, &size, &site),
+		CHECK(!luw_memprof_heap_take(&m, r[i].addr, &size, &site),
 		      "drain twice 0x%" PRIx64, r[i].addr);
 		r[i].live = 0;
 	}
 	CHECK(m.n == 0, "n %zu after drain", m.n);
 	check_invariant(&m, r, 0);
-	luw_heapmap_free(&m);
+	luw_memprof_heap_free(&m);
 }
 
 int main(void)
 {
-	struct luw_heapmap m;
+	struct luw_memprof_heap m;
 	uint64_t size;
 	uint32_t site;
 
 	/* Empty and freed tables answer "not live". */
-	luw_heapmap_init(&m);
-	CHECK(!luw_heapmap_take(&m, 0x1000, &size, &site), "empty take");
-	CHECK(!luw_heapmap_put(&m, 0x1000, 5, 7), "put");
-	CHECK(luw_heapmap_take(&m, 0x1000, &size, &site) && size == 5 &&
+	luw_memprof_heap_init(&m);
+	CHECK(!luw_memprof_heap_take(&m, 0x1000, &size, &site), "empty take");
+	CHECK(!luw_memprof_heap_put(&m, 0x1000, 5, 7), "put");
+	CHECK(luw_memprof_heap_take(&m, 0x1000, &size, &site) && size == 5 &&
 		      site == 7, "take one");
-	luw_heapmap_free(&m);
-	CHECK(!luw_heapmap_take(&m, 0x1000, &size, &site), "freed take");
+	luw_memprof_heap_free(&m);
+	CHECK(!luw_memprof_heap_take(&m, 0x1000, &size, &site), "freed take");
 
 	churn(400000);
 	return luw_test_status("test_heapmap");

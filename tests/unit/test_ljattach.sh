@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Attaching to stripped builds while the target writes what the layout
-# checks read (userspace/lib/process/ljlayout.c, "Reading a running
+# checks read (userspace/lib/target/layout.c, "Reading a running
 # target").  For each stripped cell of the build matrix
 # (scripts/ljmatrix.sh), with tests/fixtures/workloads/attach.lua:
 #   firstgc  one process per point of the first GC cycle (the GC stepped
@@ -78,7 +78,7 @@ for cell in "${cells[@]}"; do
 	pids+=("$p")
 	"$probe" -n 0 --layout "$p" >"$tmp/ref.out" 2>&1
 	stop "$p"
-	# GCtrace.spadjust: from DWARF only (unproven_trace_frame, ljlayout.c)
+	# GCtrace.spadjust: from DWARF only (unproven_trace_frame, target/layout.c)
 	lyof() { grep '^layout\.' "$1" | grep -v '^layout\.tr_spadjust '; }
 	lyof "$tmp/ref.out" >"$tmp/ref"
 	grep -q '^layout: DWARF' "$tmp/ref.out" || {

@@ -1,5 +1,5 @@
 /*
- * luw_ljg_names on live processes (Debian luajit: GC64, no DWARF, the
+ * luw_global_names on live processes (Debian luajit: GC64, no DWARF, the
  * lj_obj.h model; tarantool 2.6: 32-bit refs, DWARF) running
  * tests/fixtures/workloads/heldnames.lua, whose defining chunk has
  * finished: a global function is named by its global ("event"), a
@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "process/ljglobal.h"
-#include "process/ljlayout.h"
+#include "target/global.h"
+#include "target/layout.h"
 #include "testlib.h"
 
 #define NF 5
@@ -29,8 +29,8 @@ static const char *const want[NF] = {
 static void run(const char *prog, const char *script, int want_dwarf)
 {
 	uint64_t pt[NF];
-	struct luw_ljl_target *t = calloc(1, sizeof(*t));
-	struct luw_ljg_offs o;
+	struct luw_layout_target *t = calloc(1, sizeof(*t));
+	struct luw_global_offs o;
 	char err[1024], *names[NF];
 	pid_t pid = t ? luw_test_lua(prog, script, keys, NF, t, pt) : -1;
 	int n;
@@ -40,13 +40,13 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		free(t);
 		return;
 	}
-	if (luw_ljg_offsets(t->path, &t->layout, &o, err, sizeof(err))) {
-		CHECK(0, "%s: luw_ljg_offsets: %s", prog, err);
+	if (luw_global_offsets(t->path, &t->layout, &o, err, sizeof(err))) {
+		CHECK(0, "%s: luw_global_offsets: %s", prog, err);
 		goto out;
 	}
 	CHECK(o.dwarf == want_dwarf, "%s: offsets from %s, want %s", prog,
 	      o.dwarf ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
-	n = luw_ljg_names(pid, &t->layout, &o, t->states, t->nstates, pt, NF, names);
+	n = luw_global_names(pid, &t->layout, &o, t->states, t->nstates, pt, NF, names);
 	for (int i = 0; i < NF; i++) {
 		CHECK(want[i] ? names[i] && !strcmp(names[i], want[i]) : !names[i],
 		      "%s: %s named '%s', want '%s'", prog, keys[i],

@@ -3,7 +3,7 @@
  * OpenResty's luajit2 (unpacked by scripts/luajit2-fetch.sh) and tarantool
  * 2.6 each run tests/fixtures/workloads/coro.lua, and a host of Debian's
  * libluajit empties its main thread's globals as ts_lua does
- * (targets/emptyglobals.c); for each, luw_ljl_attach must
+ * (targets/emptyglobals.c); for each, luw_layout_attach must
  * pick the right layout, tarantool's DWARF layout must equal the table
  * generated from its sources, and a layout with any one offset moved must
  * be refused with a message naming the binary and its build-id.
@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "process/ljlayout.h"
+#include "target/layout.h"
 #include "kmod/ljwalk.h"
 #include "testlib.h"
 
@@ -58,7 +58,7 @@ static void mutate(struct luw_lj_layout *ly, const struct field *f, int d)
 static const struct luw_lj_layout *known_by_name(const char *prefix)
 {
 	size_t n, i;
-	const struct luw_ljl_known *k = luw_ljl_known_layouts(&n);
+	const struct luw_layout_known *k = luw_layout_known_layouts(&n);
 
 	for (i = 0; i < n; i++)
 		if (!k[i].build_id && !strncmp(k[i].name, prefix, strlen(prefix)))
@@ -67,10 +67,10 @@ static const struct luw_lj_layout *known_by_name(const char *prefix)
 }
 
 static void check_target(const char *what, char *const argv[],
-			 const char *libpath, enum luw_ljl_source want_src,
+			 const char *libpath, enum luw_layout_source want_src,
 			 const char *wrong_family)
 {
-	struct luw_ljl_target *t = calloc(1, sizeof(*t));
+	struct luw_layout_target *t = calloc(1, sizeof(*t));
 	char err[1024];
 	pid_t pid = luw_test_spawn(argv, libpath, NULL, 0, NULL);
 	size_t i;
@@ -83,7 +83,7 @@ static void check_target(const char *what, char *const argv[],
 		return;
 	}
 	usleep(100000);	/* "ready" came: let its stack settle */
-	if (luw_ljl_attach(pid, t, err, sizeof(err))) {
+	if (luw_layout_attach(pid, t, err, sizeof(err))) {
 		CHECK(0, "%s: attach: %s", what, err);
 		goto out;
 	}
@@ -115,14 +115,14 @@ static void check_target(const char *what, char *const argv[],
 	for (i = 0; i < sizeof(fields) / sizeof(fields[0]); i++) {
 		for (d = -8; d <= 8; d += 16) {
 			struct luw_lj_layout bad = t->layout;
-			struct luw_ljl_target *c = malloc(sizeof(*c));
+			struct luw_layout_target *c = malloc(sizeof(*c));
 
 			if (!c)
 				break;
 			*c = *t;
 			mutate(&bad, &fields[i], d);
 			err[0] = 0;
-			CHECK(luw_ljl_use_layout(c, &bad, "mutated", err,
+			CHECK(luw_layout_use_layout(c, &bad, "mutated", err,
 					      sizeof(err)) != 0,
 			       "%s: %s%+d accepted", what, fields[i].name, d);
 			CHECK(strstr(err, t->path) && strstr(err, t->build_id) &&
@@ -139,11 +139,11 @@ static void check_target(const char *what, char *const argv[],
 	/* Another target's layout is refused too. */
 	{
 		const struct luw_lj_layout *w = known_by_name(wrong_family);
-		struct luw_ljl_target *c = malloc(sizeof(*c));
+		struct luw_layout_target *c = malloc(sizeof(*c));
 
 		if (w && c) {
 			*c = *t;
-			CHECK(luw_ljl_use_layout(c, w, wrong_family, err,
+			CHECK(luw_layout_use_layout(c, w, wrong_family, err,
 					      sizeof(err)) != 0,
 			       "%s: layout %s accepted", what, wrong_family);
 			printf("  %s layout refused: %s\n", wrong_family, err);

@@ -171,7 +171,7 @@ tables_vs_dwarf() {
 
 # layout_of BIN FILE: the layout the probe uses for BIN, field by field.
 # (GCtrace.spadjust only from DWARF: no walk reads it and nothing else
-# proves it, unproven_trace_frame in ljlayout.c)
+# proves it, unproven_trace_frame in target/layout.c)
 layout_of() {
 	start "$1" rec || return
 	"$probe" -n 0 --layout "$pid" 2>/dev/null | grep '^layout\.' |
@@ -180,7 +180,7 @@ layout_of() {
 }
 
 # code_vs_dwarf STRIPPED DWARF-LAYOUT-FILE: every field the stripped
-# binary's machine code gave (ljrecover) against DWARF's value for the
+# binary's machine code gave (target/recover.c) against DWARF's value for the
 # same build; prints the disagreements and "N fields" to stderr.
 code_vs_dwarf() {
 	local f v want n=0 g2disp g2j

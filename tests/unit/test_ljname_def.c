@@ -1,5 +1,5 @@
 /*
- * luw_ljfn_def_name on live processes (Debian luajit and tarantool 2.6 running
+ * luw_funcname_def_name on live processes (Debian luajit and tarantool 2.6 running
  * tests/fixtures/workloads/defnames.lua): every function the script
  * defines is named from its parent proto's FNEW and the store after it --
  * local, global, M.f, obj:m, upvalue, table-constructor field; a closure
@@ -15,8 +15,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "process/ljlayout.h"
-#include "process/ljfuncname.h"
+#include "target/layout.h"
+#include "target/funcname.h"
 #include "testlib.h"
 
 #define NF 12
@@ -30,7 +30,7 @@ static void expect(pid_t pid, const struct luw_lj_layout *ly, const char *who,
 		   const char *want)
 {
 	char out[256] = "";
-	int rc = luw_ljfn_def_name(pid, ly, parent, child, out, sizeof(out));
+	int rc = luw_funcname_def_name(pid, ly, parent, child, out, sizeof(out));
 
 	CHECK(rc == want_rc && (!want || !strcmp(out, want)),
 	      "%s: %s: rc %d name '%s', want %d '%s'", who,
@@ -41,7 +41,7 @@ static void expect(pid_t pid, const struct luw_lj_layout *ly, const char *who,
 static void run(const char *prog, const char *script)
 {
 	uint64_t pt[NF];
-	struct luw_ljl_target *t = calloc(1, sizeof(*t));
+	struct luw_layout_target *t = calloc(1, sizeof(*t));
 	pid_t pid = t ? luw_test_lua(prog, script, names, NF, t, pt) : -1;
 
 	CHECK(t, "out of memory");

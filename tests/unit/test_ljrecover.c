@@ -30,10 +30,10 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "process/dwstruct.h"
-#include "process/elf_symbols.h"
-#include "process/ljlayout.h"
-#include "process/ljrecover.h"
+#include "elf/dwstruct.h"
+#include "elf/symbols.h"
+#include "target/layout.h"
+#include "target/recover.h"
 
 enum { F_GLREF, F_MAINTHREF, F_CUR_L, F_STACK, F_STATUS, F_CFRAME, F_TOP,
        F_BASE, F_MAXSTACK, F_FFID, F_PC, F_F, F_PTSIZE, F_SIZEBC, F_CHUNK,
@@ -99,7 +99,7 @@ static const struct {
 /*
  * The C frame's offsets are assembler constants (lj_frame.h, x64): no
  * DWARF names them.  Every LuaJIT 2.1 here has the same ones for its
- * reference size, and the DWARF path of ljlayout.c uses them so.
+ * reference size, and the DWARF path of target/layout.c uses them so.
  */
 static void frame_consts(int gc64, int v[F__N])
 {
@@ -145,7 +145,7 @@ static int fde_rbp_ref(Elf *elf, uint64_t at)
 	return k;
 }
 
-static void rec_fields(const struct luw_ljr_result *r, int v[F__N])
+static void rec_fields(const struct luw_recover_result *r, int v[F__N])
 {
 	v[F_GLREF] = r->l_glref;
 	v[F_MAINTHREF] = r->g_mainthref;
@@ -297,7 +297,7 @@ static int vmst_ref(Dwarf *dw, int v[F__N])
 		}
 		off = next;
 	}
-	v[F_VMST_EXIT] = luw_dw_struct(dw, "jit_State", &j) ? LUW_LJR_NONE : exit_v;
+	v[F_VMST_EXIT] = luw_dwstruct_struct(dw, "jit_State", &j) ? LUW_LJR_NONE : exit_v;
 	return found ? 0 : -1;
 }
 
@@ -308,12 +308,12 @@ static void jit_state_g(Dwarf *dw, const char *path, int v[F__N])
 	long g, jo, st, tr;
 
 	v[F_JSIZETRACE_G] = v[F_JTRACE_G] = LUW_LJR_NONE;
-	if (luw_dw_struct(dw, "jit_State", &j))
+	if (luw_dwstruct_struct(dw, "jit_State", &j))
 		return;
-	if (luw_dw_struct(dw, "GG_State", &gg) ||
-	    luw_dw_member(&gg, "g", &g, NULL) || luw_dw_member(&gg, "J", &jo, NULL) ||
-	    luw_dw_member(&j, "sizetrace", &st, NULL) ||
-	    luw_dw_member(&j, "trace", &tr, NULL)) {
+	if (luw_dwstruct_struct(dw, "GG_State", &gg) ||
+	    luw_dwstruct_member(&gg, "g", &g, NULL) || luw_dwstruct_member(&gg, "J", &jo, NULL) ||
+	    luw_dwstruct_member(&j, "sizetrace", &st, NULL) ||
+	    luw_dwstruct_member(&j, "trace", &tr, NULL)) {
 		CHECK(0, "%s: DWARF has jit_State but no GG_State.J/g or its "
 		      "sizetrace/trace", path);
 		return;
@@ -349,7 +349,7 @@ static int dwarf_fields(const char *path, int v[F__N])
 			continue;
 		Dwarf_Word sz;
 
-		if (!luw_dw_struct(dw, fields[i].dw_struct, &s) &&
+		if (!luw_dwstruct_struct(dw, fields[i].dw_struct, &s) &&
 		    !fields[i].dw_member) {
 			if (dwarf_aggregate_size(&s, &sz)) {
 				CHECK(0, "%s: DWARF gives no size of %s", path,
@@ -362,12 +362,12 @@ static int dwarf_fields(const char *path, int v[F__N])
 		}
 		/* -DLUAJIT_DISABLE_JIT: no GCtrace, nothing to recover */
 		if (!strcmp(fields[i].dw_struct, "GCtrace") &&
-		    luw_dw_struct(dw, "jit_State", &s)) {
+		    luw_dwstruct_struct(dw, "jit_State", &s)) {
 			v[i] = LUW_LJR_NONE;
 			continue;
 		}
-		if (luw_dw_struct(dw, fields[i].dw_struct, &s) ||
-		    luw_dw_member(&s, fields[i].dw_member, &off, NULL)) {
+		if (luw_dwstruct_struct(dw, fields[i].dw_struct, &s) ||
+		    luw_dwstruct_member(&s, fields[i].dw_member, &off, NULL)) {
 			CHECK(0, "%s: DWARF has no %s.%s", path, fields[i].dw_struct,
 			      fields[i].dw_member);
 			rc = -1;
@@ -379,7 +379,7 @@ static int dwarf_fields(const char *path, int v[F__N])
 		Dwarf_Die s;
 		Dwarf_Word sz = 0;
 
-		if (luw_dw_struct(dw, "GCRef", &s) || dwarf_aggregate_size(&s, &sz)) {
+		if (luw_dwstruct_struct(dw, "GCRef", &s) || dwarf_aggregate_size(&s, &sz)) {
 			CHECK(0, "%s: DWARF gives no size of GCRef", path);
 			rc = -1;
 		}
@@ -440,7 +440,7 @@ static void build_id_of(Elf *elf, char *out, size_t n)
  */
 static void check_build(const char *stripped, const char *dwarf)
 {
-	struct luw_ljr_result r;
+	struct luw_recover_result r;
 	int want[F__N], got[F__N], fd, i, n = 0;
 	char err[256], why[256], bid[128], line[1024];
 	size_t used = 0;
@@ -457,10 +457,10 @@ static void check_build(const char *stripped, const char *dwarf)
 		if (dwarf_fields(dwarf, want))
 			goto out;
 	} else {
-		const struct luw_ljl_known *k;
+		const struct luw_layout_known *k;
 		size_t nk, j;
 
-		k = luw_ljl_known_layouts(&nk);
+		k = luw_layout_known_layouts(&nk);
 		for (j = 0; j < nk; j++)
 			if (k[j].build_id && !strcmp(k[j].build_id, bid))
 				break;
@@ -471,12 +471,12 @@ static void check_build(const char *stripped, const char *dwarf)
 		}
 		table_fields(k[j].layout, want);
 	}
-	if (luw_ljl_vm_fde(elf, &vs, &vi, &ve, &cfa, why, sizeof(why))) {
+	if (luw_layout_vm_fde(elf, &vs, &vi, &ve, &cfa, why, sizeof(why))) {
 		CHECK(0, "%s: %s", stripped, why);
 		goto out;
 	}
 	/* Fallback registers that no build uses: a wrong one shows. */
-	if (luw_ljr_recover(elf, vs, vi, 0, 0, &r, why, sizeof(why))) {
+	if (luw_recover(elf, vs, vi, 0, 0, &r, why, sizeof(why))) {
 		CHECK(0, "%s: ljrecover: %s", stripped, why);
 		goto out;
 	}

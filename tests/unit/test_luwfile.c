@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "luaunwind.h"
-#include "record/luwfile.h"
-#include "record/luwreport.h"
+#include "record/file.h"
+#include "record/report.h"
 #include "output/stacks.h"
 #include "testlib.h"
 
@@ -271,8 +271,8 @@ int main(int argc, char **argv)
 	char *mem = NULL, err[512];
 	size_t samples_end, len;
 	struct luw_file f;
-	struct luw_lrep_opts o = { 0 };
-	struct luw_lrep_result res;
+	struct luw_report_opts o = { 0 };
+	struct luw_report_result res;
 	struct luw_stacks *s = luw_stacks_new();
 	char *text;
 	int rc;
@@ -280,7 +280,7 @@ int main(int argc, char **argv)
 	/* A version 1 file reads as before. */
 	len = build(&mem, &samples_end, 1);
 	luw_file_from_mem(&f, (uint8_t *)mem, len);
-	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	rc = luw_report_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0 && !strcmp(text, want_v1), "v1 file: rc %d (%s)\n%s", rc,
 	      err, text);
@@ -293,7 +293,7 @@ int main(int argc, char **argv)
 
 	/* The whole file. */
 	luw_file_from_mem(&f, (uint8_t *)mem, len);
-	rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	rc = luw_report_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0, "complete file: rc %d (%s)", rc, err);
 	CHECK(res.complete && res.records == 6 && res.lost == 7,
@@ -309,7 +309,7 @@ int main(int argc, char **argv)
 	/* --vm-frames keeps the VM pcs (named by module+offset or address). */
 	s = luw_stacks_new();
 	o.keep_vm = 1;
-	luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	luw_report_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(strstr(text, "lua_pcall;0x9100;@?0x999;string.rep 2\n") != NULL,
 	      "--vm-frames:\n%s", text);
@@ -324,7 +324,7 @@ int main(int argc, char **argv)
 
 		luw_file_from_mem(&g, (uint8_t *)mem, cut);
 		s = luw_stacks_new();
-		rc = luw_lrep_run(&g, &o, s, &res, err, sizeof(err));
+		rc = luw_report_run(&g, &o, s, &res, err, sizeof(err));
 		CHECK(rc == 2, "cut %zu: rc %d", cut, rc);
 		CHECK(strstr(err, "offset ") != NULL, "cut %zu: error '%s'", cut, err);
 		CHECK(!res.complete, "cut %zu: complete", cut);

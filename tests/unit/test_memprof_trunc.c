@@ -12,23 +12,23 @@
 #include "trunc_common.h"
 
 static int run(const uint8_t *data, size_t len, uint64_t *events,
-	       struct luw_rd *r)
+	       struct luw_reader *r)
 {
 	struct luw_symtab *st = luw_symtab_new();
-	struct luw_mpr *rep = luw_mpr_new(st);
+	struct luw_memprof_report *rep = luw_memprof_report_new(st);
 	int rc;
 
 	if (!st || !rep) {
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
-	luw_rd_open_mem(r, data, len);
+	luw_reader_open_mem(r, data, len);
 	/* The report's own loop (luaunwind-report's path) after the symtab. */
-	rc = luw_symtab_decode(r, NULL, luw_mpr_ops.sym, rep);
+	rc = luw_symtab_decode(r, NULL, luw_memprof_report_ops.sym, rep);
 	if (!rc)
-		rc = luw_mpr_decode_body(r, rep);
-	*events = luw_mpr_events(rep);
-	luw_mpr_free(rep);
+		rc = luw_memprof_report_decode_body(r, rep);
+	*events = luw_memprof_report_events(rep);
+	luw_memprof_report_free(rep);
 	luw_symtab_free(st);
 	return rc;
 }

@@ -108,13 +108,13 @@ static int line_cmp(const void *a, const void *b)
 }
 
 /* The report of mode on the stream as a malloc'd string. */
-static char *report(enum luw_spr_mode mode, const struct buf *b, size_t *len)
+static char *report(enum luw_sysprof_report_mode mode, const struct buf *b, size_t *len)
 {
 	struct luw_symtab *st = luw_symtab_new();
 	struct luw_stacks *stacks = luw_stacks_new();
-	struct luw_spr *rep = st && stacks ? luw_spr_new(mode, st, stacks)
+	struct luw_sysprof_report *rep = st && stacks ? luw_sysprof_report_new(mode, st, stacks)
 					   : NULL;
-	struct luw_rd rd;
+	struct luw_reader rd;
 	char *out = NULL;
 	FILE *f;
 	int rc;
@@ -123,18 +123,18 @@ static char *report(enum luw_spr_mode mode, const struct buf *b, size_t *len)
 		fprintf(stderr, "test_name_caches: out of memory\n");
 		exit(1);
 	}
-	luw_rd_open_mem(&rd, b->p, b->len);
-	rc = luw_sysprof_decode(&rd, &luw_spr_ops, rep);
+	luw_reader_open_mem(&rd, b->p, b->len);
+	rc = luw_sysprof_decode(&rd, &luw_sysprof_report_ops, rep);
 	f = open_memstream(&out, len);
 	if (rc || !f ||
 	    (mode == LUW_SPR_FOLDED ? luw_stacks_write_folded(stacks, f)
-				    : luw_spr_write(rep, f)) ||
+				    : luw_sysprof_report_write(rep, f)) ||
 	    fclose(f)) {
 		fprintf(stderr, "test_name_caches: decode/report %d\n", rc);
 		exit(1);
 	}
-	luw_rd_close(&rd);
-	luw_spr_free(rep);
+	luw_reader_close(&rd);
+	luw_sysprof_report_free(rep);
 	luw_stacks_free(stacks);
 	luw_symtab_free(st);
 	return out;

@@ -149,7 +149,7 @@ static const struct luw_memprof_ops log_mops = {
  * Decode a whole stream of either kind from r.  Returns the decoder's
  * value; *kind gets 's' or 'm' (0 if the symtab did not decode).
  */
-static int decode_rd(struct luw_rd *r, const struct luw_sysprof_ops *sops,
+static int decode_rd(struct luw_reader *r, const struct luw_sysprof_ops *sops,
 		     const struct luw_memprof_ops *mops, void *ctx, int *kind,
 		     char *err, size_t errsize)
 {
@@ -159,7 +159,7 @@ static int decode_rd(struct luw_rd *r, const struct luw_sysprof_ops *sops,
 	err[0] = 0;
 	/* Both ops share the symtab callbacks' types: use the sysprof ones. */
 	rc = luw_symtab_decode(r, sops->prologue, sops->sym, ctx);
-	if (!rc && (r->end - r->p >= 3 || luw_rd_fill(r, 3)) &&
+	if (!rc && (r->end - r->p >= 3 || luw_reader_fill(r, 3)) &&
 	    !memcmp(r->p, "ljp", 3)) {
 		*kind = 's';
 		rc = luw_sysprof_decode_body(r, sops, ctx);
@@ -170,8 +170,8 @@ static int decode_rd(struct luw_rd *r, const struct luw_sysprof_ops *sops,
 		snprintf(err, errsize, "neither 'ljp' nor 'ljm' after the symtab");
 		return -1;
 	}
-	if (rc && luw_rd_failed(r))
-		luw_rd_strerror(r, err, errsize);
+	if (rc && luw_reader_failed(r))
+		luw_reader_strerror(r, err, errsize);
 	return rc;
 }
 
@@ -180,9 +180,9 @@ static int decode_any(const uint8_t *data, size_t len,
 		      const struct luw_memprof_ops *mops, void *ctx, int *kind,
 		      char *err, size_t errsize)
 {
-	struct luw_rd r;
+	struct luw_reader r;
 
-	luw_rd_open_mem(&r, data, len);
+	luw_reader_open_mem(&r, data, len);
 	return decode_rd(&r, sops, mops, ctx, kind, err, errsize);
 }
 
@@ -195,7 +195,7 @@ static int decode_pipe(const uint8_t *data, size_t len,
 		       const struct luw_memprof_ops *mops, void *ctx, int *kind,
 		       char *err, size_t errsize)
 {
-	struct luw_rd r;
+	struct luw_reader r;
 	int fds[2], rc, st;
 	pid_t pid;
 
@@ -225,12 +225,12 @@ static int decode_pipe(const uint8_t *data, size_t len,
 		_exit(0);
 	}
 	close(fds[1]);
-	if (luw_rd_open_fd(&r, fds[0])) {
+	if (luw_reader_open_fd(&r, fds[0])) {
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
 	rc = decode_rd(&r, sops, mops, ctx, kind, err, errsize);
-	luw_rd_close(&r);
+	luw_reader_close(&r);
 	close(fds[0]);
 	/* A decoder that stopped early leaves the writer to die of SIGPIPE. */
 	if (waitpid(pid, &st, 0) != pid ||

@@ -1,7 +1,7 @@
 /*
  * symbolize.c against a live Debian luajit (stripped: .dynsym only): a
  * raw capture whose pcs are real addresses in the process is turned into
- * a .luw (luw_symz_raw) and reported: exported functions by name, unnamed
+ * a .luw (luw_symbolize_raw) and reported: exported functions by name, unnamed
  * code as luajit+0xFILEOFFSET, interpreter pcs folded away as VM code,
  * fast functions named by the process's own VM table; the process section
  * says the process was found to be LuaJIT; a process that is gone is
@@ -14,13 +14,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "process/elf_symbols.h"
-#include "process/ljlayout.h"
-#include "process/ljproto.h"
+#include "elf/symbols.h"
+#include "target/layout.h"
+#include "target/proto.h"
 #include "luaunwind.h"
-#include "record/luwfile.h"
-#include "record/luwreport.h"
-#include "process/procmaps.h"
+#include "record/file.h"
+#include "record/report.h"
+#include "proc/maps.h"
 #include "output/stacks.h"
 #include "record/symbolize.h"
 #include "testlib.h"
@@ -51,15 +51,15 @@ static uint64_t abs_of(const struct luw_maps *m, const char *path, uint64_t off)
 static char *report(uint8_t *mem, size_t len, int *rc)
 {
 	struct luw_file f;
-	struct luw_lrep_opts o = { 0 };
-	struct luw_lrep_result res;
+	struct luw_report_opts o = { 0 };
+	struct luw_report_result res;
 	struct luw_stacks *s = luw_stacks_new();
 	char err[256], *p = NULL;
 	size_t n = 0;
 	FILE *out = open_memstream(&p, &n);
 
 	luw_file_from_mem(&f, mem, len);
-	*rc = luw_lrep_run(&f, &o, s, &res, err, sizeof(err));
+	*rc = luw_report_run(&f, &o, s, &res, err, sizeof(err));
 	luw_stacks_write_folded(s, out);
 	fclose(out);
 	luw_stacks_free(s);
@@ -70,11 +70,11 @@ static char *report(uint8_t *mem, size_t len, int *rc)
 int main(void)
 {
 	pid_t pid = start_luajit();
-	struct luw_ljl_target *t = calloc(1, sizeof(*t));
+	struct luw_layout_target *t = calloc(1, sizeof(*t));
 	struct luw_maps maps = { 0 };
-	struct luw_elf *e;
-	const struct luw_elf_sym *pcall;
-	struct luw_ljp_ctx *ljs;
+	struct luw_symbols *e;
+	const struct luw_symbols_sym *pcall;
+	struct luw_proto_ctx *ljs;
 	uint64_t pcall_off, abs_pcall, abs_unnamed = 0, rep_ffid = 0;
 	char err[1024], *text;
 	uint8_t *mem;
@@ -91,14 +91,14 @@ int main(void)
 		fprintf(stderr, "FAIL: cannot start luajit\n");
 		return 1;
 	}
-	CHECK(luw_ljl_attach(pid, t, err, sizeof(err)) == 0, "luw_ljl_attach: %s", err);
+	CHECK(luw_layout_attach(pid, t, err, sizeof(err)) == 0, "luw_layout_attach: %s", err);
 	CHECK(luw_maps_read(pid, &maps) == 0, "maps");
-	e = luw_elf_get(t->path, err, sizeof(err));
+	e = luw_symbols_get(t->path, err, sizeof(err));
 	CHECK(e != NULL, "elf %s: %s", t->path, err);
 	if (luw_test_failures)
 		goto out;
-	pcall = luw_elf_sym_named(e, "lua_pcall");
-	CHECK(pcall && luw_elf_vaddr2off(e, pcall->addr, &pcall_off) == 0,
+	pcall = luw_symbols_named(e, "lua_pcall");
+	CHECK(pcall && luw_symbols_vaddr2off(e, pcall->addr, &pcall_off) == 0,
 	      "lua_pcall in %s", t->path);
 	if (luw_test_failures)
 		goto out;
@@ -110,22 +110,22 @@ int main(void)
 
 		if (!mp)
 			break;
-		off = luw_map_fileoff(mp, a);
-		if (luw_elf_off2vaddr(e, off, &va) == 0 && !luw_elf_sym_at(e, va)) {
+		off = luw_maps_fileoff(mp, a);
+		if (luw_symbols_off2vaddr(e, off, &va) == 0 && !luw_symbols_at(e, va)) {
 			abs_unnamed = a;
 			break;
 		}
 	}
 	CHECK(abs_pcall && abs_unnamed, "addresses: lua_pcall 0x%llx unnamed 0x%llx",
 	      (unsigned long long)abs_pcall, (unsigned long long)abs_unnamed);
-	ljs = luw_ljp_new(pid, &t->layout, &t->ff);
+	ljs = luw_proto_new(pid, &t->layout, &t->ff);
 	for (unsigned int i = 0; ljs && i < 256; i++) {
-		const char *n = luw_ljp_ffname(ljs, i);
+		const char *n = luw_proto_ffname(ljs, i);
 
 		if (n && !strcmp(n, "string.rep"))
 			rep_ffid = i;
 	}
-	luw_ljp_free(ljs);
+	luw_proto_free(ljs);
 	CHECK(rep_ffid, "no string.rep in the fast-function table");
 	if (luw_test_failures)
 		goto out;
@@ -150,11 +150,11 @@ int main(void)
 	rec.sp[0].host_count = 1;
 	rec.sp[0].lua_first = 0;
 	rec.sp[0].lua_count = 1;
-	rc = luw_symz_raw(pid, &rec, sizeof(rec), &mem, &len, err, sizeof(err));
-	CHECK(rc == 0, "luw_symz_raw: %d %s", rc, err);
+	rc = luw_symbolize_raw(pid, &rec, sizeof(rec), &mem, &len, err, sizeof(err));
+	CHECK(rc == 0, "luw_symbolize_raw: %d %s", rc, err);
 	if (rc == 0) {
 		char want[256];
-		uint64_t off = luw_map_fileoff(luw_maps_find(&maps, abs_unnamed),
+		uint64_t off = luw_maps_fileoff(luw_maps_find(&maps, abs_unnamed),
 					       abs_unnamed) + 1;
 
 		CHECK(luw_file_is_luw(mem, len), "no magic");
@@ -181,10 +181,10 @@ int main(void)
 
 				if (a >= t->vm_start && a < t->vm_end)
 					continue;
-				if (luw_elf_off2vaddr(e, luw_map_fileoff(mp, a),
+				if (luw_symbols_off2vaddr(e, luw_maps_fileoff(mp, a),
 						      &va) == 0 &&
-				    !luw_elf_sym_at(e, va) &&
-				    luw_elf_fde_start(e, va, &fs) == 0 &&
+				    !luw_symbols_at(e, va) &&
+				    luw_symbols_fde_start(e, va, &fs) == 0 &&
 				    fs + 32 <= va) {
 					abs_in = a;
 					fstart = a - (va - fs);
@@ -195,11 +195,11 @@ int main(void)
 		CHECK(abs_in, "no unnamed pc inside an FDE in %s", t->path);
 		mem = NULL;	/* report() took it over */
 		rec.host[2] = abs_in + 1;
-		rc = luw_symz_raw(pid, &rec, sizeof(rec), &mem, &len, err,
+		rc = luw_symbolize_raw(pid, &rec, sizeof(rec), &mem, &len, err,
 				  sizeof(err));
 		if (abs_in && rc == 0) {
 			char want[256];
-			uint64_t off = luw_map_fileoff(luw_maps_find(&maps, fstart),
+			uint64_t off = luw_maps_fileoff(luw_maps_find(&maps, fstart),
 						       fstart);
 
 			text = report(mem, len, &rc);
@@ -215,7 +215,7 @@ int main(void)
 
 	/* Gone: refused, with a message. */
 	luw_test_stop(pid);
-	rc = luw_symz_raw(pid, &rec, sizeof(rec), &mem, &len, err, sizeof(err));
+	rc = luw_symbolize_raw(pid, &rec, sizeof(rec), &mem, &len, err, sizeof(err));
 	CHECK(rc < 0 && strstr(err, "maps"), "gone process: rc %d '%s'", rc, err);
 	pid = 0;
 out:

@@ -11,20 +11,20 @@
 #include "trunc_common.h"
 
 static int run(const uint8_t *data, size_t len, uint64_t *samples,
-	       struct luw_rd *r)
+	       struct luw_reader *r)
 {
 	struct luw_symtab *st = luw_symtab_new();
-	struct luw_spr *rep = luw_spr_new(LUW_SPR_VMSTATES, st, NULL);
+	struct luw_sysprof_report *rep = luw_sysprof_report_new(LUW_SPR_VMSTATES, st, NULL);
 	int rc;
 
 	if (!st || !rep) {
 		fprintf(stderr, "out of memory\n");
 		exit(1);
 	}
-	luw_rd_open_mem(r, data, len);
-	rc = luw_sysprof_decode(r, &luw_spr_ops, rep);
-	*samples = luw_spr_samples(rep);
-	luw_spr_free(rep);
+	luw_reader_open_mem(r, data, len);
+	rc = luw_sysprof_decode(r, &luw_sysprof_report_ops, rep);
+	*samples = luw_sysprof_report_samples(rep);
+	luw_sysprof_report_free(rep);
 	luw_symtab_free(st);
 	return rc;
 }

@@ -45,8 +45,8 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
-#include "process/cfi.h"
-#include "process/elf_symbols.h"
+#include "unwind/cfi.h"
+#include "elf/symbols.h"
 #include "testlib.h"
 
 #define RBP_CALLER	0x5eed0000cafe0006ULL	/* the caller's rbp */
@@ -349,7 +349,7 @@ static int check_exit(struct ctx *c, const struct luw_vmseq *q)
  * The FDE's own body rule and slots, read with libdw where the first
  * entry's sequence ends (not from the table under test).
  */
-static int body_of(struct ctx *c, const char *path, const struct luw_elf *elf)
+static int body_of(struct ctx *c, const char *path, const struct luw_symbols *elf)
 {
 	const struct luw_vmseq *q = NULL;
 	Dwarf_Frame *fr = NULL;
@@ -364,7 +364,7 @@ static int body_of(struct ctx *c, const char *path, const struct luw_elf *elf)
 	for (size_t i = 0; i < c->t->vm.n && !q; i++)
 		if (c->t->vm.v[i].kind == LUW_VMSEQ_ENTRY)
 			q = &c->t->vm.v[i];
-	if (!q || luw_elf_off2vaddr(elf, q->at[q->n], &va))
+	if (!q || luw_symbols_off2vaddr(elf, q->at[q->n], &va))
 		return -1;
 	e = luw_elf_open(path, &fd, err, sizeof(err));
 	if (!e)
@@ -442,7 +442,7 @@ static void check_binary(const char *path, int is_lib)
 {
 	char err[512], real[PATH_MAX];
 	struct luw_cfi *t = luw_cfi_build(path, err, sizeof(err));
-	struct luw_elf *elf = luw_elf_get(path, err, sizeof(err));
+	struct luw_symbols *elf = luw_symbols_get(path, err, sizeof(err));
 	struct ctx c = { .t = t, .name = path };
 	size_t nent = 0, nexit = 0, ok = 0;
 	uint64_t a;
@@ -452,11 +452,11 @@ static void check_binary(const char *path, int is_lib)
 		goto out;
 	for (size_t i = 0; i < t->vm.n; i++) {
 		const struct luw_vmseq *q = &t->vm.v[i];
-		const struct luw_elf_sym *s = NULL;
+		const struct luw_symbols_sym *s = NULL;
 		uint64_t va;
 
-		if (!luw_elf_off2vaddr(elf, q->at[0], &va))
-			s = luw_elf_sym_at(elf, va);
+		if (!luw_symbols_off2vaddr(elf, q->at[0], &va))
+			s = luw_symbols_at(elf, va);
 		printf("  %s 0x%" PRIx64 " %-24s %u instructions\n",
 		       q->kind == LUW_VMSEQ_ENTRY ? "entry" : "exit ", q->at[0],
 		       s ? s->name : "-", q->n);

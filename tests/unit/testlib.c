@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "process/ljlayout.h"
-#include "process/procmem.h"
+#include "target/layout.h"
+#include "proc/mem.h"
 
 #define CHILD_SECONDS 120	/* a target never outlives its test */
 
@@ -128,14 +128,14 @@ uint64_t luw_test_proto_of(pid_t pid, const struct luw_lj_layout *ly,
 	uint64_t pc = 0;
 
 	/* GCfuncL.pc points just past the GCproto header. */
-	if (luw_pmem_ref(pid, fn + ly->fn_pc,
+	if (luw_mem_ref(pid, fn + ly->fn_pc,
 			 ly->flags & LUW_LJ_F_GC64 ? 8 : 4, &pc))
 		return 0;
 	return pc ? pc - ly->pt_size : 0;
 }
 
 pid_t luw_test_lua(const char *prog, const char *script,
-		   const char *const *keys, int nkeys, struct luw_ljl_target *t,
+		   const char *const *keys, int nkeys, struct luw_layout_target *t,
 		   uint64_t *pt)
 {
 	char *argv[] = { (char *)prog, (char *)script, NULL };
@@ -153,8 +153,8 @@ pid_t luw_test_lua(const char *prog, const char *script,
 		CHECK(0, "%s: did not start or print its functions", prog);
 		return -1;
 	}
-	if (luw_ljl_attach(pid, t, err, sizeof(err))) {
-		CHECK(0, "%s: luw_ljl_attach: %s", prog, err);
+	if (luw_layout_attach(pid, t, err, sizeof(err))) {
+		CHECK(0, "%s: luw_layout_attach: %s", prog, err);
 		luw_test_stop(pid);
 		return -1;
 	}

@@ -9,7 +9,7 @@
  * pipe and waits for the line "ready" it prints once set up; before it,
  * lines "KEY 0xADDR" hand over addresses (the workloads print their Lua
  * functions' GCfunc that way).  luw_test_lua() is the whole preamble of
- * the naming tests: start a Lua script, attach (luw_ljl_attach) and find the
+ * the naming tests: start a Lua script, attach (luw_layout_attach) and find the
  * GCproto of every function it printed.
  */
 #ifndef LUW_TESTLIB_H
@@ -19,7 +19,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct luw_ljl_target;
+struct luw_layout_target;
 struct luw_lj_layout;
 
 extern int luw_test_failures;
@@ -57,13 +57,13 @@ uint64_t luw_test_proto_of(pid_t pid, const struct luw_lj_layout *ly,
 			   uint64_t fn);
 
 /*
- * PROG SCRIPT, attached: t is filled by luw_ljl_attach and pt[i] holds the
+ * PROG SCRIPT, attached: t is filled by luw_layout_attach and pt[i] holds the
  * GCproto of the function the script printed as keys[i].  The pid (stop
  * it with luw_test_stop), or -1 after a CHECK failure saying what went
  * wrong (the child stopped).
  */
 pid_t luw_test_lua(const char *prog, const char *script,
-		   const char *const *keys, int nkeys, struct luw_ljl_target *t,
+		   const char *const *keys, int nkeys, struct luw_layout_target *t,
 		   uint64_t *pt);
 
 #endif

@@ -49,7 +49,7 @@ static size_t cut_at(size_t i, size_t len)
  * failed), the count of items (samples, events) it reported in *count.
  */
 typedef int (*trunc_run_fn)(const uint8_t *data, size_t len, uint64_t *count,
-			    struct luw_rd *r);
+			    struct luw_reader *r);
 
 /*
  * The fixture `name` in dir decodes whole with `want` items; every prefix
@@ -63,7 +63,7 @@ static int trunc_main(const char *dir, const char *name, uint64_t want,
 	size_t len, i, cut, tried = 0;
 	uint8_t *data = load(dir, name, &len);
 	uint64_t all, got;
-	struct luw_rd r;
+	struct luw_reader r;
 	int rc, bad = 0;
 
 	rc = run(data, len, &all, &r);
@@ -76,11 +76,11 @@ static int trunc_main(const char *dir, const char *name, uint64_t want,
 	for (i = 0; (cut = cut_at(i, len)) != SIZE_MAX; i++) {
 		rc = run(data, cut, &got, &r);
 		tried++;
-		if (rc != -1 || !luw_rd_failed(&r) || !r.err_eof ||
+		if (rc != -1 || !luw_reader_failed(&r) || !r.err_eof ||
 		    r.err_off > cut || got > all) {
 			char msg[256];
 
-			luw_rd_strerror(&r, msg, sizeof(msg));
+			luw_reader_strerror(&r, msg, sizeof(msg));
 			fprintf(stderr, "cut at %zu: rc %d, %llu %s, %s\n",
 				cut, rc, (unsigned long long)got, what, msg);
 			if (++bad > 10)

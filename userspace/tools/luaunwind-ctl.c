@@ -58,7 +58,7 @@
 #include "record/attach.h"
 #include "util/cli.h"
 #include "record/record.h"
-#include "record/luwdev.h"
+#include "record/dev.h"
 
 static const char usage_text[] =
 	      "usage: luaunwind-ctl version\n"
@@ -120,7 +120,7 @@ static void no_opts(int argc, char **argv)
 }
 
 /* --mode NAME, sysprof's names; see the top of this file. */
-static void set_mode(struct luw_att_opts *o, const char *m)
+static void set_mode(struct luw_attach_opts *o, const char *m)
 {
 	if (!strcmp(m, "callchain")) {
 		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
@@ -208,8 +208,8 @@ static int cmd_attach(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct luw_att_opts o = { .sample_rate = 999 };
-	struct luw_att *att;
+	struct luw_attach_opts o = { .sample_rate = 999 };
+	struct luw_attacher *att;
 	char err[1024], desc[1024];
 	int c, errnum, fd, rc;
 	pid_t pid;
@@ -259,7 +259,7 @@ static int cmd_attach(int argc, char **argv)
 	pid = pid_arg(argv[optind]);
 	/* Options first: a usage error says so, loaded module or not. */
 	fd = open_kept(0, 1);
-	rc = luw_att_attach(fd, pid, &o, &att, &errnum, err, sizeof(err));
+	rc = luw_attach_run(fd, pid, &o, &att, &errnum, err, sizeof(err));
 	close(fd);
 	if (rc) {
 		fprintf(stderr, "luaunwind-ctl: %s%s\n", err,
@@ -267,9 +267,9 @@ static int cmd_attach(int argc, char **argv)
 			" (--no-lua samples host stacks only)");
 		return 1;
 	}
-	luw_att_describe(att, desc, sizeof(desc));
+	luw_attach_describe(att, desc, sizeof(desc));
 	printf("attached %s\n", desc);
-	luw_att_free(att);
+	luw_attach_free(att);
 	return 0;
 }
 
@@ -547,9 +547,9 @@ static int cmd_record(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct luw_rec_opts o = { .stop = &stop_record };
-	struct luw_att_opts ao = { .sample_rate = 999 };
+	struct luw_attach_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
-	struct luw_att *att[LUW_MAX_TARGETS];
+	struct luw_attacher *att[LUW_MAX_TARGETS];
 	struct sigaction sa;
 	char err[1024];
 	pid_t pids[LUW_MAX_TARGETS];
@@ -604,9 +604,9 @@ static int cmd_record(int argc, char **argv)
 		fd = open_dev(0);
 	}
 	for (unsigned int i = 0; i < npid; i++) {
-		int r = owned ? luw_att_attach(fd, pids[i], &ao, &att[natt],
+		int r = owned ? luw_attach_run(fd, pids[i], &ao, &att[natt],
 					       &errnum, err, sizeof(err)) :
-				luw_att_open(pids[i], 1, &att[natt], err,
+				luw_attach_open(pids[i], 1, &att[natt], err,
 					     sizeof(err));
 
 		if (r) {
@@ -614,14 +614,14 @@ static int cmd_record(int argc, char **argv)
 			 * attached in it so far. */
 			fprintf(stderr, "luaunwind-ctl: %s\n", err);
 			while (natt)
-				luw_att_free(att[--natt]);
+				luw_attach_free(att[--natt]);
 			close(fd);
 			return 1;
 		}
 		if (owned) {
 			char desc[1024];
 
-			luw_att_describe(att[natt], desc, sizeof(desc));
+			luw_attach_describe(att[natt], desc, sizeof(desc));
 			fprintf(stderr, "luaunwind-ctl: attached %s\n", desc);
 		}
 		natt++;
@@ -640,7 +640,7 @@ static int cmd_record(int argc, char **argv)
 	for (unsigned int i = 0; i < natt; i++) {
 		if (owned)
 			luw_dev_detach(fd, pids[i]);
-		luw_att_free(att[i]);
+		luw_attach_free(att[i]);
 	}
 	close(fd);
 	if (rc) {

@@ -23,11 +23,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "process/cfi.h"
+#include "unwind/cfi.h"
 #include "util/cli.h"
-#include "process/elf_symbols.h"
-#include "process/procmaps.h"
-#include "process/procmem.h"
+#include "elf/symbols.h"
+#include "proc/maps.h"
+#include "proc/mem.h"
 
 #define MAX_THREADS 4096
 #define PAGE 4096u
@@ -80,7 +80,7 @@ static int mem_read(void *ctx, __u64 addr, __u64 *val)
 			goto hit;
 	i = m->next++ % NPAGES;
 	m->valid[i] = 0;
-	if (luw_pmem_read(m->tid, pg, m->data[i], PAGE))
+	if (luw_mem_read(m->tid, pg, m->data[i], PAGE))
 		return -1;
 	m->page[i] = pg;
 	m->valid[i] = 1;
@@ -94,7 +94,7 @@ hit:
 struct mapx {
 	const struct luw_map *map;
 	const struct luw_cfi *cfi;	/* NULL: frame pointers only */
-	const struct luw_elf *elf;	/* NULL: no symbols */
+	const struct luw_symbols *elf;	/* NULL: no symbols */
 };
 
 struct view {
@@ -108,7 +108,7 @@ struct view {
  * and .dynsym: read it out of the target once, build from memory.
  */
 static struct luw_cfi *vdso_cfi;
-static struct luw_elf *vdso_elf;
+static struct luw_symbols *vdso_elf;
 
 static void load_vdso(pid_t pid, const struct luw_map *mp)
 {
@@ -118,7 +118,7 @@ static void load_vdso(pid_t pid, const struct luw_map *mp)
 	Elf *elf;
 
 	if (vdso_cfi || len > (64u << 20) ||
-	    !(img = luw_pmem_dup(pid, mp->start, len)))
+	    !(img = luw_mem_dup(pid, mp->start, len)))
 		return;
 	elf_version(EV_CURRENT);
 	elf = elf_memory(img, len);
@@ -126,7 +126,7 @@ static void load_vdso(pid_t pid, const struct luw_map *mp)
 		vdso_cfi = luw_cfi_build_elf(elf, "[vdso]", err, sizeof(err));
 		if (!vdso_cfi)
 			fprintf(stderr, "luaunwind-hostunwind: table: %s\n", err);
-		vdso_elf = luw_elf_load_elf(elf, "[vdso]", err, sizeof(err));
+		vdso_elf = luw_symbols_load_elf(elf, "[vdso]", err, sizeof(err));
 		elf_end(elf);
 	}
 	free(img);
@@ -163,11 +163,11 @@ static int view_load(struct view *v, pid_t pid, const struct opts *o)
 			v->x[i].elf = vdso_elf;
 			continue;
 		}
-		if (!(mp->prot & LUW_MAP_X) || luw_map_file(pid, mp, path, sizeof(path)))
+		if (!(mp->prot & LUW_MAP_X) || luw_maps_file(pid, mp, path, sizeof(path)))
 			continue;
 		base = strrchr(mp->path, '/');
 		base = base ? base + 1 : mp->path;
-		v->x[i].elf = luw_elf_get(path, err, sizeof(err));
+		v->x[i].elf = luw_symbols_get(path, err, sizeof(err));
 		if (!v->x[i].elf)
 			fprintf(stderr, "luaunwind-hostunwind: symbols: %s\n", err);
 		if (o->fp_for && !strcmp(base, o->fp_for))
@@ -213,15 +213,15 @@ static void print_frame(const struct view *v, int n, const struct luw_uw_regs *r
 	/* A return address may be past the end of its call's function. */
 	uint64_t key = luw_uw_key(r);
 	const char *mod = "?";
-	const struct luw_elf_sym *s = NULL;
+	const struct luw_symbols_sym *s = NULL;
 	uint64_t off = 0, vaddr = 0;
 
 	if (x) {
 		mod = strrchr(x->map->path, '/');
 		mod = mod ? mod + 1 : (x->map->path[0] ? x->map->path : "[anon]");
-		off = luw_map_fileoff(x->map, key);
-		if (x->elf && !luw_elf_off2vaddr(x->elf, off, &vaddr))
-			s = luw_elf_sym_at(x->elf, vaddr);
+		off = luw_maps_fileoff(x->map, key);
+		if (x->elf && !luw_symbols_off2vaddr(x->elf, off, &vaddr))
+			s = luw_symbols_at(x->elf, vaddr);
 	}
 	/* Module+file offset is what tables key on; the symbol is for people. */
 	printf("#%-3d 0x%016" PRIx64 " %s+0x%" PRIx64 " ", n, (uint64_t)r->ip, mod,
@@ -282,7 +282,7 @@ static int unwind(const struct view *v, const struct user_regs_struct *ur,
 			break;
 		}
 		if (x->cfi) {
-			e = luw_cfi_find(x->cfi, luw_map_fileoff(x->map, luw_uw_key(&r)));
+			e = luw_cfi_find(x->cfi, luw_maps_fileoff(x->map, luw_uw_key(&r)));
 			luw_cfi_format(e ? e : &(struct luw_uw_entry){ 0 }, how,
 				       sizeof(how));
 		} else {
@@ -368,7 +368,7 @@ static int table_mode(char **files, int n)
 		struct timespec a, b, c;
 		char err[512], rule[96];
 		struct luw_cfi *t;
-		struct luw_elf *e;
+		struct luw_symbols *e;
 
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		t = luw_cfi_build(files[i], err, sizeof(err));
@@ -378,7 +378,7 @@ static int table_mode(char **files, int n)
 			rc = 1;
 			continue;
 		}
-		e = luw_elf_load(files[i], err, sizeof(err));
+		e = luw_symbols_load(files[i], err, sizeof(err));
 		clock_gettime(CLOCK_MONOTONIC, &c);
 		printf("table %s: %zu FDEs (%zu undecodable), %zu rows (%zu unsup, "
 		       "%zu plt, %zu deref, %zu end; rbp at rbp+N in %zu; "
@@ -409,7 +409,7 @@ static int table_mode(char **files, int n)
 				printf("  r14 %08x %s\n", x->start,
 				       x->rule == LUW_UW_R14_SAME ? "same" : "u");
 		}
-		luw_elf_free(e);
+		luw_symbols_free(e);
 		luw_cfi_free(t);
 	}
 	return rc;
@@ -527,8 +527,8 @@ int main(int argc, char **argv)
 	printf("summary probes %d samples %d complete %d\n", probes_ok, samples,
 	       complete);
 	luw_cfi_cache_clear();
-	luw_elf_cache_clear();
+	luw_symbols_cache_clear();
 	luw_cfi_free(vdso_cfi);
-	luw_elf_free(vdso_elf);
+	luw_symbols_free(vdso_elf);
 	return samples ? 0 : 2;
 }

@@ -15,7 +15,7 @@
  * --ff-from-tables they are read from the live library tables even when
  * DWARF or the build-id gave them (to compare the two).  --layout prints
  * the layout descriptor, field by field; --recovered what the machine code
- * gave (ljrecover.h) and exits.
+ * gave (target/recover.h) and exits.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -31,9 +31,10 @@
 #include <unistd.h>
 
 #include "util/cli.h"
-#include "process/ljlayout.h"
-#include "process/ljproto.h"
-#include "process/procmem.h"
+#include "target/ffscan.h"
+#include "target/layout.h"
+#include "target/proto.h"
+#include "proc/mem.h"
 #include "kmod/ljwalk.h"
 
 #define PROG "luaunwind-ljprobe"
@@ -61,13 +62,13 @@ static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
 
 	if (f->kind != LUW_LJF_TRACE || !f->func)
 		return 0;
-	if (luw_pmem_read(pid, f->func + ly->tr_mcode, &mcode, 8) ||
-	    luw_pmem_read(pid, f->func + ly->tr_szmcode, &sz, 4))
+	if (luw_mem_read(pid, f->func + ly->tr_mcode, &mcode, 8) ||
+	    luw_mem_read(pid, f->func + ly->tr_szmcode, &sz, 4))
 		return 0;
 	return ip >= mcode && ip < mcode + sz;
 }
 
-static void print_sample(struct luw_ljp_ctx *sym, int idx, uint64_t ip,
+static void print_sample(struct luw_proto_ctx *sym, int idx, uint64_t ip,
 			 const struct luw_lj_walk_out *o, int verbose,
 			 pid_t pid, const struct luw_lj_layout *ly)
 {
@@ -84,7 +85,7 @@ static void print_sample(struct luw_ljp_ctx *sym, int idx, uint64_t ip,
 	/* Root first, flamegraph style; segments joined in walk order. */
 	printf("stack %d ", idx);
 	for (i = o->nframes; i-- > 0;)
-		printf("%s%s", luw_ljp_frame_str(sym, &o->frames[i], b, sizeof(b)),
+		printf("%s%s", luw_proto_frame_str(sym, &o->frames[i], b, sizeof(b)),
 		       i ? ";" : "");
 	printf("\n");
 	if (!verbose)
@@ -96,7 +97,7 @@ static void print_sample(struct luw_ljp_ctx *sym, int idx, uint64_t ip,
 
 		/* Who entered the activation: its C frame's return address. */
 		if (g->cframe)
-			luw_pmem_read(pid, g->cframe + ly->cframe_size - 8,
+			luw_mem_read(pid, g->cframe + ly->cframe_size - 8,
 				     &ret, 8);
 		printf("  seg %u L=0x%llx cframe=0x%llx ret=0x%llx%s%s\n", s,
 		       (unsigned long long)g->L, (unsigned long long)g->cframe,
@@ -105,7 +106,7 @@ static void print_sample(struct luw_ljp_ctx *sym, int idx, uint64_t ip,
 		       g->flags & LUW_LJS_TRACE ? " trace" : "");
 		for (i = g->first; i < (unsigned int)g->first + g->count; i++)
 			printf("    #%u %s link=%u%s\n", i,
-			       luw_ljp_frame_str(sym, &o->frames[i], b, sizeof(b)),
+			       luw_proto_frame_str(sym, &o->frames[i], b, sizeof(b)),
 			       o->frames[i].link,
 			       o->frames[i].flags & LUW_LJF_PC_EXACT ? " exact" : "");
 	}
@@ -177,10 +178,10 @@ static void print_layout(const struct luw_lj_layout *ly)
 		printf("layout.vmst_map[%u] = %u\n", i, ly->vmst_map[i]);
 }
 
-/* --recovered: the fields ljrecover read from the machine code. */
-static void print_recovered(const struct luw_ljl_target *t)
+/* --recovered: the fields target/recover.c read from the machine code. */
+static void print_recovered(const struct luw_layout_target *t)
 {
-	const struct luw_ljr_result *r = &t->rec;
+	const struct luw_recover_result *r = &t->rec;
 	const struct { const char *n; int v; } f[] = {
 		{ "l_glref", r->l_glref }, { "g_mainthref", r->g_mainthref },
 		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
@@ -207,7 +208,7 @@ static void print_recovered(const struct luw_ljl_target *t)
 		{ "gct_func", r->gct_func },
 		{ "tr_startpt", r->tr_startpt }, { "tr_startpc", r->tr_startpc },
 		{ "tr_traceno", r->tr_traceno },
-		/* raw ~LJ_VMST_* index of each role (ljrecover.h) */
+		/* raw ~LJ_VMST_* index of each role (target/recover.h) */
 		{ "vmst.interp", r->vmst_interp }, { "vmst.c", r->vmst_c },
 		{ "vmst.exit", r->vmst_exit },
 	};
@@ -261,8 +262,8 @@ int main(int argc, char **argv)
 	int ffdump = 0, fftables = 0, lydump = 0, recdump = 0;
 	const char *want = NULL;
 	pid_t pid = 0, tid = 0;
-	struct luw_ljl_target *t;
-	struct luw_ljp_ctx *sym;
+	struct luw_layout_target *t;
+	struct luw_proto_ctx *sym;
 	char err[4096];
 	struct luw_lj_frame frames[256];
 	struct luw_lj_seg segs[32];
@@ -309,7 +310,7 @@ int main(int argc, char **argv)
 		return 1;
 	if (recdump) {
 		/* What the machine code says, whatever the layout's source. */
-		if (luw_ljl_open(pid, t, err, sizeof(err))) {
+		if (luw_layout_open(pid, t, err, sizeof(err))) {
 			fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
 			free(t);
 			return 2;
@@ -318,7 +319,7 @@ int main(int argc, char **argv)
 		free(t);
 		return 0;
 	}
-	if (luw_ljl_attach(pid, t, err, sizeof(err))) {
+	if (luw_layout_attach(pid, t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: %s\n", err);
 		free(t);
 		return 2;
@@ -331,13 +332,13 @@ int main(int argc, char **argv)
 	       t->src == LUW_LJL_SRC_KNOWN ? "known build-id" :
 	       t->src == LUW_LJL_SRC_CODE ? "machine code + live process" :
 	       "validated guess");
-	if (fftables && luw_ljl_ff_from_tables(t, err, sizeof(err))) {
+	if (fftables && luw_ffscan_names(t, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ljprobe: names from tables: %s\n",
 			err);
 		free(t);
 		return 2;
 	}
-	/* Which round of checks passed (ljlayout.c, "Reading a running target"). */
+	/* Which round of checks passed (target/layout.c, "Reading a running target"). */
 	printf("checks: passed in round %d%s%s%s\n", t->rounds,
 	       t->why_round1[0] ? " (the round before: " : "", t->why_round1,
 	       t->why_round1[0] ? ")" : "");
@@ -357,7 +358,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	if (t->nstates == 1)
 		g_hint = t->states[0];
-	sym = luw_ljp_new(pid, &t->layout, &t->ff);
+	sym = luw_proto_new(pid, &t->layout, &t->ff);
 	if (!sym) {
 		free(t);
 		return 1;
@@ -395,9 +396,9 @@ int main(int argc, char **argv)
 		}
 		memset(&in, 0, sizeof(in));
 		in.ly = &t->layout;
-		in.read = luw_pmem_read_cb;
+		in.read = luw_mem_read_cb;
 		in.ctx = &pid;
-		luw_ljl_regs_from(&u, &in.regs);
+		luw_layout_regs_from(&u, &in.regs);
 		in.vm_start = t->vm_start;
 		in.interp_end = t->interp_end;
 		in.vm_end = t->vm_end;
@@ -442,7 +443,7 @@ int main(int argc, char **argv)
 	if (got < nsamples && !rc)
 		rc = 3;
 out:
-	luw_ljp_free(sym);
+	luw_proto_free(sym);
 	free(t);
 	return rc;
 }

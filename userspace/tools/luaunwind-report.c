@@ -31,8 +31,8 @@
 #include "streams/symtab.h"
 #include "streams/sysprof_report.h"
 #ifndef LUW_REPORT_LEAN
-#include "record/luwfile.h"
-#include "record/luwreport.h"
+#include "record/file.h"
+#include "record/report.h"
 #include "record/symbolize.h"
 #endif
 
@@ -107,25 +107,25 @@ static int add_sym(void *ctx, const struct luw_sym *s)
 	return !s->final && luw_symtab_add(ctx, s) ? 1 : 0;
 }
 
-static int stream_error(const char *file, const struct luw_rd *r)
+static int stream_error(const char *file, const struct luw_reader *r)
 {
 	char msg[256];
 
-	luw_rd_strerror(r, msg, sizeof(msg));
+	luw_reader_strerror(r, msg, sizeof(msg));
 	fprintf(stderr, PROG ": %s: %s\n", file, msg);
 	return 2;
 }
 
 /* The status of a decoded stream: out of memory (1), a bad or truncated
  * stream (2), else the output's. */
-static int decoded(const char *file, const struct luw_rd *r, int rc, int oom,
+static int decoded(const char *file, const struct luw_reader *r, int rc, int oom,
 		   int status)
 {
 	if (oom) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		return 1;
 	}
-	if (rc && luw_rd_failed(r))
+	if (rc && luw_reader_failed(r))
 		return stream_error(file, r);
 	return status;
 }
@@ -184,34 +184,34 @@ static int write_stacks(const char *file, const struct luw_stacks *stacks,
 	}
 }
 
-static int report_sysprof(const char *file, struct luw_rd *r,
+static int report_sysprof(const char *file, struct luw_reader *r,
 			  struct luw_symtab *st, enum mode mode)
 {
-	enum luw_spr_mode m = mode == M_COMPAT     ? LUW_SPR_COMPAT
+	enum luw_sysprof_report_mode m = mode == M_COMPAT     ? LUW_SPR_COMPAT
 			      : mode == M_VMSTATES ? LUW_SPR_VMSTATES
 						   : LUW_SPR_FOLDED;
 	struct luw_stacks *stacks = NULL;
-	struct luw_spr *rep;
+	struct luw_sysprof_report *rep;
 	int rc, status = 0;
 
 	if (m == LUW_SPR_FOLDED && !(stacks = luw_stacks_new()))
 		goto oom;
-	rep = luw_spr_new(m, st, stacks);
+	rep = luw_sysprof_report_new(m, st, stacks);
 	if (!rep) {
 		luw_stacks_free(stacks);
 		goto oom;
 	}
-	rc = luw_sysprof_decode_body(r, &luw_spr_ops, rep);
+	rc = luw_sysprof_decode_body(r, &luw_sysprof_report_ops, rep);
 	if (m == LUW_SPR_FOLDED) {
 		/* The stream names no sampling interval: pprof gets none. */
 		struct luw_pprof_opts po = { 0 };
 
 		status = write_stacks(file, stacks, mode, &po);
 	} else {
-		status = finish_output(file, !luw_spr_write(rep, stdout));
+		status = finish_output(file, !luw_sysprof_report_write(rep, stdout));
 	}
-	status = decoded(file, r, rc, luw_spr_oom(rep) || rc == -2, status);
-	luw_spr_free(rep);
+	status = decoded(file, r, rc, luw_sysprof_report_oom(rep) || rc == -2, status);
+	luw_sysprof_report_free(rep);
 	luw_stacks_free(stacks);
 	return status;
 oom:
@@ -219,21 +219,21 @@ oom:
 	return 1;
 }
 
-static int report_memprof(const char *file, struct luw_rd *r,
+static int report_memprof(const char *file, struct luw_reader *r,
 			  struct luw_symtab *st, enum mode mode)
 {
-	struct luw_mpr *rep = luw_mpr_new(st);
+	struct luw_memprof_report *rep = luw_memprof_report_new(st);
 	int rc, status;
 
 	if (!rep) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		return 1;
 	}
-	rc = luw_mpr_decode_body(r, rep);
-	status = finish_output(file, !luw_mpr_write(rep, mode == M_LEAK,
+	rc = luw_memprof_report_decode_body(r, rep);
+	status = finish_output(file, !luw_memprof_report_write(rep, mode == M_LEAK,
 						   stdout));
-	status = decoded(file, r, rc, luw_mpr_oom(rep), status);
-	luw_mpr_free(rep);
+	status = decoded(file, r, rc, luw_memprof_report_oom(rep), status);
+	luw_memprof_report_free(rep);
 	return status;
 }
 
@@ -344,8 +344,8 @@ static int run_full(char **argv, const char *file, int fd, const void *head,
 /* A .luw record file (or a raw capture turned into one), all in f. */
 static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 {
-	struct luw_lrep_opts o = { .keep_vm = vm_frames, .by_pid = by_pid };
-	struct luw_lrep_result res;
+	struct luw_report_opts o = { .keep_vm = vm_frames, .by_pid = by_pid };
+	struct luw_report_result res;
 	struct luw_stacks *stacks = luw_stacks_new();
 	char err[512];
 	int rc, status = 0;
@@ -354,7 +354,7 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		return 1;
 	}
-	rc = luw_lrep_run(f, &o, stacks, &res, err, sizeof(err));
+	rc = luw_report_run(f, &o, stacks, &res, err, sizeof(err));
 	if (rc == 1) {
 		fprintf(stderr, PROG ": %s: %s\n", file, err);
 		luw_stacks_free(stacks);
@@ -362,7 +362,7 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 	}
 	if (mode == M_VMSTATES) {
 		status = finish_output(file,
-				       !luw_lrep_write_vmstates(&res, stdout));
+				       !luw_report_write_vmstates(&res, stdout));
 	} else if (mode == M_COMPAT || mode == M_LEAK) {
 		status = usage_error("%s", "record files take --folded, --svg, "
 				     "--vmstates, --top, --pprof, --vm-frames");
@@ -419,7 +419,7 @@ static int report_raw(const char *file, int fd, enum mode mode)
 		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
 		return 1;
 	}
-	rc = luw_symz_raw((pid_t)raw_pid, raw.data, raw.size, &mem, &len, err,
+	rc = luw_symbolize_raw((pid_t)raw_pid, raw.data, raw.size, &mem, &len, err,
 			  sizeof(err));
 	luw_file_close(&raw);
 	if (rc < 0) {
@@ -460,7 +460,7 @@ int main(int argc, char **argv)
 	enum mode mode = M_DEFAULT;
 	const char *file = NULL;
 	struct luw_symtab *st;
-	struct luw_rd r;
+	struct luw_reader r;
 	int c, li = 0, fd, status, kind;
 
 	opterr = 0;	/* our messages, which name the option as given */
@@ -559,14 +559,14 @@ int main(int argc, char **argv)
 	}
 #endif
 	st = luw_symtab_new();
-	if (!st || luw_rd_open_fd(&r, fd)) {
+	if (!st || luw_reader_open_fd(&r, fd)) {
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		luw_symtab_free(st);
 		return 1;
 	}
 
 	/* A .luw record file: taken in whole, with the bytes already read. */
-	if ((r.end - r.p >= 4 || luw_rd_fill(&r, 4)) &&
+	if ((r.end - r.p >= 4 || luw_reader_fill(&r, 4)) &&
 	    is_luw(r.p, (size_t)(r.end - r.p))) {
 #ifdef LUW_REPORT_LEAN
 		status = run_full(argv, file, fd, r.p, (size_t)(r.end - r.p));
@@ -581,7 +581,7 @@ int main(int argc, char **argv)
 			luw_file_close(&f);
 		}
 #endif
-		luw_rd_close(&r);
+		luw_reader_close(&r);
 		luw_symtab_free(st);
 		if (fd != STDIN_FILENO)
 			close(fd);
@@ -592,12 +592,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s: out of memory\n", file);
 		status = 1;
 	} else if (kind < 0) {
-		status = luw_rd_failed(&r) && r.io_errno && r.err_off == 0
+		status = luw_reader_failed(&r) && r.io_errno && r.err_off == 0
 				 ? (fprintf(stderr, PROG ": %s: %s\n", file,
 					    strerror(r.io_errno)), 1)
 				 : stream_error(file, &r);
-	} else if (r.end - r.p < 3 && !luw_rd_fill(&r, 3)) {
-		luw_rd_fail(&r, luw_rd_offset(&r), "'ljp' or 'ljm' prologue",
+	} else if (r.end - r.p < 3 && !luw_reader_fill(&r, 3)) {
+		luw_reader_fail(&r, luw_reader_offset(&r), "'ljp' or 'ljm' prologue",
 			    !r.io_errno);
 		status = stream_error(file, &r);
 	} else if (!memcmp(r.p, "ljp", 3)) {
@@ -613,10 +613,10 @@ int main(int argc, char **argv)
 		else
 			status = report_memprof(file, &r, st, mode);
 	} else {
-		luw_rd_fail(&r, luw_rd_offset(&r), "'ljp' or 'ljm' prologue", 0);
+		luw_reader_fail(&r, luw_reader_offset(&r), "'ljp' or 'ljm' prologue", 0);
 		status = stream_error(file, &r);
 	}
-	luw_rd_close(&r);
+	luw_reader_close(&r);
 	luw_symtab_free(st);
 	if (fd != STDIN_FILENO)
 		close(fd);

@@ -206,7 +206,7 @@ static uint32_t *layout(struct tree *t)
 	return order;
 }
 
-enum luw_frame_kind luw_frame_kind(const char *name, size_t len)
+enum luw_flamegraph_kind luw_flamegraph_kind(const char *name, size_t len)
 {
 	size_t at, i;
 
@@ -353,7 +353,7 @@ static uint32_t name_hash(const char *p, size_t len)
 	return luw_fnv1a32(p, i);
 }
 
-static void frame_color(enum luw_frame_kind kind, enum luw_flamegraph_colors c,
+static void frame_color(enum luw_flamegraph_kind kind, enum luw_flamegraph_colors c,
 			const char *name, size_t len, int rgb[3])
 {
 	uint32_t h = name_hash(name, len);
@@ -588,7 +588,7 @@ static size_t fit_label(const char *name, size_t len, size_t chars, double w,
 }
 
 static void put_frame(FILE *out, const struct luw_flamegraph_opts *o,
-		      const char *name, size_t len, enum luw_frame_kind kind,
+		      const char *name, size_t len, enum luw_flamegraph_kind kind,
 		      int is_root, const struct node *nd, uint64_t total,
 		      unsigned height, char *buf)
 {
@@ -641,7 +641,7 @@ static void put_legend(FILE *out, const struct luw_flamegraph_opts *o)
 	for (k = 0; k < 3; k++) {
 		int rgb[3];
 
-		frame_color((enum luw_frame_kind)k, o->colors, sample[k],
+		frame_color((enum luw_flamegraph_kind)k, o->colors, sample[k],
 			    strlen(sample[k]), rgb);
 		fprintf(out,
 			"<rect x=\"%d\" y=\"33\" width=\"10\" height=\"10\" "
@@ -753,7 +753,7 @@ int luw_flamegraph_write(FILE *out, const struct luw_stacks *s,
 			name = luw_stacks_name(s, nd->name);
 			len = luw_stacks_name_len(s, nd->name);
 		}
-		put_frame(out, &o, name, len, luw_frame_kind(name, len),
+		put_frame(out, &o, name, len, luw_flamegraph_kind(name, len),
 			  nd->name < 0, nd, total, height, buf);
 	}
 	fputs("</g>\n</svg>\n", out);

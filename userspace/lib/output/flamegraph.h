@@ -19,7 +19,7 @@
  *
  *   NAME    the frame text, XML-escaped (bytes that are not valid UTF-8
  *           or not allowed in XML show as U+FFFD)
- *   KIND    "host" | "lua" | "trace" | "root" (see luw_frame_kind)
+ *   KIND    "host" | "lua" | "trace" | "root" (see luw_flamegraph_kind)
  *   D       0 for the root box "all", 1 for the outermost frames, ...
  *   S       samples before this box at its depth: the box spans
  *           samples [S, S+N) of the whole profile
@@ -36,7 +36,7 @@
 
 #include "output/stacks.h"
 
-enum luw_frame_kind {
+enum luw_flamegraph_kind {
 	LUW_FRAME_HOST,		/* native code: C functions, libraries */
 	LUW_FRAME_LUA,		/* "name @chunk:line" or "@chunk:line" */
 	LUW_FRAME_TRACE,	/* "TRACE_n ..." : JIT-compiled code */
@@ -60,7 +60,7 @@ struct luw_flamegraph_opts {
 };
 
 /* The frame kind, decided by the frame text alone. */
-enum luw_frame_kind luw_frame_kind(const char *name, size_t len);
+enum luw_flamegraph_kind luw_flamegraph_kind(const char *name, size_t len);
 
 /* Defaults: 1200 px wide, 16 px frames, 0.1 px minimum width. */
 void luw_flamegraph_defaults(struct luw_flamegraph_opts *o);

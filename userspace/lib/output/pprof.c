@@ -42,12 +42,12 @@ enum {
 enum { STR_EMPTY, STR_SAMPLES, STR_COUNT, STR_CPU, STR_NANOSECONDS };
 
 /* Messages are encoded into strbuf.h byte strings (their NUL unused). */
-static void buf_raw(struct luw_sb *b, const void *data, size_t len)
+static void buf_raw(struct luw_strbuf *b, const void *data, size_t len)
 {
-	luw_sb_putn(b, data, len);
+	luw_strbuf_putn(b, data, len);
 }
 
-static void buf_varint(struct luw_sb *b, uint64_t v)
+static void buf_varint(struct luw_strbuf *b, uint64_t v)
 {
 	uint8_t tmp[10];
 	size_t n = 0;
@@ -59,13 +59,13 @@ static void buf_varint(struct luw_sb *b, uint64_t v)
 	buf_raw(b, tmp, n);
 }
 
-static void buf_uint(struct luw_sb *b, unsigned field, uint64_t v)
+static void buf_uint(struct luw_strbuf *b, unsigned field, uint64_t v)
 {
 	buf_varint(b, (uint64_t)field << 3 | WT_VARINT);
 	buf_varint(b, v);
 }
 
-static void buf_bytes(struct luw_sb *b, unsigned field, const void *data,
+static void buf_bytes(struct luw_strbuf *b, unsigned field, const void *data,
 		      size_t len)
 {
 	buf_varint(b, (uint64_t)field << 3 | WT_LEN);
@@ -109,7 +109,7 @@ static void gz_feed(struct gz *g, const void *data, size_t len, int flush)
 }
 
 /* Emit one top-level field (the profile message needs no length). */
-static void gz_buf(struct gz *g, struct luw_sb *b)
+static void gz_buf(struct gz *g, struct luw_strbuf *b)
 {
 	if (b->oom) {
 		errno = ENOMEM;
@@ -126,7 +126,7 @@ struct ctx {
 	uint32_t *loc;			/* frame id -> location id, 0 unused */
 	uint32_t nlocs;
 	struct gz *gz;
-	struct luw_sb top, msg, ids, vals;
+	struct luw_strbuf top, msg, ids, vals;
 	int failed;
 };
 
@@ -195,15 +195,15 @@ static int lua_source(const char *name, size_t len, const char **chunk,
 {
 	size_t at, colon, i;
 
-	/* luw_frame_kind() checks the "@chunk:line" suffix of Lua frames;
+	/* luw_flamegraph_kind() checks the "@chunk:line" suffix of Lua frames;
 	 * a trace names where it starts the same way. */
-	if (luw_frame_kind(name, len) == LUW_FRAME_TRACE) {
+	if (luw_flamegraph_kind(name, len) == LUW_FRAME_TRACE) {
 		for (at = len; at > 0 && name[at - 1] != '@'; at--)
 			;
-		if (at < 2 || luw_frame_kind(name + at - 1, len - at + 1) !=
+		if (at < 2 || luw_flamegraph_kind(name + at - 1, len - at + 1) !=
 				      LUW_FRAME_LUA)
 			return 0;
-	} else if (luw_frame_kind(name, len) != LUW_FRAME_LUA) {
+	} else if (luw_flamegraph_kind(name, len) != LUW_FRAME_LUA) {
 		return 0;
 	}
 	for (at = len; name[at - 1] != '@'; at--)
@@ -246,7 +246,7 @@ static void put_tables(struct ctx *c)
 		size_t len = luw_stacks_name_len(c->s, f), chunk_len;
 		uint64_t line = 0, sname = (uint64_t)str(c, name, len);
 		uint64_t file = STR_EMPTY;
-		struct luw_sb *m = &c->msg, *l = &c->ids;
+		struct luw_strbuf *m = &c->msg, *l = &c->ids;
 
 		if (lua_source(name, len, &chunk, &chunk_len, &line))
 			file = (uint64_t)str(c, chunk, chunk_len);

@@ -12,31 +12,31 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "process/cfi.h"
+#include "unwind/cfi.h"
 #include "util/grow.h"
-#include "process/ljlayout.h"
-#include "record/luwdev.h"
-#include "process/procmaps.h"
-#include "process/procmem.h"
+#include "target/layout.h"
+#include "record/dev.h"
+#include "proc/maps.h"
+#include "proc/mem.h"
 
-/* A mapping handled by luw_att_upload (uploaded, or not uploadable). */
+/* A mapping handled by luw_attach_upload (uploaded, or not uploadable). */
 struct att_seen {
 	uint64_t start, end, offset, inode;
 };
 
-struct luw_att {
+struct luw_attacher {
 	pid_t pid;
-	struct luw_ljl_target *lj;		/* NULL: host stacks only */
+	struct luw_layout_target *lj;		/* NULL: host stacks only */
 	struct att_seen *seen;
 	size_t nseen, capseen;
 	struct luw_cfi *vdso;		/* built from the target's image */
 	int full;			/* the module's table limit was hit */
 };
 
-int luw_att_open(pid_t pid, int want_lua, struct luw_att **out, char *err,
+int luw_attach_open(pid_t pid, int want_lua, struct luw_attacher **out, char *err,
 		 size_t errlen)
 {
-	struct luw_att *a = calloc(1, sizeof(*a));
+	struct luw_attacher *a = calloc(1, sizeof(*a));
 
 	*out = NULL;
 	if (!a) {
@@ -51,7 +51,7 @@ int luw_att_open(pid_t pid, int want_lua, struct luw_att **out, char *err,
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		if (luw_ljl_attach(pid, a->lj, err, errlen)) {
+		if (luw_layout_attach(pid, a->lj, err, errlen)) {
 			free(a->lj);
 			free(a);
 			return -1;
@@ -61,7 +61,7 @@ int luw_att_open(pid_t pid, int want_lua, struct luw_att **out, char *err,
 	return 0;
 }
 
-void luw_att_fill(const struct luw_att *a, struct luw_attach *req)
+void luw_attach_fill(const struct luw_attacher *a, struct luw_attach *req)
 {
 	req->pid = a->pid;
 	if (!a->lj)
@@ -75,19 +75,19 @@ void luw_att_fill(const struct luw_att *a, struct luw_attach *req)
 	req->g_hint = a->lj->nstates == 1 ? a->lj->states[0] : 0;
 }
 
-struct luw_lj_layout *luw_att_layout(struct luw_att *a)
+struct luw_lj_layout *luw_attach_layout(struct luw_attacher *a)
 {
 	return a->lj ? &a->lj->layout : NULL;
 }
 
-pid_t luw_att_pid(const struct luw_att *a)
+pid_t luw_attach_pid(const struct luw_attacher *a)
 {
 	return a->pid;
 }
 
-void luw_att_describe(const struct luw_att *a, char *buf, size_t len)
+void luw_attach_describe(const struct luw_attacher *a, char *buf, size_t len)
 {
-	const struct luw_ljl_target *t = a->lj;
+	const struct luw_layout_target *t = a->lj;
 
 	if (!t) {
 		snprintf(buf, len, "pid %d: host stacks only", (int)a->pid);
@@ -102,7 +102,7 @@ void luw_att_describe(const struct luw_att *a, char *buf, size_t len)
 		 t->vm_start, t->vm_end, t->interp_end, t->nstates);
 }
 
-static int seen_has(const struct luw_att *a, const struct luw_map *mp)
+static int seen_has(const struct luw_attacher *a, const struct luw_map *mp)
 {
 	for (size_t i = 0; i < a->nseen; i++) {
 		const struct att_seen *s = &a->seen[i];
@@ -114,7 +114,7 @@ static int seen_has(const struct luw_att *a, const struct luw_map *mp)
 	return 0;
 }
 
-static int seen_add(struct luw_att *a, const struct luw_map *mp)
+static int seen_add(struct luw_attacher *a, const struct luw_map *mp)
 {
 	if (luw_grow((void **)&a->seen, &a->capseen, a->nseen + 1,
 		     sizeof(*a->seen)))
@@ -125,7 +125,7 @@ static int seen_add(struct luw_att *a, const struct luw_map *mp)
 }
 
 /* The [vdso] is an ELF image in memory only. */
-static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
+static struct luw_cfi *vdso_table(struct luw_attacher *a, const struct luw_map *mp)
 {
 	size_t len = mp->end - mp->start;
 	char err[256];
@@ -134,7 +134,7 @@ static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
 
 	if (a->vdso || len > (16u << 20))
 		return a->vdso;
-	img = luw_pmem_dup(a->pid, mp->start, len);
+	img = luw_mem_dup(a->pid, mp->start, len);
 	if (!img)
 		return NULL;
 	elf_version(EV_CURRENT);
@@ -147,7 +147,7 @@ static struct luw_cfi *vdso_table(struct luw_att *a, const struct luw_map *mp)
 	return a->vdso;
 }
 
-int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
+int luw_attach_upload(struct luw_attacher *a, int fd, unsigned int *skipped, char *err,
 		   size_t errlen)
 {
 	struct luw_maps maps;
@@ -171,8 +171,8 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
 			continue;
 		if (!strcmp(mp->path, "[vdso]")) {
 			tab = vdso_table(a, mp);
-		} else if (luw_map_is_file(mp)) {
-			if (!luw_map_file(a->pid, mp, pbuf, sizeof(pbuf)))
+		} else if (luw_maps_is_file(mp)) {
+			if (!luw_maps_file(a->pid, mp, pbuf, sizeof(pbuf)))
 				tab = luw_cfi_get(pbuf, cerr, sizeof(cerr));
 		} else {
 			/* Anonymous code (JIT traces): nothing to describe. */
@@ -220,7 +220,7 @@ int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
  * samples than asked for, silently.  A cpu-clock period is held to its
  * inverse.  0, or -1 with a message.
  */
-static int att_rate_check(const struct luw_att_opts *o, char *err,
+static int att_rate_check(const struct luw_attach_opts *o, char *err,
 			  size_t errlen)
 {
 	const char *path = "/proc/sys/kernel/perf_event_max_sample_rate";
@@ -253,20 +253,20 @@ static int att_rate_check(const struct luw_att_opts *o, char *err,
 	return -1;
 }
 
-int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
-		   struct luw_att **out, int *errnum, char *err, size_t errlen)
+int luw_attach_run(int fd, pid_t pid, const struct luw_attach_opts *o,
+		   struct luw_attacher **out, int *errnum, char *err, size_t errlen)
 {
 	struct luw_attach req = { 0 };
-	struct luw_att *a;
+	struct luw_attacher *a;
 	int r;
 
 	*errnum = 0;
 	*out = NULL;
 	if (att_rate_check(o, err, errlen))
 		return -1;
-	if (luw_att_open(pid, !o->no_lua, &a, err, errlen))
+	if (luw_attach_open(pid, !o->no_lua, &a, err, errlen))
 		return -1;
-	luw_att_fill(a, &req);
+	luw_attach_fill(a, &req);
 	req.flags = o->flags | LUW_ATTACH_STOPPED;
 	req.event = o->event;
 	req.sample_rate = o->sample_rate ? o->sample_rate : 999;
@@ -276,12 +276,12 @@ int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 	if (r) {
 		*errnum = -r;
 		snprintf(err, errlen, "attach pid %d: %s", (int)pid, strerror(-r));
-		luw_att_free(a);
+		luw_attach_free(a);
 		return -1;
 	}
-	if (!o->no_tables && luw_att_upload(a, fd, NULL, err, errlen) < 0) {
+	if (!o->no_tables && luw_attach_upload(a, fd, NULL, err, errlen) < 0) {
 		luw_dev_detach(fd, pid);
-		luw_att_free(a);
+		luw_attach_free(a);
 		return -1;
 	}
 	if (!(o->flags & LUW_ATTACH_STOPPED)) {
@@ -291,7 +291,7 @@ int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 			snprintf(err, errlen, "start pid %d: %s", (int)pid,
 				 strerror(-r));
 			luw_dev_detach(fd, pid);
-			luw_att_free(a);
+			luw_attach_free(a);
 			return -1;
 		}
 	}
@@ -299,7 +299,7 @@ int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
 	return 0;
 }
 
-void luw_att_free(struct luw_att *a)
+void luw_attach_free(struct luw_attacher *a)
 {
 	if (!a)
 		return;

@@ -2,18 +2,18 @@
  * attach: everything luaunwind.ko needs to sample one process with Lua
  * stacks, worked out from userspace.
  *
- *   1. luw_att_open: find LuaJIT in the process (ljlayout: VM code range,
+ *   1. luw_attach_open: find LuaJIT in the process (target/layout: VM code range,
  *      build-id, layout from DWARF or the known table, validated against
  *      every live global_State).  A process without LuaJIT, or whose
  *      layout is unknown, is refused with a message naming the binary and
  *      its build-id.  Without Lua (want_lua 0) only host stacks.
- *   2. luw_att_fill: the attach request's VM range, layout and G hint.
- *   3. luw_att_upload: a compact unwind table (cfi.c) for every executable
+ *   2. luw_attach_fill: the attach request's VM range, layout and G hint.
+ *   3. luw_attach_upload: a compact unwind table (cfi.c) for every executable
  *      file mapping (and the [vdso]) not uploaded yet.  Called once after
  *      attach, then periodically by whoever keeps recording, so libraries
  *      loaded later (dlopen, ffi.load) get tables too.
  *
- * luw_att_attach does 1-3 in the right order: attach stopped, upload,
+ * luw_attach_run does 1-3 in the right order: attach stopped, upload,
  * start, so no early sample runs without tables.
  */
 #ifndef LUW_RECORD_ATTACH_H
@@ -25,9 +25,9 @@
 
 #include "luaunwind.h"
 
-struct luw_att;
+struct luw_attacher;
 
-struct luw_att_opts {
+struct luw_attach_opts {
 	uint32_t flags;		/* LUW_ATTACH_STOPPED, LUW_ATTACH_PERIOD */
 	uint32_t event;		/* LUW_EVENT_* */
 	uint64_t sample_rate;	/* Hz, or a period; 0: 999 Hz */
@@ -38,16 +38,16 @@ struct luw_att_opts {
 };
 
 /* Step 1.  0, or -1 with a message in err. */
-int luw_att_open(pid_t pid, int want_lua, struct luw_att **out, char *err,
+int luw_attach_open(pid_t pid, int want_lua, struct luw_attacher **out, char *err,
 		 size_t errlen);
 
 /* Step 2: fills vm_*, interp_end, layout_ptr/size, g_hint of *req. */
-void luw_att_fill(const struct luw_att *a, struct luw_attach *req);
+void luw_attach_fill(const struct luw_attacher *a, struct luw_attach *req);
 
-/* The layout that luw_att_fill hands over (tests mutate it); NULL without
+/* The layout that luw_attach_fill hands over (tests mutate it); NULL without
  * Lua.
  */
-struct luw_lj_layout *luw_att_layout(struct luw_att *a);
+struct luw_lj_layout *luw_attach_layout(struct luw_attacher *a);
 
 /*
  * Step 3: tables for the executable mappings that appeared since the last
@@ -56,19 +56,19 @@ struct luw_lj_layout *luw_att_layout(struct luw_att *a);
  * cannot be built (no .eh_frame, unreadable file) is skipped and counted
  * in *skipped (may be NULL); its frames fall back to frame pointers.
  */
-int luw_att_upload(struct luw_att *a, int fd, unsigned int *skipped, char *err,
+int luw_attach_upload(struct luw_attacher *a, int fd, unsigned int *skipped, char *err,
 		   size_t errlen);
 
 /* Steps 1-3 and start.  0, or -1 with a message (errno-style in *errnum
  * when the ioctl failed, else 0).
  */
-int luw_att_attach(int fd, pid_t pid, const struct luw_att_opts *o,
-		   struct luw_att **out, int *errnum, char *err, size_t errlen);
+int luw_attach_run(int fd, pid_t pid, const struct luw_attach_opts *o,
+		   struct luw_attacher **out, int *errnum, char *err, size_t errlen);
 
 /* One line describing the target: binary, build-id, layout, VM range. */
-void luw_att_describe(const struct luw_att *a, char *buf, size_t len);
+void luw_attach_describe(const struct luw_attacher *a, char *buf, size_t len);
 
-pid_t luw_att_pid(const struct luw_att *a);
-void luw_att_free(struct luw_att *a);
+pid_t luw_attach_pid(const struct luw_attacher *a);
+void luw_attach_free(struct luw_attacher *a);
 
 #endif

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "record/attach.h"
-#include "record/luwdev.h"
-#include "record/luwfile.h"
+#include "record/dev.h"
+#include "record/file.h"
 #include "record/symbolize.h"
 
 #define BUF_BYTES (1U << 20)
@@ -70,7 +70,7 @@ static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
  * frames, their process being gone.  npids 0 keeps everything.
  * One read() worth of records: names first, then the records.
  */
-static int take(struct luw_symz *z, struct luw_file_writer *w, void *buf,
+static int take(struct luw_symbolize *z, struct luw_file_writer *w, void *buf,
 		size_t n, const pid_t *pids, unsigned int npids,
 		struct luw_rec_result *res)
 {
@@ -100,7 +100,7 @@ static int take(struct luw_symz *z, struct luw_file_writer *w, void *buf,
 		return -2;
 	if (!keep)
 		return 0;
-	luw_symz_records(z, buf, keep);
+	luw_symbolize_records(z, buf, keep);
 	return luw_file_write_section(w, LUWF_SEC_SAMPLES, buf, keep);
 }
 
@@ -110,7 +110,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 	pid_t pids[LUW_MAX_TARGETS];
 	struct luw_stats s0, s1;
 	struct luw_file_writer w = { 0 };
-	struct luw_symz *z = NULL;
+	struct luw_symbolize *z = NULL;
 	uint64_t *buf = NULL;
 	double t0, next_tick;
 	unsigned int npids = 0;
@@ -120,7 +120,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 	memset(res, 0, sizeof(*res));
 	if (o->natt) {
 		for (unsigned int i = 0; i < o->natt && i < LUW_MAX_TARGETS; i++)
-			pids[npids++] = luw_att_pid(o->att[i]);
+			pids[npids++] = luw_attach_pid(o->att[i]);
 	} else {
 		int n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
 
@@ -141,7 +141,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		return -1;
 	}
 	buf = malloc(BUF_BYTES);
-	if (!buf || luw_file_writer_init(&w, f) || !(z = luw_symz_new(&w, o->freq))) {
+	if (!buf || luw_file_writer_init(&w, f) || !(z = luw_symbolize_new(&w, o->freq))) {
 		snprintf(err, errlen, "%s: %s", o->path,
 			 strerror(buf ? (w.err ? w.err : ENOMEM) : ENOMEM));
 		goto out;
@@ -150,7 +150,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		char why[1024];
 
 		/* Not LuaJIT, or gone already: its host frames still count. */
-		luw_symz_add(z, pids[i], why, sizeof(why));
+		luw_symbolize_add(z, pids[i], why, sizeof(why));
 	}
 	memset(&s0, 0, sizeof(s0));
 	luw_dev_stats(fd, 0, &s0);
@@ -198,8 +198,8 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		if (t >= next_tick) {
 			next_tick = t + 1;
 			for (unsigned int i = 0; i < o->natt; i++)
-				luw_att_upload(o->att[i], fd, NULL, err, errlen);
-			luw_symz_reap(z);
+				luw_attach_upload(o->att[i], fd, NULL, err, errlen);
+			luw_symbolize_reap(z);
 			if (all_gone(pids, npids)) {
 				res->targets_gone = 1;
 				draining = 1;
@@ -222,7 +222,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		}
 	}
 	res->seconds = now_s() - t0;
-	luw_symz_reap(z);
+	luw_symbolize_reap(z);
 	memset(&s1, 0, sizeof(s1));
 	if (luw_dev_stats(fd, 0, &s1))
 		s1 = s0;
@@ -242,7 +242,7 @@ out:
 		fflush(o->progress);
 	}
 	res->bytes = w.off;
-	luw_symz_free(z);
+	luw_symbolize_free(z);
 	free(buf);
 	if (fclose(f) && !rc) {
 		snprintf(err, errlen, "%s: %s", o->path, strerror(errno));

@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-struct luw_att;
+struct luw_attacher;
 
 struct luw_rec_opts {
 	const char *path;		/* the .luw file to write */
@@ -25,7 +25,7 @@ struct luw_rec_opts {
 	uint32_t freq;			/* noted in the file, 0 unknown */
 	/* Processes being sampled and their attach state (refreshes);
 	 * natt == 0: whatever the module has attached now. */
-	struct luw_att **att;
+	struct luw_attacher **att;
 	unsigned int natt;
 	volatile sig_atomic_t *stop;	/* set by the caller's signal handler */
 	FILE *progress;			/* one live line, NULL: quiet */

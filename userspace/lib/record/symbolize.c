@@ -13,17 +13,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "process/demangle.h"
-#include "process/elf_symbols.h"
+#include "elf/demangle.h"
+#include "elf/symbols.h"
 #include "util/grow.h"
 #include "util/kvmap.h"
-#include "process/ljglobal.h"
-#include "process/ljlayout.h"
-#include "process/ljfuncname.h"
-#include "process/ljproto.h"
-#include "record/luwdev.h"
-#include "process/procmaps.h"
-#include "process/procmem.h"
+#include "target/global.h"
+#include "target/layout.h"
+#include "target/funcname.h"
+#include "target/proto.h"
+#include "record/dev.h"
+#include "proc/maps.h"
+#include "proc/mem.h"
 
 /* Keys of struct proc.seen: (what << 32 | extra, address). */
 enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
@@ -33,19 +33,19 @@ struct proc {
 	pid_t pid;
 	int lj;			/* LuaJIT found: t and ljs are valid */
 	int gone;
-	struct luw_ljl_target *t;
-	struct luw_ljp_ctx *ljs;
+	struct luw_layout_target *t;
+	struct luw_proto_ctx *ljs;
 	struct luw_maps maps;
 	uint32_t nmaps;		/* mapping sections written */
 	struct luw_kvmap seen;
 	/* Protos named so far, for finding each one's parent (its FNEW). */
 	struct known *known;
 	size_t nknown, capknown;
-	int rescans;		/* luw_ljl_find_states runs for traces */
-	/* Offsets for names held by globals (ljglobal.h): 0 not worked out
+	int rescans;		/* luw_layout_find_states runs for traces */
+	/* Offsets for names held by globals (target/global.h): 0 not worked out
 	 * yet, 1 in go, -1 refused. */
 	int go_state;
-	struct luw_ljg_offs go;
+	struct luw_global_offs go;
 	struct proc *next;
 };
 
@@ -54,10 +54,10 @@ struct known {
 	int32_t first, numline;
 	char *chunk;
 	int done;		/* its parent was found */
-	int gsearched;		/* looked for in the globals (ljglobal.h) */
+	int gsearched;		/* looked for in the globals (target/global.h) */
 };
 
-struct luw_symz {
+struct luw_symbolize {
 	struct luw_file_writer *w;
 	uint32_t freq;
 	uint64_t start_ns;
@@ -74,9 +74,9 @@ static uint64_t realtime_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-struct luw_symz *luw_symz_new(struct luw_file_writer *w, uint32_t freq)
+struct luw_symbolize *luw_symbolize_new(struct luw_file_writer *w, uint32_t freq)
 {
-	struct luw_symz *z = calloc(1, sizeof(*z));
+	struct luw_symbolize *z = calloc(1, sizeof(*z));
 
 	if (!z)
 		return NULL;
@@ -91,14 +91,14 @@ static void proc_free(struct proc *p)
 	for (size_t i = 0; i < p->nknown; i++)
 		free(p->known[i].chunk);
 	free(p->known);
-	luw_ljp_free(p->ljs);
+	luw_proto_free(p->ljs);
 	free(p->t);
 	luw_maps_free(&p->maps);
 	luw_kvmap_free(&p->seen);
 	free(p);
 }
 
-void luw_symz_free(struct luw_symz *z)
+void luw_symbolize_free(struct luw_symbolize *z)
 {
 	if (!z)
 		return;
@@ -112,7 +112,7 @@ void luw_symz_free(struct luw_symz *z)
 	free(z);
 }
 
-static int emit(struct luw_symz *z, uint32_t type)
+static int emit(struct luw_symbolize *z, uint32_t type)
 {
 	if (luw_file_write_buf(z->w, type, &z->b)) {
 		z->failed = 1;
@@ -134,7 +134,7 @@ static void read_small(const char *path, char *out, size_t n)
 	out[strcspn(out, "\n")] = 0;
 }
 
-static int write_process(struct luw_symz *z, const struct proc *p)
+static int write_process(struct luw_symbolize *z, const struct proc *p)
 {
 	char path[64], comm[64], exe[4096];
 	ssize_t n;
@@ -161,16 +161,16 @@ static int write_process(struct luw_symz *z, const struct proc *p)
 	return emit(z, LUWF_SEC_PROCESS);
 }
 
-static int write_ffnames(struct luw_symz *z, const struct proc *p)
+static int write_ffnames(struct luw_symbolize *z, const struct proc *p)
 {
 	luw_file_put_u32(&z->b, (uint32_t)p->pid);
 	luw_file_put_u32(&z->b, 256);
 	for (unsigned int i = 0; i < 256; i++)
-		luw_file_put_str(&z->b, luw_ljp_ffname(p->ljs, i));
+		luw_file_put_str(&z->b, luw_proto_ffname(p->ljs, i));
 	return emit(z, LUWF_SEC_FFNAMES);
 }
 
-static struct proc *find(struct luw_symz *z, pid_t pid)
+static struct proc *find(struct luw_symbolize *z, pid_t pid)
 {
 	for (struct proc *p = z->procs; p; p = p->next)
 		if (p->pid == pid)
@@ -178,7 +178,7 @@ static struct proc *find(struct luw_symz *z, pid_t pid)
 	return NULL;
 }
 
-static struct proc *add(struct luw_symz *z, pid_t pid, int *status, char *err,
+static struct proc *add(struct luw_symbolize *z, pid_t pid, int *status, char *err,
 			size_t errlen)
 {
 	struct proc *p = calloc(1, sizeof(*p));
@@ -197,8 +197,8 @@ static struct proc *add(struct luw_symz *z, pid_t pid, int *status, char *err,
 		*status = -1;
 	} else {
 		p->t = calloc(1, sizeof(*p->t));
-		if (p->t && luw_ljl_attach(pid, p->t, err, errlen) == 0 &&
-		    (p->ljs = luw_ljp_new(pid, &p->t->layout, &p->t->ff))) {
+		if (p->t && luw_layout_attach(pid, p->t, err, errlen) == 0 &&
+		    (p->ljs = luw_proto_new(pid, &p->t->layout, &p->t->ff))) {
 			p->lj = 1;
 		} else {
 			*status = 1;
@@ -216,7 +216,7 @@ static struct proc *add(struct luw_symz *z, pid_t pid, int *status, char *err,
 	return p;
 }
 
-int luw_symz_add(struct luw_symz *z, pid_t pid, char *err, size_t errlen)
+int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen)
 {
 	struct proc *p = find(z, pid);
 	int status;
@@ -228,7 +228,7 @@ int luw_symz_add(struct luw_symz *z, pid_t pid, char *err, size_t errlen)
 }
 
 /* 1 when (what, extra, addr) is new (and now marked seen). */
-static int first(struct luw_symz *z, struct proc *p, unsigned int what,
+static int first(struct luw_symbolize *z, struct proc *p, unsigned int what,
 		 uint32_t extra, uint64_t addr)
 {
 	int isnew = 0;
@@ -246,17 +246,17 @@ static int is_vm_name(const char *s)
 	return s && (!strncmp(s, "lj_vm_", 6) || !strncmp(s, "lj_BC_", 6));
 }
 
-static struct luw_elf *elf_of(const struct proc *p, const struct luw_map *m)
+static struct luw_symbols *elf_of(const struct proc *p, const struct luw_map *m)
 {
 	char err[256], path[4200];
 
-	if (luw_map_file(p->pid, m, path, sizeof(path)))
+	if (luw_maps_file(p->pid, m, path, sizeof(path)))
 		return NULL;
-	return luw_elf_get(path, err, sizeof(err));
+	return luw_symbols_get(path, err, sizeof(err));
 }
 
-static uint32_t mapno_of(struct luw_symz *z, struct proc *p,
-			 const struct luw_map *m, struct luw_elf *e)
+static uint32_t mapno_of(struct luw_symbolize *z, struct proc *p,
+			 const struct luw_map *m, struct luw_symbols *e)
 {
 	struct luw_kv *kv = luw_kvmap_get(&p->seen, (uint64_t)K_MAP << 32,
 					  m->start);
@@ -307,11 +307,11 @@ static const struct luw_map *map_at(struct proc *p, uint64_t addr)
 	return luw_maps_find(&p->maps, addr);
 }
 
-static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
+static void name_host(struct luw_symbolize *z, struct proc *p, uint64_t pc, int ret)
 {
 	const struct luw_map *m;
-	const struct luw_elf_sym *s = NULL;
-	struct luw_elf *e = NULL;
+	const struct luw_symbols_sym *s = NULL;
+	struct luw_symbols *e = NULL;
 	uint64_t look = ret && pc ? pc - 1 : pc, vaddr, symoff = 0, fde;
 	uint32_t mapno = LUWF_NO_MAP, flags = 0;
 	const char *name = "";
@@ -322,12 +322,12 @@ static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 	m = map_at(p, look);
 	if (m) {
 		e = elf_of(p, m);
-		if (e && luw_elf_off2vaddr(e, luw_map_fileoff(m, look),
+		if (e && luw_symbols_off2vaddr(e, luw_maps_fileoff(m, look),
 					   &vaddr) == 0) {
-			if ((s = luw_elf_sym_at(e, vaddr))) {
+			if ((s = luw_symbols_at(e, vaddr))) {
 				symoff = vaddr - s->addr + (pc - look);
 				name = s->name;
-			} else if (luw_elf_fde_start(e, vaddr, &fde) == 0) {
+			} else if (luw_symbols_fde_start(e, vaddr, &fde) == 0) {
 				/* A stripped function: one name per FDE. */
 				symoff = vaddr - fde + (pc - look);
 				flags |= LUWF_HF_FDE;
@@ -337,7 +337,7 @@ static void name_host(struct luw_symz *z, struct proc *p, uint64_t pc, int ret)
 	}
 	if (p->lj && pc >= p->t->vm_start && pc < p->t->vm_end) {
 		flags |= LUWF_HF_VM;
-		/* The interpreter's and lj_vm_ffi_call's FDEs (ljlayout.h). */
+		/* The interpreter's and lj_vm_ffi_call's FDEs (target/layout.h). */
 		if (!s) {
 			int interp = look < p->t->interp_end;
 
@@ -375,7 +375,7 @@ static int encloses(const struct known *q, const struct known *c)
 }
 
 /* Whether q creates c's closures; the definition name written if any. */
-static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
+static int try_parent(struct luw_symbolize *z, struct proc *p, struct known *q,
 		      struct known *c)
 {
 	char name[256];
@@ -383,7 +383,7 @@ static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
 
 	if (c->done || !encloses(q, c))
 		return 0;
-	r = luw_ljfn_def_name(p->pid, &p->t->layout, q->pt, c->pt, name,
+	r = luw_funcname_def_name(p->pid, &p->t->layout, q->pt, c->pt, name,
 			 sizeof(name));
 	if (r <= 0)
 		return 0;
@@ -406,8 +406,8 @@ static int try_parent(struct luw_symz *z, struct proc *p, struct known *q,
  * is the definition; a parent never sampled leaves the proto unnamed here
  * (then the report falls back to the call site of each sample).
  */
-static void name_def(struct luw_symz *z, struct proc *p,
-		     const struct luw_ljp_proto *lp)
+static void name_def(struct luw_symbolize *z, struct proc *p,
+		     const struct luw_proto_info *lp)
 {
 	struct known *k;
 
@@ -430,13 +430,13 @@ static void name_def(struct luw_symz *z, struct proc *p,
 		try_parent(z, p, k, &p->known[i]);
 }
 
-static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
+static int name_proto(struct luw_symbolize *z, struct proc *p, uint64_t pt)
 {
-	const struct luw_ljp_proto *lp;
+	const struct luw_proto_info *lp;
 
 	if (!first(z, p, K_PROTO, 0, pt))
 		return 0;
-	if (luw_ljp_proto(p->ljs, pt, &lp))
+	if (luw_proto_get(p->ljs, pt, &lp))
 		return -1;
 	luw_file_put_u32(&z->b, (uint32_t)p->pid);
 	luw_file_put_u32(&z->b, (uint32_t)lp->firstline);
@@ -450,7 +450,7 @@ static int name_proto(struct luw_symz *z, struct proc *p, uint64_t pt)
 	return 0;
 }
 
-static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
+static void name_line(struct luw_symbolize *z, struct proc *p, uint64_t pt,
 		      uint32_t pc, int at)
 {
 	uint32_t key = (pc & ~LUWF_PC_AT) | (at ? LUWF_PC_AT : 0);
@@ -458,7 +458,7 @@ static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
 
 	if (!first(z, p, K_PCLINE, key, pt))
 		return;
-	line = luw_ljp_line(p->ljs, pt, bc_addr(p, pt, pc & ~LUWF_PC_AT), !at);
+	line = luw_proto_line(p->ljs, pt, bc_addr(p, pt, pc & ~LUWF_PC_AT), !at);
 	luw_file_put_u32(&z->b, (uint32_t)p->pid);
 	luw_file_put_u32(&z->b, key);
 	luw_file_put_u64(&z->b, pt);
@@ -468,14 +468,14 @@ static void name_line(struct luw_symz *z, struct proc *p, uint64_t pt,
 }
 
 /* The name the call at (caller, caller_pc) calls its callee by. */
-static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
+static void name_callsite(struct luw_symbolize *z, struct proc *p, uint64_t caller,
 			  uint32_t caller_pc)
 {
 	char name[256];
 
 	if (!first(z, p, K_CALLSITE, caller_pc, caller))
 		return;
-	if (luw_ljfn_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
+	if (luw_funcname_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
 			    sizeof(name)) != 1)
 		return;
 	luw_file_put_u32(&z->b, (uint32_t)p->pid);
@@ -487,7 +487,7 @@ static void name_callsite(struct luw_symz *z, struct proc *p, uint64_t caller,
 
 static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
 {
-	return luw_pmem_ref(p->pid, a,
+	return luw_mem_ref(p->pid, a,
 			    p->t->layout.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
@@ -504,17 +504,17 @@ static uint64_t cfunc_code(struct proc *p, uint64_t fn)
 	uint8_t gct = 0, ffid = 0;
 	uint64_t f = 0;
 
-	if (luw_pmem_read(p->pid, fn + ly->gc_gct, &gct, 1) ||
+	if (luw_mem_read(p->pid, fn + ly->gc_gct, &gct, 1) ||
 	    gct != ly->gct_func ||
-	    luw_pmem_read(p->pid, fn + ly->fn_ffid, &ffid, 1) ||
+	    luw_mem_read(p->pid, fn + ly->fn_ffid, &ffid, 1) ||
 	    ffid != LUW_LJ_FF_C ||
-	    luw_pmem_read(p->pid, fn + ly->fn_f, &f, 8))
+	    luw_mem_read(p->pid, fn + ly->fn_f, &f, 8))
 		return 0;
 	m = map_at(p, f);
 	return m && (m->prot & LUW_MAP_X) ? f : 0;
 }
 
-static void name_cfunc(struct luw_symz *z, struct proc *p, uint64_t fn)
+static void name_cfunc(struct luw_symbolize *z, struct proc *p, uint64_t fn)
 {
 	uint64_t f;
 
@@ -538,11 +538,11 @@ static int trace_in(const struct proc *p, uint64_t g, uint32_t n, uint64_t pt)
 	uint8_t gct = 0;
 	pid_t pid = p->pid;
 
-	if (!ly->gg_g2j || luw_pmem_read(pid, j + ly->j_trace, &arr, 8) ||
-	    luw_pmem_read(pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
+	if (!ly->gg_g2j || luw_mem_read(pid, j + ly->j_trace, &arr, 8) ||
+	    luw_mem_read(pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
 	    rd_ref(p, arr + (uint64_t)n * (ly->flags & LUW_LJ_F_GC64 ? 8 : 4),
 		   &t) || !t ||
-	    luw_pmem_read(pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
+	    luw_mem_read(pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
 	    rd_ref(p, t + ly->tr_startpt, &spt))
 		return 0;
 	return spt == pt;
@@ -571,7 +571,7 @@ static uint64_t trace_universe(struct proc *p, uint32_t n, uint64_t pt)
 		if (hits > 1 || pass || p->rescans >= 4)
 			return 0;
 		p->rescans++;
-		if (luw_ljl_find_states(p->t, err, sizeof(err)))
+		if (luw_layout_find_states(p->t, err, sizeof(err)))
 			return 0;
 	}
 	return 0;
@@ -585,7 +585,7 @@ static uint64_t trace_universe(struct proc *p, uint32_t n, uint64_t pt)
  * belongs to one universe, so a number never takes another universe's
  * start.  The universe itself is written when it can be told.
  */
-static void name_trace(struct luw_symz *z, struct proc *p,
+static void name_trace(struct luw_symbolize *z, struct proc *p,
 		       const struct luw_lua_frame *f)
 {
 	const struct luw_lj_layout *ly = &p->t->layout;
@@ -596,14 +596,14 @@ static void name_trace(struct luw_symz *z, struct proc *p,
 
 	if (!first(z, p, K_TRACE, f->trace, f->addr))
 		return;
-	if (f->addr && !luw_pmem_read(pid, f->addr + ly->gc_gct, &gct, 1)) {
+	if (f->addr && !luw_mem_read(pid, f->addr + ly->gc_gct, &gct, 1)) {
 		if (gct == ly->gct_trace &&
 		    !rd_ref(p, f->addr + ly->tr_startpt, &pt) &&
 		    !rd_ref(p, f->addr + ly->tr_startpc, &startpc)) {
-			line = luw_ljp_line(p->ljs, pt, startpc, 0);
+			line = luw_proto_line(p->ljs, pt, startpc, 0);
 		} else if (gct == ly->gct_proto) {
 			pt = f->addr;
-			line = luw_ljp_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
+			line = luw_proto_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
 			g = trace_universe(p, f->trace, pt);
 		}
 	}
@@ -631,7 +631,7 @@ static unsigned int seg_end(const struct luw_dev_rec *r, unsigned int j)
 	return r->sample->nlua;
 }
 
-static void name_sample(struct luw_symz *z, struct proc *p,
+static void name_sample(struct luw_symbolize *z, struct proc *p,
 			const struct luw_dev_rec *r)
 {
 	const struct luw_sample *s = r->sample;
@@ -672,10 +672,10 @@ static void name_sample(struct luw_symz *z, struct proc *p,
  * The protos of the last batch of samples still without a definition
  * (their parent was never sampled: a finished main chunk) are named by
  * the global or module field that holds them, if exactly one does
- * (ljglobal.h).  After the whole batch, so that a parent sampled with
+ * (target/global.h).  After the whole batch, so that a parent sampled with
  * its child goes first; once per proto.
  */
-static void name_held(struct luw_symz *z, struct proc *p)
+static void name_held(struct luw_symbolize *z, struct proc *p)
 {
 	uint64_t *pts;
 	char **names, why[256];
@@ -688,7 +688,7 @@ static void name_held(struct luw_symz *z, struct proc *p)
 	if (!n)
 		return;
 	if (!p->go_state)
-		p->go_state = luw_ljg_offsets(p->t->path, &p->t->layout, &p->go,
+		p->go_state = luw_global_offsets(p->t->path, &p->t->layout, &p->go,
 					  why, sizeof(why)) ? -1 : 1;
 	pts = malloc(n * sizeof(*pts));
 	names = malloc(n * sizeof(*names));
@@ -706,7 +706,7 @@ static void name_held(struct luw_symz *z, struct proc *p)
 			pts[n++] = k->pt;
 		}
 	}
-	if (luw_ljg_names(p->pid, &p->t->layout, &p->go, p->t->states,
+	if (luw_global_names(p->pid, &p->t->layout, &p->go, p->t->states,
 		      p->t->nstates, pts, n, names) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (!names[i])
@@ -727,7 +727,7 @@ static void name_held(struct luw_symz *z, struct proc *p)
 	free(pts);
 }
 
-int luw_symz_records(struct luw_symz *z, const void *buf, size_t len)
+int luw_symbolize_records(struct luw_symbolize *z, const void *buf, size_t len)
 {
 	size_t off = 0;
 	struct luw_dev_rec r;
@@ -751,7 +751,7 @@ int luw_symz_records(struct luw_symz *z, const void *buf, size_t len)
 	return got < 0 || z->failed || z->w->err ? -1 : 0;
 }
 
-void luw_symz_reap(struct luw_symz *z)
+void luw_symbolize_reap(struct luw_symbolize *z)
 {
 	for (struct proc *p = z->procs; p; p = p->next) {
 		if (p->gone || kill(p->pid, 0) == 0 || errno != ESRCH)
@@ -761,11 +761,11 @@ void luw_symz_reap(struct luw_symz *z)
 	}
 }
 
-int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
+int luw_symbolize_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 		 size_t *outlen, char *err, size_t errlen)
 {
 	struct luw_file_writer w;
-	struct luw_symz *z = NULL;
+	struct luw_symbolize *z = NULL;
 	char *mem = NULL;
 	size_t memlen = 0;
 	FILE *f = open_memstream(&mem, &memlen);
@@ -773,14 +773,14 @@ int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 
 	*out = NULL;
 	*outlen = 0;
-	if (!f || luw_file_writer_init(&w, f) || !(z = luw_symz_new(&w, 0))) {
+	if (!f || luw_file_writer_init(&w, f) || !(z = luw_symbolize_new(&w, 0))) {
 		snprintf(err, errlen, "out of memory");
 		goto done;
 	}
-	rc = luw_symz_add(z, pid, err, errlen);
+	rc = luw_symbolize_add(z, pid, err, errlen);
 	if (rc < 0)
 		goto done;
-	if (luw_symz_records(z, raw, len)) {
+	if (luw_symbolize_records(z, raw, len)) {
 		snprintf(err, errlen, w.err ? "out of memory" :
 			 "malformed record in the capture (not a whole-record "
 			 "copy of /dev/luaunwind?)");
@@ -793,7 +793,7 @@ int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 	}
 	status = rc;
 done:
-	luw_symz_free(z);
+	luw_symbolize_free(z);
 	if (f && fclose(f) == 0 && status >= 0) {
 		*out = (uint8_t *)mem;
 		*outlen = memlen;

@@ -6,9 +6,9 @@
  * Per process: its mappings (/proc/PID/maps, read again when a pc falls
  * outside every known mapping: dlopen, ffi.load), ELF symbols of each
  * sampled pc (elf_symbols: .symtab, debug files, .dynsym), and, when LuaJIT is
- * found in it (ljlayout), its Lua prototypes (chunk, lines of the sampled
- * bytecode positions), callee names from the callers' bytecode (ljfuncname),
- * C functions, traces and fast-function names (ljproto).  Every fact is
+ * found in it (target/layout), its Lua prototypes (chunk, lines of the sampled
+ * bytecode positions), callee names from the callers' bytecode (target/funcname),
+ * C functions, traces and fast-function names (target/proto).  Every fact is
  * written once, as the first sample that needs it arrives.
  */
 #ifndef LUW_RECORD_SYMBOLIZE_H
@@ -18,13 +18,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "record/luwfile.h"
+#include "record/file.h"
 
-struct luw_symz;
+struct luw_symbolize;
 
 /* Names go to w (which stays the caller's). */
-struct luw_symz *luw_symz_new(struct luw_file_writer *w, uint32_t freq);
-void luw_symz_free(struct luw_symz *z);
+struct luw_symbolize *luw_symbolize_new(struct luw_file_writer *w, uint32_t freq);
+void luw_symbolize_free(struct luw_symbolize *z);
 
 /*
  * Start on process pid: writes its process and fast-function sections.
@@ -33,16 +33,16 @@ void luw_symz_free(struct luw_symz *z);
  * it cannot be read at all (gone, no permission).  Processes whose samples
  * arrive without a call here are added then.
  */
-int luw_symz_add(struct luw_symz *z, pid_t pid, char *err, size_t errlen);
+int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen);
 
 /*
  * Names everything the records in buf[0..len) use (a read() buffer,
  * 8-byte aligned).  0; -1 when a record is malformed or writing failed.
  */
-int luw_symz_records(struct luw_symz *z, const void *buf, size_t len);
+int luw_symbolize_records(struct luw_symbolize *z, const void *buf, size_t len);
 
 /* Marks the processes that are gone (LUWF_PF_EXITED is written then). */
-void luw_symz_reap(struct luw_symz *z);
+void luw_symbolize_reap(struct luw_symbolize *z);
 
 /*
  * A raw capture (`cat /dev/luaunwind > raw.bin`: whole records, as read()
@@ -51,7 +51,7 @@ void luw_symz_reap(struct luw_symz *z);
  * process we can read (host frames are named, err says why); -1 with a
  * message (no such process, a malformed record, out of memory).
  */
-int luw_symz_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
+int luw_symbolize_raw(pid_t pid, const void *raw, size_t len, uint8_t **out,
 		 size_t *outlen, char *err, size_t errlen);
 
 #endif

@@ -245,17 +245,17 @@ static inline const uint8_t *luw_mp_fast(const uint8_t *p, uint8_t *aevent,
  * stream is bad or truncated.  For decoders of their own (the report's)
  * that take the common events with luw_mp_fast() and the rest here.
  */
-int luw_memprof_next(struct luw_rd *r, struct luw_mp_event *ev);
+int luw_memprof_next(struct luw_reader *r, struct luw_mp_event *ev);
 
 /*
  * Decode a whole stream from r.  Returns 0 at a clean end, -1 when the
- * stream is bad or truncated (see luw_rd_strerror()), or a callback's
+ * stream is bad or truncated (see luw_reader_strerror()), or a callback's
  * positive value.  Everything before the failure has been delivered.
  */
-int luw_memprof_decode(struct luw_rd *r, const struct luw_memprof_ops *ops,
+int luw_memprof_decode(struct luw_reader *r, const struct luw_memprof_ops *ops,
 		       void *ctx);
 /* The same from the "ljm" prologue on (the symtab already consumed). */
-int luw_memprof_decode_body(struct luw_rd *r,
+int luw_memprof_decode_body(struct luw_reader *r,
 			    const struct luw_memprof_ops *ops, void *ctx);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <sys/mman.h>
 
-void luw_heapmap_init(struct luw_heapmap *m)
+void luw_memprof_heap_init(struct luw_memprof_heap *m)
 {
 	m->slot = NULL;
 	m->mask = 0;
@@ -13,13 +13,13 @@ void luw_heapmap_init(struct luw_heapmap *m)
 	luw_kvmap_init(&m->far);
 }
 
-void luw_heapmap_free(struct luw_heapmap *m)
+void luw_memprof_heap_free(struct luw_memprof_heap *m)
 {
 	if (m->slot)
-		luw_table_free(m->slot, (m->mask + 1) * sizeof(*m->slot));
+		luw_kvmap_mem_free(m->slot, (m->mask + 1) * sizeof(*m->slot));
 	luw_kvmap_free(&m->big);
 	luw_kvmap_free(&m->far);
-	luw_heapmap_init(m);
+	luw_memprof_heap_init(m);
 }
 
 /*
@@ -28,7 +28,7 @@ void luw_heapmap_free(struct luw_heapmap *m)
  */
 #define GROW_STEP 16384
 
-int luw_heapmap_grow(struct luw_heapmap *m)
+int luw_memprof_heap_grow(struct luw_memprof_heap *m)
 {
 	struct luw_heap_slot *nw;
 	size_t cap = m->slot ? (m->mask + 1) * 2 : 256, b;
@@ -42,7 +42,7 @@ int luw_heapmap_grow(struct luw_heapmap *m)
 		return -1;
 	while (((size_t)1 << bits) < cap)
 		bits++;
-	nw = luw_table_alloc(newbytes, 0);
+	nw = luw_kvmap_mem_alloc(newbytes, 0);
 	if (!nw)
 		return -1;
 	for (b = 0; b < oldcap; b += GROW_STEP) {
@@ -62,7 +62,7 @@ int luw_heapmap_grow(struct luw_heapmap *m)
 			if (want > newbytes)
 				want = newbytes;
 			if (want > pop) {
-				luw_table_populate(nw, pop, want - pop);
+				luw_kvmap_mem_populate(nw, pop, want - pop);
 				pop = want;
 			}
 		}
@@ -83,10 +83,10 @@ int luw_heapmap_grow(struct luw_heapmap *m)
 				GROW_STEP * sizeof(*nw), MADV_DONTNEED);
 	}
 	if (m->slot)
-		luw_table_free(m->slot, oldbytes);
+		luw_kvmap_mem_free(m->slot, oldbytes);
 	/* What the loop did not reach (all of it on the first growth). */
 	if (newbytes >= LUW_TABLE_MAP_MIN && pop < newbytes)
-		luw_table_populate(nw, pop, newbytes - pop);
+		luw_kvmap_mem_populate(nw, pop, newbytes - pop);
 	m->slot = nw;
 	m->mask = nmask;
 	m->shift = 64 - bits;
@@ -95,7 +95,7 @@ int luw_heapmap_grow(struct luw_heapmap *m)
 	return 0;
 }
 
-int luw_heapmap_big_put(struct luw_heapmap *m, uint64_t addr, uint64_t size)
+int luw_memprof_heap_big_put(struct luw_memprof_heap *m, uint64_t addr, uint64_t size)
 {
 	int isnew;
 	struct luw_kv *e = luw_kvmap_put(&m->big, addr, 0, &isnew);
@@ -106,7 +106,7 @@ int luw_heapmap_big_put(struct luw_heapmap *m, uint64_t addr, uint64_t size)
 	return 0;
 }
 
-uint64_t luw_heapmap_big_take(struct luw_heapmap *m, uint64_t addr)
+uint64_t luw_memprof_heap_big_take(struct luw_memprof_heap *m, uint64_t addr)
 {
 	struct luw_kv old;
 
@@ -115,7 +115,7 @@ uint64_t luw_heapmap_big_take(struct luw_heapmap *m, uint64_t addr)
 	return old.v;
 }
 
-int luw_heapmap_far_put(struct luw_heapmap *m, uint64_t addr, uint64_t size,
+int luw_memprof_heap_far_put(struct luw_memprof_heap *m, uint64_t addr, uint64_t size,
 			uint32_t site)
 {
 	int isnew;
@@ -128,7 +128,7 @@ int luw_heapmap_far_put(struct luw_heapmap *m, uint64_t addr, uint64_t size,
 	return 0;
 }
 
-int luw_heapmap_far_take(struct luw_heapmap *m, uint64_t addr,
+int luw_memprof_heap_far_take(struct luw_memprof_heap *m, uint64_t addr,
 			 uint64_t *size, uint32_t *site)
 {
 	struct luw_kv old;

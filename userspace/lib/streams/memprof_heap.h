@@ -44,7 +44,7 @@ struct luw_heap_slot {
 			   w2: site + 1, size 16..23 in the top byte */
 };
 
-struct luw_heapmap {
+struct luw_memprof_heap {
 	struct luw_heap_slot *slot;
 	size_t mask;		/* capacity - 1; 0 when nothing is allocated */
 	unsigned int shift;	/* 64 - log2(capacity) */
@@ -54,19 +54,19 @@ struct luw_heapmap {
 	struct luw_kvmap far;	/* addr -> v: size, w: site (see above) */
 };
 
-void luw_heapmap_init(struct luw_heapmap *m);
-void luw_heapmap_free(struct luw_heapmap *m);
+void luw_memprof_heap_init(struct luw_memprof_heap *m);
+void luw_memprof_heap_free(struct luw_memprof_heap *m);
 /* Double the capacity (the first call allocates).  0, or -1 on ENOMEM. */
-int luw_heapmap_grow(struct luw_heapmap *m);
+int luw_memprof_heap_grow(struct luw_memprof_heap *m);
 /* Slow paths of put/take for chunks that do not fit a slot as a whole. */
-int luw_heapmap_big_put(struct luw_heapmap *m, uint64_t addr, uint64_t size);
-uint64_t luw_heapmap_big_take(struct luw_heapmap *m, uint64_t addr);
-int luw_heapmap_far_put(struct luw_heapmap *m, uint64_t addr, uint64_t size,
+int luw_memprof_heap_big_put(struct luw_memprof_heap *m, uint64_t addr, uint64_t size);
+uint64_t luw_memprof_heap_big_take(struct luw_memprof_heap *m, uint64_t addr);
+int luw_memprof_heap_far_put(struct luw_memprof_heap *m, uint64_t addr, uint64_t size,
 			uint32_t site);
-int luw_heapmap_far_take(struct luw_heapmap *m, uint64_t addr,
+int luw_memprof_heap_far_take(struct luw_memprof_heap *m, uint64_t addr,
 			 uint64_t *size, uint32_t *site);
 /* Chunks live: in the slots and in far. */
-static inline size_t luw_heapmap_live(const struct luw_heapmap *m)
+static inline size_t luw_memprof_heap_live(const struct luw_memprof_heap *m)
 {
 	return m->n + m->far.n;
 }
@@ -98,28 +98,28 @@ static inline void luw_heap_slot_set(struct luw_heap_slot *s, uint64_t addr,
 	s->w[2] = site1 | (size >> 16) << 24;
 }
 
-static inline size_t luw_heapmap_home(const struct luw_heapmap *m,
+static inline size_t luw_memprof_heap_home(const struct luw_memprof_heap *m,
 				      uint64_t addr)
 {
 	return (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> m->shift);
 }
 
 /* Start loading addr's home slot into the cache (a later put or take). */
-static inline void luw_heapmap_prefetch(const struct luw_heapmap *m,
+static inline void luw_memprof_heap_prefetch(const struct luw_memprof_heap *m,
 					uint64_t addr)
 {
 	if (m->slot)
-		__builtin_prefetch(&m->slot[luw_heapmap_home(m, addr)], 1);
+		__builtin_prefetch(&m->slot[luw_memprof_heap_home(m, addr)], 1);
 }
 
 /* Remove slot i, pulling later members of its run into the hole. */
-static inline void luw_heapmap_unslot(struct luw_heapmap *m, size_t i)
+static inline void luw_memprof_heap_unslot(struct luw_memprof_heap *m, size_t i)
 {
 	size_t j;
 
 	for (j = (i + 1) & m->mask; luw_heap_slot_site1(&m->slot[j]);
 	     j = (j + 1) & m->mask) {
-		size_t home = luw_heapmap_home(m,
+		size_t home = luw_memprof_heap_home(m,
 					       luw_heap_slot_addr(&m->slot[j]));
 
 		if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
@@ -132,14 +132,14 @@ static inline void luw_heapmap_unslot(struct luw_heapmap *m, size_t i)
 }
 
 /* The slot holding addr (a fitting address), or -1. */
-static inline ptrdiff_t luw_heapmap_find(const struct luw_heapmap *m,
+static inline ptrdiff_t luw_memprof_heap_find(const struct luw_memprof_heap *m,
 					 uint64_t addr)
 {
 	size_t i;
 
 	if (!m->n)
 		return -1;
-	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
+	for (i = luw_memprof_heap_home(m, addr);; i = (i + 1) & m->mask) {
 		const struct luw_heap_slot *s = &m->slot[i];
 
 		if (!luw_heap_slot_site1(s))
@@ -154,7 +154,7 @@ static inline ptrdiff_t luw_heapmap_find(const struct luw_heapmap *m,
  * stream that lost a free event would need).  site must be below
  * UINT32_MAX.  0, or -1 on ENOMEM (the table is left as it was).
  */
-static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
+static inline int luw_memprof_heap_put(struct luw_memprof_heap *m, uint64_t addr,
 				  uint64_t size, uint32_t site)
 {
 	struct luw_heap_slot *s;
@@ -162,37 +162,37 @@ static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
 
 	if (addr >> LUW_HEAP_ADDR_BITS || site >= LUW_HEAP_SITE_MAX) {
 		ptrdiff_t k = addr >> LUW_HEAP_ADDR_BITS ? -1
-			      : luw_heapmap_find(m, addr);
+			      : luw_memprof_heap_find(m, addr);
 
-		if (luw_heapmap_far_put(m, addr, size, site))
+		if (luw_memprof_heap_far_put(m, addr, size, site))
 			return -1;
 		if (k >= 0) {
 			if (luw_heap_slot_size(&m->slot[k]) == LUW_HEAP_BIG)
-				luw_heapmap_big_take(m, addr);
-			luw_heapmap_unslot(m, (size_t)k);
+				luw_memprof_heap_big_take(m, addr);
+			luw_memprof_heap_unslot(m, (size_t)k);
 		}
 		return 0;
 	}
-	if (m->n >= m->limit && luw_heapmap_grow(m))
+	if (m->n >= m->limit && luw_memprof_heap_grow(m))
 		return -1;
-	for (i = luw_heapmap_home(m, addr);; i = (i + 1) & m->mask) {
+	for (i = luw_memprof_heap_home(m, addr);; i = (i + 1) & m->mask) {
 		s = &m->slot[i];
 		if (!luw_heap_slot_site1(s) || luw_heap_slot_addr(s) == addr)
 			break;
 	}
 	if (size >= LUW_HEAP_BIG) {
-		if (luw_heapmap_big_put(m, addr, size))
+		if (luw_memprof_heap_big_put(m, addr, size))
 			return -1;
 		size = LUW_HEAP_BIG;
 	} else if (luw_heap_slot_site1(s) &&
 		   luw_heap_slot_size(s) == LUW_HEAP_BIG) {
-		luw_heapmap_big_take(m, addr);
+		luw_memprof_heap_big_take(m, addr);
 	}
 	if (m->far.n) {
 		uint64_t osize;
 		uint32_t osite;
 
-		luw_heapmap_far_take(m, addr, &osize, &osite);
+		luw_memprof_heap_far_take(m, addr, &osize, &osite);
 	}
 	m->n += !luw_heap_slot_site1(s);
 	luw_heap_slot_set(s, addr, (uint32_t)size, site + 1);
@@ -203,21 +203,21 @@ static inline int luw_heapmap_put(struct luw_heapmap *m, uint64_t addr,
  * Remove the chunk at addr.  Returns 1 and its size and site, or 0 when no
  * such chunk is live.
  */
-static inline int luw_heapmap_take(struct luw_heapmap *m, uint64_t addr,
+static inline int luw_memprof_heap_take(struct luw_memprof_heap *m, uint64_t addr,
 				   uint64_t *size, uint32_t *site)
 {
 	ptrdiff_t k = addr >> LUW_HEAP_ADDR_BITS ? -1
-		      : luw_heapmap_find(m, addr);
+		      : luw_memprof_heap_find(m, addr);
 	const struct luw_heap_slot *s;
 
 	if (k < 0)
-		return m->far.n ? luw_heapmap_far_take(m, addr, size, site) : 0;
+		return m->far.n ? luw_memprof_heap_far_take(m, addr, size, site) : 0;
 	s = &m->slot[k];
 	*size = luw_heap_slot_size(s) == LUW_HEAP_BIG
-			? luw_heapmap_big_take(m, addr)
+			? luw_memprof_heap_big_take(m, addr)
 			: luw_heap_slot_size(s);
 	*site = luw_heap_slot_site1(s) - 1;
-	luw_heapmap_unslot(m, (size_t)k);
+	luw_memprof_heap_unslot(m, (size_t)k);
 	return 1;
 }
 

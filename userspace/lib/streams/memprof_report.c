@@ -95,24 +95,24 @@ struct qev {
  * a service's heap the table is megabytes and nearly every event misses.
  */
 #define QLEN 16
-/* Entries of the location and primary caches (see struct luw_mpr). */
+/* Entries of the location and primary caches (see struct luw_memprof_report). */
 #define LCACHE_BITS 14
 #define LCACHE (1 << LCACHE_BITS)
 #define PCACHE 4096	/* indexed by the top 12 bits of a hash */
 #define DECL_BITS 12
 
-struct luw_mpr {
+struct luw_memprof_report {
 	struct luw_symtab *st;
 	int oom;
 	uint64_t events;
 
 	struct vec locs, recs[R__MAX], names;
-	struct luw_sb pool;	/* name text */
-	struct luw_sb tmp;
+	struct luw_strbuf pool;	/* name text */
+	struct luw_strbuf tmp;
 	struct luw_kvmap locmap;	/* (addr, line) -> w: first loc + 1 */
 	struct luw_kvmap namemap;	/* (hash, probe) -> w: name id */
 	struct primtab prim[2];		/* R_REALLOC, R_FREE */
-	struct luw_heapmap heap;	/* live chunks: size and loc */
+	struct luw_memprof_heap heap;	/* live chunks: size and loc */
 	/*
 	 * Recent primary hits, direct-mapped: a workload frees and reallocs
 	 * chunks of a few sites from a few places, so most lookups hit here.
@@ -186,22 +186,22 @@ static void *vec_push(struct vec *v, size_t size)
 
 #define AT(v, type, i) (&((type *)(v).p)[i])
 
-struct luw_mpr *luw_mpr_new(struct luw_symtab *st)
+struct luw_memprof_report *luw_memprof_report_new(struct luw_symtab *st)
 {
-	struct luw_mpr *rep = calloc(1, sizeof(*rep));
+	struct luw_memprof_report *rep = calloc(1, sizeof(*rep));
 
 	if (!rep)
 		return NULL;
 	rep->st = st;
-	luw_sb_init(&rep->pool);
-	luw_sb_init(&rep->tmp);
+	luw_strbuf_init(&rep->pool);
+	luw_strbuf_init(&rep->tmp);
 	luw_kvmap_init(&rep->locmap);
 	luw_kvmap_init(&rep->namemap);
-	luw_heapmap_init(&rep->heap);
+	luw_memprof_heap_init(&rep->heap);
 	return rep;
 }
 
-void luw_mpr_free(struct luw_mpr *rep)
+void luw_memprof_report_free(struct luw_memprof_report *rep)
 {
 	int k;
 
@@ -213,30 +213,30 @@ void luw_mpr_free(struct luw_mpr *rep)
 	for (k = 0; k < 2; k++) {
 		free(rep->prim[k].p);
 		if (rep->prim[k].slot)
-			luw_table_free(rep->prim[k].slot,
+			luw_kvmap_mem_free(rep->prim[k].slot,
 				       (rep->prim[k].mask + 1) * sizeof(uint64_t));
 	}
 	free(rep->names.p);
-	luw_sb_free(&rep->pool);
-	luw_sb_free(&rep->tmp);
+	luw_strbuf_free(&rep->pool);
+	luw_strbuf_free(&rep->tmp);
 	luw_kvmap_free(&rep->locmap);
 	luw_kvmap_free(&rep->namemap);
-	luw_heapmap_free(&rep->heap);
+	luw_memprof_heap_free(&rep->heap);
 	free(rep);
 }
 
-uint64_t luw_mpr_events(const struct luw_mpr *rep)
+uint64_t luw_memprof_report_events(const struct luw_memprof_report *rep)
 {
 	return rep->events;
 }
 
-int luw_mpr_oom(const struct luw_mpr *rep)
+int luw_memprof_report_oom(const struct luw_memprof_report *rep)
 {
 	return rep->oom;
 }
 
 /* Name id of the text in rep->tmp. */
-static uint32_t name_id(struct luw_mpr *rep)
+static uint32_t name_id(struct luw_memprof_report *rep)
 {
 	uint64_t h = luw_fnv1a64(rep->tmp.p, rep->tmp.len), probe;
 
@@ -265,8 +265,8 @@ static uint32_t name_id(struct luw_mpr *rep)
 		nm->off = rep->pool.len;
 		nm->len = rep->tmp.len;
 		nm->dheap_seq = NONE;
-		luw_sb_putn(&rep->pool, rep->tmp.p, rep->tmp.len);
-		if (luw_sb_failed(&rep->pool))
+		luw_strbuf_putn(&rep->pool, rep->tmp.p, rep->tmp.len);
+		if (luw_strbuf_failed(&rep->pool))
 			return NONE;
 		e->w = (uint32_t)(rep->names.n - 1);
 		return e->w;
@@ -294,7 +294,7 @@ static inline unsigned int decl_trace(uint64_t traceno)
 }
 
 /* Note a declaration (after it changed the symtab's epoch). */
-static void declared(struct luw_mpr *rep, const struct luw_sym *s)
+static void declared(struct luw_memprof_report *rep, const struct luw_sym *s)
 {
 	uint64_t epoch = luw_symtab_epoch(rep->st);
 
@@ -307,7 +307,7 @@ static void declared(struct luw_mpr *rep, const struct luw_sym *s)
 }
 
 /* No declaration since `since` can have changed the generation of ev. */
-static inline int still_valid(const struct luw_mpr *rep, const struct qev *ev,
+static inline int still_valid(const struct luw_memprof_report *rep, const struct qev *ev,
 			      uint64_t since)
 {
 	return rep->cfunc_epoch <= since &&
@@ -315,7 +315,7 @@ static inline int still_valid(const struct luw_mpr *rep, const struct qev *ev,
 	       (!ev->n.traceno || rep->decl[decl_trace(ev->n.traceno)] <= since);
 }
 
-static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
+static uint32_t loc_of(struct luw_memprof_report *rep, const struct qev *ev)
 {
 	struct luw_loc key;
 	uint64_t epoch = luw_symtab_epoch(rep->st);
@@ -365,7 +365,7 @@ static uint32_t loc_of(struct luw_mpr *rep, const struct qev *ev)
 	l->rec[R_ALLOC] = l->rec[R_REALLOC] = l->rec[R_FREE] = NONE;
 	l->next = isnew ? NONE : e->w - 1;
 	e->w = i + 1;
-	luw_sb_reset(&rep->tmp);
+	luw_strbuf_reset(&rep->tmp);
 	if (luw_symtab_demangle(rep->st, &key, &rep->tmp))
 		return NONE;
 	l->name = name_id(rep);
@@ -378,7 +378,7 @@ found:
 }
 
 /* The counts of location li's record of kind (made when new). */
-static struct cnt *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
+static struct cnt *rec_of(struct luw_memprof_report *rep, uint32_t li, int kind,
 			  uint32_t *ri)
 {
 	struct loc *l = AT(rep->locs, struct loc, li);
@@ -396,7 +396,7 @@ static struct cnt *rec_of(struct luw_mpr *rep, uint32_t li, int kind,
 	return &l->cnt[kind];
 }
 
-static const struct cnt *rec_cnt(const struct luw_mpr *rep, int kind,
+static const struct cnt *rec_cnt(const struct luw_memprof_report *rep, int kind,
 				 uint32_t ri)
 {
 	return &AT(rep->locs, struct loc,
@@ -428,11 +428,11 @@ static int prim_grow(struct primtab *t)
 		return -1;
 	while (((size_t)1 << bits) < cap)
 		bits++;
-	nw = luw_table_alloc(cap * sizeof(*nw), 0);
+	nw = luw_kvmap_mem_alloc(cap * sizeof(*nw), 0);
 	if (!nw)
 		return -1;
 	if (t->slot)
-		luw_table_free(t->slot, (t->mask + 1) * sizeof(*nw));
+		luw_kvmap_mem_free(t->slot, (t->mask + 1) * sizeof(*nw));
 	t->slot = nw;
 	t->mask = cap - 1;
 	t->shift = 64 - bits;
@@ -485,7 +485,7 @@ static struct prim *prim_get(struct primtab *t, uint32_t rec, uint32_t loc,
  * The reference's link_to_previous(): credit the allocator (loc) of a chunk
  * of osize bytes.
  */
-static int link_prev(struct luw_mpr *rep, int kind, uint32_t ri,
+static int link_prev(struct luw_memprof_report *rep, int kind, uint32_t ri,
 		     uint32_t loc, uint64_t osize, uint64_t nsize)
 {
 	uint64_t key = (uint64_t)kind << 32 | ri;
@@ -542,7 +542,7 @@ static int prim_lists(const struct primtab *t, size_t nrec, uint32_t **start,
 	return 0;
 }
 
-static int on_event(struct luw_mpr *rep, const struct qev *ev)
+static int on_event(struct luw_memprof_report *rep, const struct qev *ev)
 {
 	struct cnt *r;
 	uint64_t osize;
@@ -561,18 +561,18 @@ static int on_event(struct luw_mpr *rep, const struct qev *ev)
 	r->alloc += ev->n.nsize;
 	r->free += ev->n.osize;
 	if (kind != R_ALLOC &&
-	    luw_heapmap_take(&rep->heap, ev->n.oaddr, &osize, &oloc) &&
+	    luw_memprof_heap_take(&rep->heap, ev->n.oaddr, &osize, &oloc) &&
 	    link_prev(rep, kind, ri, oloc, osize,
 		      kind == R_REALLOC ? ev->n.nsize : 0))
 		return -1;
-	if (kind != R_FREE && luw_heapmap_put(&rep->heap, ev->n.naddr,
+	if (kind != R_FREE && luw_memprof_heap_put(&rep->heap, ev->n.naddr,
 					      ev->n.nsize, li))
 		return -1;
 	return 0;
 }
 
 /* Aggregate every queued event, oldest first. */
-static int drain(struct luw_mpr *rep)
+static int drain(struct luw_memprof_report *rep)
 {
 	while (rep->qn) {
 		const struct qev *ev = &rep->q[rep->qhead];
@@ -587,7 +587,7 @@ static int drain(struct luw_mpr *rep)
 
 static int cb_sym(void *ctx, const struct luw_sym *s)
 {
-	struct luw_mpr *rep = ctx;
+	struct luw_memprof_report *rep = ctx;
 
 	if (s->final)
 		return 0;
@@ -603,7 +603,7 @@ static int cb_sym(void *ctx, const struct luw_sym *s)
  * The queue's next free place, after aggregating the oldest event when the
  * queue is full.  NULL when that ran out of memory.
  */
-static inline struct qev *q_slot(struct luw_mpr *rep)
+static inline struct qev *q_slot(struct luw_memprof_report *rep)
 {
 	if (rep->qn == QLEN) {
 		const struct qev *old = &rep->q[rep->qhead];
@@ -619,7 +619,7 @@ static inline struct qev *q_slot(struct luw_mpr *rep)
 }
 
 /* Take the event just written at q_slot() into the queue. */
-static inline void q_push(struct luw_mpr *rep, struct qev *q)
+static inline void q_push(struct luw_memprof_report *rep, struct qev *q)
 {
 	rep->qn++;
 	q->lc = lcache_slot(q->n.addr, q->n.line, q->n.traceno);
@@ -632,9 +632,9 @@ static inline void q_push(struct luw_mpr *rep, struct qev *q)
 	 * work (a tenth more time on a stream of a few dozen sites).
 	 */
 	if (q->aevent != LUW_AEVENT_ALLOC)
-		luw_heapmap_prefetch(&rep->heap, q->n.oaddr);
+		luw_memprof_heap_prefetch(&rep->heap, q->n.oaddr);
 	if (q->aevent != LUW_AEVENT_FREE)
-		luw_heapmap_prefetch(&rep->heap, q->n.naddr);
+		luw_memprof_heap_prefetch(&rep->heap, q->n.naddr);
 	rep->events++;
 	if (rep->locs.n < LOC_AHEAD_MIN)
 		return;
@@ -655,7 +655,7 @@ static inline void q_push(struct luw_mpr *rep, struct qev *q)
 
 static int cb_event(void *ctx, const struct luw_mp_event *ev)
 {
-	struct luw_mpr *rep = ctx;
+	struct luw_memprof_report *rep = ctx;
 	struct qev *q;
 
 	if (ev->aevent == LUW_AEVENT_SYMTAB) {
@@ -688,7 +688,7 @@ static int cb_event(void *ctx, const struct luw_mp_event *ev)
  * the window's last bytes, one at a time through the checked decoder.
  */
 #define MPR_LOOP_DEF(NAME, FAST, ATTR)						\
-static ATTR int NAME(struct luw_rd *r, struct luw_mpr *rep)			\
+static ATTR int NAME(struct luw_reader *r, struct luw_memprof_report *rep)			\
 {										\
 	struct luw_mp_event ev;							\
 	int rc;									\
@@ -723,11 +723,11 @@ MPR_LOOP_DEF(events_plain, luw_mp_fast, )
 MPR_LOOP_DEF(events_bmi2, luw_mp_fast_bmi2, __attribute__((target("bmi2"))))
 #endif
 
-int luw_mpr_decode_body(struct luw_rd *r, struct luw_mpr *rep)
+int luw_memprof_report_decode_body(struct luw_reader *r, struct luw_memprof_report *rep)
 {
 	struct luw_prologue pro;
 
-	if (!luw_prologue_read(r, "ljm", LUW_LJM_VERSION, &pro))
+	if (!luw_symtab_read_prologue(r, "ljm", LUW_LJM_VERSION, &pro))
 		return -1;
 #ifdef LUW_MP_HAVE_BMI2
 	if (luw_mp_bmi2_fast() && !getenv("LUW_MEMPROF_NO_BMI2"))
@@ -736,7 +736,7 @@ int luw_mpr_decode_body(struct luw_rd *r, struct luw_mpr *rep)
 	return events_plain(r, rep);
 }
 
-const struct luw_memprof_ops luw_mpr_ops = {
+const struct luw_memprof_ops luw_memprof_report_ops = {
 	.sym = cb_sym,
 	.event = cb_event,
 };
@@ -750,22 +750,22 @@ const struct luw_memprof_ops luw_mpr_ops = {
 #define SPILL (1u << 16)
 
 struct sink {
-	struct luw_sb text;
+	struct luw_strbuf text;
 	FILE *out;
 	int err;
 };
 
 static void spill(struct sink *k, int all)
 {
-	struct luw_sb *t = &k->text;
+	struct luw_strbuf *t = &k->text;
 
-	if (luw_sb_failed(t))
+	if (luw_strbuf_failed(t))
 		k->err = 1;
 	if (k->err || (!all && t->len < SPILL) || !t->len)
 		return;
 	if (fwrite(t->p, 1, t->len, k->out) != t->len)
 		k->err = 1;
-	luw_sb_reset(t);
+	luw_strbuf_reset(t);
 }
 
 struct order {
@@ -885,21 +885,21 @@ static inline void ln_d(struct line *l, int64_t v)
 	}
 }
 
-static const struct name *loc_name(const struct luw_mpr *rep, uint32_t li)
+static const struct name *loc_name(const struct luw_memprof_report *rep, uint32_t li)
 {
 	return AT(rep->names, struct name,
 		  AT(rep->locs, struct loc, li)->name);
 }
 
-static void put_name(struct luw_sb *out, const struct luw_mpr *rep,
+static void put_name(struct luw_strbuf *out, const struct luw_memprof_report *rep,
 		     const struct name *nm)
 {
-	luw_sb_putn(out, rep->pool.p + nm->off, nm->len);
+	luw_strbuf_putn(out, rep->pool.p + nm->off, nm->len);
 }
 
 static int name_cmp(const void *a, const void *b, void *ctx)
 {
-	const struct luw_mpr *rep = ctx;
+	const struct luw_memprof_report *rep = ctx;
 	const struct name *x = *(const struct name *const *)a;
 	const struct name *y = *(const struct name *const *)b;
 	size_t n = x->len < y->len ? x->len : y->len;
@@ -960,7 +960,7 @@ static int u32_sort(uint32_t *a, size_t n)
  * Each name's place in bytewise order, and the names by place in *byrank:
  * the names once, rather than each record's Overrides list by strings.
  */
-static int rank_names(struct luw_mpr *rep, uint32_t **byrank)
+static int rank_names(struct luw_memprof_report *rep, uint32_t **byrank)
 {
 	const struct name **pl;
 	size_t i, n = rep->names.n;
@@ -985,10 +985,10 @@ static int rank_names(struct luw_mpr *rep, uint32_t **byrank)
 	return 0;
 }
 
-static int render(struct luw_mpr *rep, int kind, const uint32_t *byrank,
+static int render(struct luw_memprof_report *rep, int kind, const uint32_t *byrank,
 		  struct sink *k)
 {
-	struct luw_sb *out = &k->text;
+	struct luw_strbuf *out = &k->text;
 	struct vec *v = &rep->recs[kind];
 	struct order *ord = calloc(v->n ? v->n : 1, sizeof(*ord));
 	const struct primtab *t = kind == R_ALLOC ? NULL
@@ -1028,7 +1028,7 @@ static int render(struct luw_mpr *rep, int kind, const uint32_t *byrank,
 		LN_LIT(&ln, "B\t-");
 		ln_u(&ln, r->free);
 		LN_LIT(&ln, "B\n");
-		luw_sb_putn(out, ln.b, ln.n);
+		luw_strbuf_putn(out, ln.b, ln.n);
 		if (!start)
 			continue;
 		for (j = start[ord[i].idx]; j < start[ord[i].idx + 1]; j++)
@@ -1037,14 +1037,14 @@ static int render(struct luw_mpr *rep, int kind, const uint32_t *byrank,
 			continue;
 		if (u32_sort(pl, np))
 			goto out;
-		luw_sb_puts(out, "\tOverrides:\n");
+		luw_strbuf_puts(out, "\tOverrides:\n");
 		for (j = 0; j < np; j++) {
-			luw_sb_puts(out, "\t\t");
+			luw_strbuf_puts(out, "\t\t");
 			put_name(out, rep,
 				 AT(rep->names, struct name, byrank[pl[j]]));
-			luw_sb_putc(out, '\n');
+			luw_strbuf_putc(out, '\n');
 		}
-		luw_sb_putc(out, '\n');
+		luw_strbuf_putc(out, '\n');
 	}
 	spill(k, 0);
 	rc = k->err ? -1 : 0;
@@ -1056,7 +1056,7 @@ out:
 	return rc;
 }
 
-static struct name *dheap(struct luw_mpr *rep, uint32_t li, uint32_t *seq)
+static struct name *dheap(struct luw_memprof_report *rep, uint32_t li, uint32_t *seq)
 {
 	struct name *nm = AT(rep->names, struct name,
 			     AT(rep->locs, struct loc, li)->name);
@@ -1077,9 +1077,9 @@ static int64_t wrap_add(int64_t dbytes, uint64_t v)
 }
 
 /* The reference's form_heap_delta() and leak_info(). */
-static int heap_summary(struct luw_mpr *rep, struct sink *sk)
+static int heap_summary(struct luw_memprof_report *rep, struct sink *sk)
 {
-	struct luw_sb *out = &sk->text;
+	struct luw_strbuf *out = &sk->text;
 	struct order *ord;
 	uint32_t seq = 0;
 	size_t i, n = 0;
@@ -1151,7 +1151,7 @@ static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 		free(ord);
 		return -1;
 	}
-	luw_sb_puts(out, "HEAP SUMMARY:\n");
+	luw_strbuf_puts(out, "HEAP SUMMARY:\n");
 	for (i = 0; i < n; i++) {
 		const struct name *nm = AT(rep->names, struct name, ord[i].key);
 
@@ -1166,47 +1166,47 @@ static int heap_summary(struct luw_mpr *rep, struct sink *sk)
 		LN_LIT(&ln, " allocs, ");
 		ln_u(&ln, nm->nfree);
 		LN_LIT(&ln, " frees\n");
-		luw_sb_putn(out, ln.b, ln.n);
+		luw_strbuf_putn(out, ln.b, ln.n);
 	}
-	luw_sb_putc(out, '\n');
+	luw_strbuf_putc(out, '\n');
 	free(ord);
 	spill(sk, 0);
 	return sk->err ? -1 : 0;
 }
 
-static void aliases(const struct luw_mpr *rep, struct sink *k)
+static void aliases(const struct luw_memprof_report *rep, struct sink *k)
 {
-	struct luw_sb *out = &k->text;
+	struct luw_strbuf *out = &k->text;
 	size_t i, n = luw_symtab_nalias(rep->st);
 
 	if (!n)
 		return;
-	luw_sb_puts(out, "ALIASES:\n");
+	luw_strbuf_puts(out, "ALIASES:\n");
 	for (i = 0; i < n; i++) {
 		size_t len, a = 0, b;
 		const char *s = luw_symtab_alias_chunk(rep->st, i, &len);
 		uint64_t lineno = 1;
 
 		spill(k, 0);
-		luw_sb_puts(out, "function_alias_");
-		luw_sb_putu(out, i + 1);
-		luw_sb_puts(out, ":\n");
+		luw_strbuf_puts(out, "function_alias_");
+		luw_strbuf_putu(out, i + 1);
+		luw_strbuf_puts(out, ":\n");
 		while (a < len) {
 			for (b = a; b < len && s[b] != '\n'; b++)
 				;
 			if (b > a) {
-				luw_sb_putu(out, lineno++);
-				luw_sb_puts(out, "\t| ");
-				luw_sb_putn(out, s + a, b - a);
-				luw_sb_putc(out, '\n');
+				luw_strbuf_putu(out, lineno++);
+				luw_strbuf_puts(out, "\t| ");
+				luw_strbuf_putn(out, s + a, b - a);
+				luw_strbuf_putc(out, '\n');
 			}
 			a = b + 1;
 		}
-		luw_sb_puts(out, "\n\n");
+		luw_strbuf_puts(out, "\n\n");
 	}
 }
 
-int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
+int luw_memprof_report_write(struct luw_memprof_report *rep, int leak_only, FILE *out)
 {
 	static const char *const title[R__MAX] = {
 		"ALLOCATIONS\n", "REALLOCATIONS\n", "DEALLOCATIONS\n"
@@ -1221,17 +1221,17 @@ int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
 	 * The report is made from the records alone: the live-heap table,
 	 * most of the memory, goes before the output's own arrays are made.
 	 */
-	luw_heapmap_free(&rep->heap);
+	luw_memprof_heap_free(&rep->heap);
 	if (!leak_only && (rep->prim[0].n || rep->prim[1].n) &&
 	    rank_names(rep, &byrank))
 		return -1;
-	luw_sb_init(&k.text);
+	luw_strbuf_init(&k.text);
 	k.out = out;
 	k.err = 0;
 	for (i = 0; !leak_only && i < R__MAX && !rc; i++) {
-		luw_sb_puts(&k.text, title[i]);
+		luw_strbuf_puts(&k.text, title[i]);
 		rc = render(rep, i, byrank, &k);
-		luw_sb_putc(&k.text, '\n');
+		luw_strbuf_putc(&k.text, '\n');
 	}
 	if (!rc)
 		rc = heap_summary(rep, &k);
@@ -1240,7 +1240,7 @@ int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out)
 	spill(&k, 1);
 	if (k.err)
 		rc = -1;
-	luw_sb_free(&k.text);
+	luw_strbuf_free(&k.text);
 	free(byrank);
 	return rc;
 }

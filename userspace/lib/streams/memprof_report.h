@@ -36,30 +36,30 @@
 #include "streams/reader.h"
 #include "streams/symtab.h"
 
-struct luw_mpr;
+struct luw_memprof_report;
 
 /* A report over the symbols in st (extended by the stream's updates). */
-struct luw_mpr *luw_mpr_new(struct luw_symtab *st);
-void luw_mpr_free(struct luw_mpr *rep);
+struct luw_memprof_report *luw_memprof_report_new(struct luw_symtab *st);
+void luw_memprof_report_free(struct luw_memprof_report *rep);
 
 /* Decoder callbacks that feed rep (ctx = rep). */
-extern const struct luw_memprof_ops luw_mpr_ops;
+extern const struct luw_memprof_ops luw_memprof_report_ops;
 
 /*
- * The same as luw_memprof_decode_body(r, &luw_mpr_ops, rep), faster: the
+ * The same as luw_memprof_decode_body(r, &luw_memprof_report_ops, rep), faster: the
  * common events go from the reader's window straight into the report's
  * queue, with no event structure and no call per event between them.
  * Returns 0 at a clean end, -1 on a bad or truncated stream, 1 when out of
- * memory (luw_mpr_oom()).
+ * memory (luw_memprof_report_oom()).
  */
-int luw_mpr_decode_body(struct luw_rd *r, struct luw_mpr *rep);
+int luw_memprof_report_decode_body(struct luw_reader *r, struct luw_memprof_report *rep);
 
 /*
  * Events received (alloc, realloc and free events; not symtab ones).  The
- * last few wait in a queue until the next symtab event or luw_mpr_write().
+ * last few wait in a queue until the next symtab event or luw_memprof_report_write().
  */
-uint64_t luw_mpr_events(const struct luw_mpr *rep);
-int luw_mpr_oom(const struct luw_mpr *rep);
+uint64_t luw_memprof_report_events(const struct luw_memprof_report *rep);
+int luw_memprof_report_oom(const struct luw_memprof_report *rep);
 
 /*
  * The full report, or only HEAP SUMMARY and ALIASES.  0 or -1.  Events
@@ -69,6 +69,6 @@ int luw_mpr_oom(const struct luw_mpr *rep);
  * intake: the live-heap table is freed first (the report needs only the
  * records), so rep takes no more events after it.
  */
-int luw_mpr_write(struct luw_mpr *rep, int leak_only, FILE *out);
+int luw_memprof_report_write(struct luw_memprof_report *rep, int leak_only, FILE *out);
 
 #endif

@@ -16,7 +16,7 @@
 #define LUW_RD_WINDOW_MAX (64u << 20)
 
 /* Make room for n contiguous bytes from r->p; 0 when n is beyond the cap. */
-static int luw_rd_grow(struct luw_rd *r, size_t n)
+static int luw_reader_grow(struct luw_reader *r, size_t n)
 {
 	size_t have = (size_t)(r->end - r->p), cap = r->cap;
 	uint8_t *buf;
@@ -42,7 +42,7 @@ static int luw_rd_grow(struct luw_rd *r, size_t n)
 	return 1;
 }
 
-int luw_rd_open_fd(struct luw_rd *r, int fd)
+int luw_reader_open_fd(struct luw_reader *r, int fd)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = fd;
@@ -54,7 +54,7 @@ int luw_rd_open_fd(struct luw_rd *r, int fd)
 	return 0;
 }
 
-void luw_rd_open_mem(struct luw_rd *r, const void *data, size_t len)
+void luw_reader_open_mem(struct luw_reader *r, const void *data, size_t len)
 {
 	memset(r, 0, sizeof(*r));
 	r->fd = -1;
@@ -63,14 +63,14 @@ void luw_rd_open_mem(struct luw_rd *r, const void *data, size_t len)
 	r->eof = 1;
 }
 
-void luw_rd_close(struct luw_rd *r)
+void luw_reader_close(struct luw_reader *r)
 {
 	free(r->buf);
 	r->buf = NULL;
 	r->p = r->end = r->win = NULL;
 }
 
-int luw_rd_fill(struct luw_rd *r, size_t n)
+int luw_reader_fill(struct luw_reader *r, size_t n)
 {
 	size_t have = (size_t)(r->end - r->p);
 
@@ -79,7 +79,7 @@ int luw_rd_fill(struct luw_rd *r, size_t n)
 
 		if (r->eof || r->failed)
 			return 0;
-		if (n > r->cap && !luw_rd_grow(r, n))
+		if (n > r->cap && !luw_reader_grow(r, n))
 			return 0;
 		if ((size_t)(r->p - r->buf) + n > r->cap) {
 			/* Slide the unread tail to the front of the window. */
@@ -94,7 +94,7 @@ int luw_rd_fill(struct luw_rd *r, size_t n)
 			if (errno == EINTR)
 				continue;
 			r->io_errno = errno;
-			luw_rd_fail(r, luw_rd_offset(r), "readable input", 0);
+			luw_reader_fail(r, luw_reader_offset(r), "readable input", 0);
 			return 0;
 		}
 		if (got == 0) {
@@ -107,7 +107,7 @@ int luw_rd_fill(struct luw_rd *r, size_t n)
 	return 1;
 }
 
-int luw_rd_fail(struct luw_rd *r, uint64_t off, const char *what, int eof)
+int luw_reader_fail(struct luw_reader *r, uint64_t off, const char *what, int eof)
 {
 	if (!r->failed) {
 		r->failed = 1;
@@ -118,7 +118,7 @@ int luw_rd_fail(struct luw_rd *r, uint64_t off, const char *what, int eof)
 	return 0;
 }
 
-int luw_rd_failf(struct luw_rd *r, uint64_t off, const char *fmt, ...)
+int luw_reader_failf(struct luw_reader *r, uint64_t off, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -127,19 +127,19 @@ int luw_rd_failf(struct luw_rd *r, uint64_t off, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->err_buf, sizeof(r->err_buf), fmt, ap);
 	va_end(ap);
-	return luw_rd_fail(r, off, r->err_buf, 0);
+	return luw_reader_fail(r, off, r->err_buf, 0);
 }
 
-uint64_t luw_rd_uleb_slow(struct luw_rd *r, const char *what)
+uint64_t luw_reader_uleb_slow(struct luw_reader *r, const char *what)
 {
-	uint64_t off = luw_rd_offset(r), v = 0;
+	uint64_t off = luw_reader_offset(r), v = 0;
 	unsigned int i;
 
 	for (i = 0; i < 10; i++) {
 		uint8_t b;
 
-		if (r->p == r->end && !luw_rd_fill(r, 1))
-			return luw_rd_fail(r, off, what, !r->io_errno);
+		if (r->p == r->end && !luw_reader_fill(r, 1))
+			return luw_reader_fail(r, off, what, !r->io_errno);
 		b = *r->p++;
 		v |= (uint64_t)(b & 0x7f) << (7 * i);
 		if (!(b & 0x80)) {
@@ -148,25 +148,25 @@ uint64_t luw_rd_uleb_slow(struct luw_rd *r, const char *what)
 			return v;
 		}
 	}
-	return luw_rd_fail(r, off, what, 0);
+	return luw_reader_fail(r, off, what, 0);
 }
 
-const char *luw_rd_string(struct luw_rd *r, size_t *len, const char *what)
+const char *luw_reader_string(struct luw_reader *r, size_t *len, const char *what)
 {
-	uint64_t off = luw_rd_offset(r), n;
+	uint64_t off = luw_reader_offset(r), n;
 	const char *s;
 
-	n = luw_rd_uleb(r, what);
+	n = luw_reader_uleb(r, what);
 	if (r->failed)
 		return NULL;
-	if (n > (uint64_t)(r->end - r->p) && !luw_rd_fill(r, (size_t)n)) {
+	if (n > (uint64_t)(r->end - r->p) && !luw_reader_fill(r, (size_t)n)) {
 		/* Beyond the window's cap, or the stream ends inside it. */
 		if (r->fd >= 0 && n > r->cap)
-			luw_rd_failf(r, off, "%s (%llu bytes long, limit %u)",
+			luw_reader_failf(r, off, "%s (%llu bytes long, limit %u)",
 				     what, (unsigned long long)n,
 				     LUW_RD_WINDOW_MAX);
 		else
-			luw_rd_fail(r, off, what, !r->io_errno);
+			luw_reader_fail(r, off, what, !r->io_errno);
 		return NULL;
 	}
 	s = (const char *)r->p;
@@ -175,15 +175,15 @@ const char *luw_rd_string(struct luw_rd *r, size_t *len, const char *what)
 	return s;
 }
 
-int luw_rd_skip(struct luw_rd *r, uint64_t n, const char *what)
+int luw_reader_skip(struct luw_reader *r, uint64_t n, const char *what)
 {
-	uint64_t off = luw_rd_offset(r);
+	uint64_t off = luw_reader_offset(r);
 
 	while (n) {
 		size_t have = (size_t)(r->end - r->p);
 
-		if (!have && !luw_rd_fill(r, 1))
-			return luw_rd_fail(r, off, what, !r->io_errno);
+		if (!have && !luw_reader_fill(r, 1))
+			return luw_reader_fail(r, off, what, !r->io_errno);
 		have = (size_t)(r->end - r->p);
 		if (have > n)
 			have = (size_t)n;
@@ -193,7 +193,7 @@ int luw_rd_skip(struct luw_rd *r, uint64_t n, const char *what)
 	return 1;
 }
 
-void luw_rd_strerror(const struct luw_rd *r, char *buf, size_t size)
+void luw_reader_strerror(const struct luw_reader *r, char *buf, size_t size)
 {
 	if (r->io_errno)
 		snprintf(buf, size, "offset %llu: read error: %s",

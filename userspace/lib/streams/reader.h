@@ -10,7 +10,7 @@
  *
  * Errors are sticky: the first failed read records the offset where the
  * item started and what was expected; every later read returns 0 and the
- * decoder checks luw_rd_failed() at its own item boundaries.
+ * decoder checks luw_reader_failed() at its own item boundaries.
  */
 #ifndef LUW_STREAMS_READER_H
 #define LUW_STREAMS_READER_H
@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 
-struct luw_rd {
+struct luw_reader {
 	const uint8_t *p;	/* next byte */
 	const uint8_t *end;	/* end of the bytes in memory */
 	uint64_t base;		/* stream offset of the window's first byte */
@@ -38,52 +38,52 @@ struct luw_rd {
 };
 
 /* Read from a file descriptor (not closed by the reader). */
-int luw_rd_open_fd(struct luw_rd *r, int fd);
+int luw_reader_open_fd(struct luw_reader *r, int fd);
 /* Read from memory: the bytes must outlive the reader. */
-void luw_rd_open_mem(struct luw_rd *r, const void *data, size_t len);
-void luw_rd_close(struct luw_rd *r);
+void luw_reader_open_mem(struct luw_reader *r, const void *data, size_t len);
+void luw_reader_close(struct luw_reader *r);
 
 /* Slow paths: make at least n bytes available (0 when the stream is shorter). */
-int luw_rd_fill(struct luw_rd *r, size_t n);
-uint64_t luw_rd_uleb_slow(struct luw_rd *r, const char *what);
+int luw_reader_fill(struct luw_reader *r, size_t n);
+uint64_t luw_reader_uleb_slow(struct luw_reader *r, const char *what);
 
 /*
  * Record a failure at offset off.  what names the expected item, e.g.
  * "sym-addr (ULEB128)"; eof says whether the stream ended there.
  * Only the first failure is kept.  Returns 0 for convenience.
  */
-int luw_rd_fail(struct luw_rd *r, uint64_t off, const char *what, int eof);
+int luw_reader_fail(struct luw_reader *r, uint64_t off, const char *what, int eof);
 /* Same with a formatted description of the expected item (not at EOF). */
-int luw_rd_failf(struct luw_rd *r, uint64_t off, const char *fmt, ...)
+int luw_reader_failf(struct luw_reader *r, uint64_t off, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static inline uint64_t luw_rd_offset(const struct luw_rd *r)
+static inline uint64_t luw_reader_offset(const struct luw_reader *r)
 {
 	return r->base + (uint64_t)(r->p - r->win);
 }
 
-static inline int luw_rd_failed(const struct luw_rd *r)
+static inline int luw_reader_failed(const struct luw_reader *r)
 {
 	return r->failed;
 }
 
 /* True at a clean end of stream (no bytes left, no failure). */
-static inline int luw_rd_at_end(struct luw_rd *r)
+static inline int luw_reader_at_end(struct luw_reader *r)
 {
-	return !r->failed && r->p == r->end && !luw_rd_fill(r, 1);
+	return !r->failed && r->p == r->end && !luw_reader_fill(r, 1);
 }
 
-static inline uint8_t luw_rd_u8(struct luw_rd *r, const char *what)
+static inline uint8_t luw_reader_u8(struct luw_reader *r, const char *what)
 {
-	if (r->p == r->end && !luw_rd_fill(r, 1)) {
-		luw_rd_fail(r, luw_rd_offset(r), what, 1);
+	if (r->p == r->end && !luw_reader_fill(r, 1)) {
+		luw_reader_fail(r, luw_reader_offset(r), what, 1);
 		return 0;
 	}
 	return *r->p++;
 }
 
 /* Unsigned LEB128, at most 64 bits; the slow path handles window edges. */
-static inline uint64_t luw_rd_uleb(struct luw_rd *r, const char *what)
+static inline uint64_t luw_reader_uleb(struct luw_reader *r, const char *what)
 {
 	if (r->end - r->p >= 10) {
 		const uint8_t *p = r->p;
@@ -129,7 +129,7 @@ static inline uint64_t luw_rd_uleb(struct luw_rd *r, const char *what)
 			}
 		}
 	}
-	return luw_rd_uleb_slow(r, what);
+	return luw_reader_uleb_slow(r, what);
 }
 
 /*
@@ -138,12 +138,12 @@ static inline uint64_t luw_rd_uleb(struct luw_rd *r, const char *what)
  * into the window, valid until the next read, with its length in *len.
  * Returns NULL on failure.
  */
-const char *luw_rd_string(struct luw_rd *r, size_t *len, const char *what);
+const char *luw_reader_string(struct luw_reader *r, size_t *len, const char *what);
 
 /* Skip n bytes. */
-int luw_rd_skip(struct luw_rd *r, uint64_t n, const char *what);
+int luw_reader_skip(struct luw_reader *r, uint64_t n, const char *what);
 
 /* "offset N: expected WHAT" (or the I/O error) into buf. */
-void luw_rd_strerror(const struct luw_rd *r, char *buf, size_t size);
+void luw_reader_strerror(const struct luw_reader *r, char *buf, size_t size);
 
 #endif

@@ -56,33 +56,33 @@ struct luw_symtab {
 
 /* --- Stream parts ------------------------------------------------------- */
 
-int luw_prologue_read(struct luw_rd *r, const char *magic, uint8_t version,
+int luw_symtab_read_prologue(struct luw_reader *r, const char *magic, uint8_t version,
 		      struct luw_prologue *p)
 {
-	uint64_t off = luw_rd_offset(r);
+	uint64_t off = luw_reader_offset(r);
 	int i;
 
 	p->offset = off;
 	for (i = 0; i < 3; i++) {
-		p->magic[i] = (char)luw_rd_u8(r, "prologue");
-		if (luw_rd_failed(r))
+		p->magic[i] = (char)luw_reader_u8(r, "prologue");
+		if (luw_reader_failed(r))
 			return 0;
 		if (p->magic[i] != magic[i])
-			return luw_rd_failf(r, off, "'%.3s' prologue", magic);
+			return luw_reader_failf(r, off, "'%.3s' prologue", magic);
 	}
-	p->version = luw_rd_u8(r, "format version");
+	p->version = luw_reader_u8(r, "format version");
 	for (i = 0; i < 3; i++)
-		p->reserved[i] = luw_rd_u8(r, "reserved prologue bytes");
-	if (luw_rd_failed(r))
+		p->reserved[i] = luw_reader_u8(r, "reserved prologue bytes");
+	if (luw_reader_failed(r))
 		return 0;
 	if (p->version != version)
-		return luw_rd_failf(r, off + 3,
+		return luw_reader_failf(r, off + 3,
 				    "'%.3s' format version %u (stream has %u)",
 				    magic, version, p->version);
 	return 1;
 }
 
-int luw_sym_read_body(struct luw_rd *r, uint8_t type, struct luw_sym *s)
+int luw_symtab_read_sym_body(struct luw_reader *r, uint8_t type, struct luw_sym *s)
 {
 	s->type = type;
 	s->final = 0;
@@ -92,31 +92,31 @@ int luw_sym_read_body(struct luw_rd *r, uint8_t type, struct luw_sym *s)
 	s->name_len = 0;
 	switch (type) {
 	case LUW_SYM_LFUNC:
-		s->addr = luw_rd_uleb(r, "Lua function address (ULEB128)");
-		s->name = luw_rd_string(r, &s->name_len, "Lua chunk name");
-		s->line = luw_rd_uleb(r, "Lua function line (ULEB128)");
+		s->addr = luw_reader_uleb(r, "Lua function address (ULEB128)");
+		s->name = luw_reader_string(r, &s->name_len, "Lua chunk name");
+		s->line = luw_reader_uleb(r, "Lua function line (ULEB128)");
 		break;
 	case LUW_SYM_CFUNC:
-		s->addr = luw_rd_uleb(r, "C symbol address (ULEB128)");
-		s->name = luw_rd_string(r, &s->name_len, "C symbol name");
+		s->addr = luw_reader_uleb(r, "C symbol address (ULEB128)");
+		s->name = luw_reader_string(r, &s->name_len, "C symbol name");
 		break;
 	case LUW_SYM_TRACE:
-		s->traceno = luw_rd_uleb(r, "trace number (ULEB128)");
-		s->addr = luw_rd_uleb(r, "trace start address (ULEB128)");
-		s->line = luw_rd_uleb(r, "trace start line (ULEB128)");
+		s->traceno = luw_reader_uleb(r, "trace number (ULEB128)");
+		s->addr = luw_reader_uleb(r, "trace start address (ULEB128)");
+		s->line = luw_reader_uleb(r, "trace start line (ULEB128)");
 		break;
 	default:
-		return luw_rd_failf(r, s->offset, "symbol type 0..2 (found %u)",
+		return luw_reader_failf(r, s->offset, "symbol type 0..2 (found %u)",
 				    type);
 	}
-	return !luw_rd_failed(r);
+	return !luw_reader_failed(r);
 }
 
-int luw_sym_read(struct luw_rd *r, struct luw_sym *s)
+int luw_symtab_read_sym(struct luw_reader *r, struct luw_sym *s)
 {
-	s->offset = luw_rd_offset(r);
-	s->header = luw_rd_u8(r, "symtab entry header");
-	if (luw_rd_failed(r))
+	s->offset = luw_reader_offset(r);
+	s->header = luw_reader_u8(r, "symtab entry header");
+	if (luw_reader_failed(r))
 		return 0;
 	if (s->header & 0x80) {
 		s->final = 1;
@@ -126,10 +126,10 @@ int luw_sym_read(struct luw_rd *r, struct luw_sym *s)
 		s->name_len = 0;
 		return 1;
 	}
-	return luw_sym_read_body(r, s->header & 3, s);
+	return luw_symtab_read_sym_body(r, s->header & 3, s);
 }
 
-int luw_symtab_decode(struct luw_rd *r,
+int luw_symtab_decode(struct luw_reader *r,
 		      int (*prologue)(void *ctx, const struct luw_prologue *p),
 		      int (*sym)(void *ctx, const struct luw_sym *s),
 		      void *ctx)
@@ -138,12 +138,12 @@ int luw_symtab_decode(struct luw_rd *r,
 	struct luw_sym s;
 	int rc;
 
-	if (!luw_prologue_read(r, "ljs", LUW_LJS_VERSION, &p))
+	if (!luw_symtab_read_prologue(r, "ljs", LUW_LJS_VERSION, &p))
 		return -1;
 	if (prologue && (rc = prologue(ctx, &p)))
 		return rc;
 	do {
-		if (!luw_sym_read(r, &s))
+		if (!luw_symtab_read_sym(r, &s))
 			return -1;
 		if (sym && (rc = sym(ctx, &s)))
 			return rc;
@@ -439,18 +439,18 @@ void luw_symtab_loc(struct luw_symtab *st, struct luw_loc *loc)
 }
 
 static void put_lfunc_name(const struct luw_symtab *st, const struct lf_gen *g,
-			   struct luw_sb *out)
+			   struct luw_strbuf *out)
 {
 	if (g->alias) {
-		luw_sb_puts(out, "function_alias_");
-		luw_sb_putu(out, g->alias);
+		luw_strbuf_puts(out, "function_alias_");
+		luw_strbuf_putu(out, g->alias);
 	} else {
-		luw_sb_putn(out, st->pool + g->chunk, g->chunk_len);
+		luw_strbuf_putn(out, st->pool + g->chunk, g->chunk_len);
 	}
 }
 
 int luw_symtab_demangle(struct luw_symtab *st, const struct luw_loc *loc,
-			struct luw_sb *out)
+			struct luw_strbuf *out)
 {
 	const struct lf_gen *g;
 	uint64_t start;
@@ -460,34 +460,34 @@ int luw_symtab_demangle(struct luw_symtab *st, const struct luw_loc *loc,
 	if (loc->traceno) {
 		struct luw_loc from;
 
-		luw_sb_puts(out, "TRACE [");
-		luw_sb_putu(out, loc->traceno);
-		luw_sb_putc(out, ']');
+		luw_strbuf_puts(out, "TRACE [");
+		luw_strbuf_putu(out, loc->traceno);
+		luw_strbuf_putc(out, ']');
 		if (loc->gen && luw_symtab_trace(st, loc->traceno, loc->gen,
 						 &from)) {
-			luw_sb_puts(out, " started at ");
+			luw_strbuf_puts(out, " started at ");
 			return luw_symtab_demangle(st, &from, out);
 		}
-		return luw_sb_failed(out) ? -1 : 0;
+		return luw_strbuf_failed(out) ? -1 : 0;
 	}
 	if (!loc->addr) {
-		luw_sb_puts(out, "INTERNAL");
-		return luw_sb_failed(out) ? -1 : 0;
+		luw_strbuf_puts(out, "INTERNAL");
+		return luw_strbuf_failed(out) ? -1 : 0;
 	}
 	g = loc->gen ? lf_find(st, loc->addr, loc->gen) : NULL;
 	if (g) {
 		put_lfunc_name(st, g, out);
-		luw_sb_putc(out, ':');
-		luw_sb_putd(out, (int64_t)loc->line);
+		luw_strbuf_putc(out, ':');
+		luw_strbuf_putd(out, (int64_t)loc->line);
 	} else if (luw_symtab_cfunc(st, loc->addr, &start, &name, &len)) {
-		luw_sb_putn(out, name, len);
-		luw_sb_putc(out, ':');
-		luw_sb_putx(out, start);
+		luw_strbuf_putn(out, name, len);
+		luw_strbuf_putc(out, ':');
+		luw_strbuf_putx(out, start);
 	} else {
-		luw_sb_puts(out, "CFUNC ");
-		luw_sb_putx(out, loc->addr);
+		luw_strbuf_puts(out, "CFUNC ");
+		luw_strbuf_putx(out, loc->addr);
 	}
-	return luw_sb_failed(out) ? -1 : 0;
+	return luw_strbuf_failed(out) ? -1 : 0;
 }
 
 size_t luw_symtab_nalias(const struct luw_symtab *st)

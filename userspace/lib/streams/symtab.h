@@ -90,17 +90,17 @@ struct luw_sym {
  * Read a prologue with the given magic and version.  Returns 1, or 0 with
  * the reader failed ("ljs prologue", "ljp version 2 (found 7)", ...).
  */
-int luw_prologue_read(struct luw_rd *r, const char *magic, uint8_t version,
+int luw_symtab_read_prologue(struct luw_reader *r, const char *magic, uint8_t version,
 		      struct luw_prologue *p);
 
 /*
  * Read one symtab entry (header included); s->final is set for the final
  * marker.  Returns 1, or 0 with the reader failed.
  */
-int luw_sym_read(struct luw_rd *r, struct luw_sym *s);
+int luw_symtab_read_sym(struct luw_reader *r, struct luw_sym *s);
 
 /* Read the body of an entry of the given type (in-stream updates). */
-int luw_sym_read_body(struct luw_rd *r, uint8_t type, struct luw_sym *s);
+int luw_symtab_read_sym_body(struct luw_reader *r, uint8_t type, struct luw_sym *s);
 
 /*
  * Decode a leading symtab (prologue, entries, final marker), calling back
@@ -108,7 +108,7 @@ int luw_sym_read_body(struct luw_rd *r, uint8_t type, struct luw_sym *s);
  * positive callback value stops and is returned.  0 after the final
  * marker, -1 on a bad or truncated stream.
  */
-int luw_symtab_decode(struct luw_rd *r,
+int luw_symtab_decode(struct luw_reader *r,
 		      int (*prologue)(void *ctx, const struct luw_prologue *p),
 		      int (*sym)(void *ctx, const struct luw_sym *s),
 		      void *ctx);
@@ -150,7 +150,7 @@ void luw_symtab_loc(struct luw_symtab *st, struct luw_loc *loc);
  * "TRACE [n] started at ...").  Returns 0, or -1 on ENOMEM.
  */
 int luw_symtab_demangle(struct luw_symtab *st, const struct luw_loc *loc,
-			struct luw_sb *out);
+			struct luw_strbuf *out);
 
 /*
  * Lua function generation gen (0: the latest) at addr: chunk name, first

@@ -9,7 +9,7 @@ static const char *const vmstate_names[LUW_VMST__MAX] = {
 	"EXIT", "RECORD", "OPT", "ASM", "TRACE",
 };
 
-const char *luw_vmstate_name(unsigned int vmstate)
+const char *luw_sysprof_vmstate_name(unsigned int vmstate)
 {
 	return vmstate < LUW_VMST__MAX ? vmstate_names[vmstate] : NULL;
 }
@@ -21,28 +21,28 @@ struct sp_state {
 	size_t caphost;
 };
 
-static int read_lua_stack(struct luw_rd *r, struct sp_state *st,
+static int read_lua_stack(struct luw_reader *r, struct sp_state *st,
 			  struct luw_sp_sample *s)
 {
 	size_t n = 0;
 
 	for (;;) {
-		uint64_t off = luw_rd_offset(r);
-		uint8_t h = luw_rd_u8(r, "Lua frame header");
+		uint64_t off = luw_reader_offset(r);
+		uint8_t h = luw_reader_u8(r, "Lua frame header");
 		struct luw_sp_frame *f;
 
-		if (luw_rd_failed(r))
+		if (luw_reader_failed(r))
 			return -1;
 		if (h == LUW_FRAME_LUA_LAST)
 			break;
 		if (h < LUW_FRAME_LFUNC || h > LUW_FRAME_FFUNC) {
-			luw_rd_failf(r, off,
+			luw_reader_failf(r, off,
 				     "Lua frame header 1, 2, 3 or 0x80 (found 0x%02x)",
 				     h);
 			return -1;
 		}
 		if (n == LUW_SP_MAX_FRAMES) {
-			luw_rd_failf(r, off, "at most %d Lua frames",
+			luw_reader_failf(r, off, "at most %d Lua frames",
 				     LUW_SP_MAX_FRAMES);
 			return -1;
 		}
@@ -53,14 +53,14 @@ static int read_lua_stack(struct luw_rd *r, struct sp_state *st,
 		f->line = 0;
 		switch (h) {
 		case LUW_FRAME_LFUNC:
-			f->addr = luw_rd_uleb(r, "Lua function address (ULEB128)");
-			f->line = luw_rd_uleb(r, "Lua function line (ULEB128)");
+			f->addr = luw_reader_uleb(r, "Lua function address (ULEB128)");
+			f->line = luw_reader_uleb(r, "Lua function line (ULEB128)");
 			break;
 		case LUW_FRAME_CFUNC:
-			f->addr = luw_rd_uleb(r, "C function address (ULEB128)");
+			f->addr = luw_reader_uleb(r, "C function address (ULEB128)");
 			break;
 		default:
-			f->addr = luw_rd_uleb(r, "fast function id (ULEB128)");
+			f->addr = luw_reader_uleb(r, "fast function id (ULEB128)");
 			break;
 		}
 	}
@@ -69,21 +69,21 @@ static int read_lua_stack(struct luw_rd *r, struct sp_state *st,
 	return 0;
 }
 
-static int read_host_stack(struct luw_rd *r, struct sp_state *st,
+static int read_host_stack(struct luw_reader *r, struct sp_state *st,
 			   struct luw_sp_sample *s)
 {
 	size_t n = 0;
 
 	for (;;) {
-		uint64_t off = luw_rd_offset(r);
-		uint64_t pc = luw_rd_uleb(r, "host frame address (ULEB128)");
+		uint64_t off = luw_reader_offset(r);
+		uint64_t pc = luw_reader_uleb(r, "host frame address (ULEB128)");
 
-		if (luw_rd_failed(r))
+		if (luw_reader_failed(r))
 			return -1;
 		if (!pc)
 			break;
 		if (n == LUW_SP_MAX_FRAMES) {
-			luw_rd_failf(r, off, "at most %d host frames",
+			luw_reader_failf(r, off, "at most %d host frames",
 				     LUW_SP_MAX_FRAMES);
 			return -1;
 		}
@@ -96,24 +96,24 @@ static int read_host_stack(struct luw_rd *r, struct sp_state *st,
 	return 0;
 }
 
-static int decode_body(struct luw_rd *r, const struct luw_sysprof_ops *ops,
+static int decode_body(struct luw_reader *r, const struct luw_sysprof_ops *ops,
 		       void *ctx, struct sp_state *st)
 {
 	struct luw_prologue p;
 	struct luw_sym sym;
 	int rc;
 
-	if (!luw_prologue_read(r, "ljp", LUW_LJP_VERSION, &p))
+	if (!luw_symtab_read_prologue(r, "ljp", LUW_LJP_VERSION, &p))
 		return -1;
 	if (ops->prologue && (rc = ops->prologue(ctx, &p)))
 		return rc;
 
 	for (;;) {
 		struct luw_sp_sample s;
-		uint64_t off = luw_rd_offset(r);
-		uint8_t h = luw_rd_u8(r, "sample header or epilogue");
+		uint64_t off = luw_reader_offset(r);
+		uint8_t h = luw_reader_u8(r, "sample header or epilogue");
 
-		if (luw_rd_failed(r))
+		if (luw_reader_failed(r))
 			return -1;
 		if (h == LUW_LJP_EPILOGUE) {
 			if (ops->epilogue && (rc = ops->epilogue(ctx, off)))
@@ -123,14 +123,14 @@ static int decode_body(struct luw_rd *r, const struct luw_sysprof_ops *ops,
 		if (h >= LUW_LJP_SYM_LFUNC && h <= LUW_LJP_SYM_TRACE) {
 			sym.offset = off;
 			sym.header = h;
-			if (!luw_sym_read_body(r, h - LUW_LJP_SYM_LFUNC, &sym))
+			if (!luw_symtab_read_sym_body(r, h - LUW_LJP_SYM_LFUNC, &sym))
 				return -1;
 			if (ops->sym && (rc = ops->sym(ctx, &sym)))
 				return rc;
 			continue;
 		}
 		if (h >= LUW_VMST__MAX)
-			return luw_rd_failf(r, off,
+			return luw_reader_failf(r, off,
 					    "sample header 0..12 or 0x80 (found 0x%02x)",
 					    h) - 1;
 		s.vmstate = h;
@@ -142,10 +142,10 @@ static int decode_body(struct luw_rd *r, const struct luw_sysprof_ops *ops,
 		s.traceno = s.trace_addr = s.trace_line = 0;
 		switch (h) {
 		case LUW_VMST_TRACE:
-			s.traceno = luw_rd_uleb(r, "trace number (ULEB128)");
-			s.trace_addr = luw_rd_uleb(r, "trace function address (ULEB128)");
-			s.trace_line = luw_rd_uleb(r, "trace line (ULEB128)");
-			if (luw_rd_failed(r))
+			s.traceno = luw_reader_uleb(r, "trace number (ULEB128)");
+			s.trace_addr = luw_reader_uleb(r, "trace function address (ULEB128)");
+			s.trace_line = luw_reader_uleb(r, "trace line (ULEB128)");
+			if (luw_reader_failed(r))
 				return -1;
 			break;
 		case LUW_VMST_LFUNC:
@@ -162,16 +162,16 @@ static int decode_body(struct luw_rd *r, const struct luw_sysprof_ops *ops,
 		if (ops->sample && (rc = ops->sample(ctx, &s)))
 			return rc;
 	}
-	if (!luw_rd_at_end(r)) {
-		if (luw_rd_failed(r))
+	if (!luw_reader_at_end(r)) {
+		if (luw_reader_failed(r))
 			return -1;
-		return luw_rd_failf(r, luw_rd_offset(r),
+		return luw_reader_failf(r, luw_reader_offset(r),
 				    "end of stream after the epilogue") - 1;
 	}
 	return 0;
 }
 
-int luw_sysprof_decode_body(struct luw_rd *r,
+int luw_sysprof_decode_body(struct luw_reader *r,
 			    const struct luw_sysprof_ops *ops, void *ctx)
 {
 	struct sp_state st = { 0 };
@@ -182,7 +182,7 @@ int luw_sysprof_decode_body(struct luw_rd *r,
 	return rc;
 }
 
-int luw_sysprof_decode(struct luw_rd *r, const struct luw_sysprof_ops *ops,
+int luw_sysprof_decode(struct luw_reader *r, const struct luw_sysprof_ops *ops,
 		       void *ctx)
 {
 	int rc = luw_symtab_decode(r, ops->prologue, ops->sym, ctx);

@@ -82,7 +82,7 @@ enum luw_frame_type {
 #define LUW_SP_MAX_FRAMES 65536
 
 /* Names of the vmstates 0..9 ("INTERP", ..., "TRACE"). */
-const char *luw_vmstate_name(unsigned int vmstate);
+const char *luw_sysprof_vmstate_name(unsigned int vmstate);
 
 struct luw_sp_frame {
 	uint8_t type;		/* enum luw_frame_type (the raw header byte) */
@@ -123,15 +123,15 @@ struct luw_sysprof_ops {
 
 /*
  * Decode a whole stream from r.  Returns 0 at a clean end (epilogue, then
- * end of input), -1 when the stream is bad or truncated (luw_rd_failed(r);
- * luw_rd_strerror() says where and what was expected), -2 on ENOMEM, or a
+ * end of input), -1 when the stream is bad or truncated (luw_reader_failed(r);
+ * luw_reader_strerror() says where and what was expected), -2 on ENOMEM, or a
  * callback's positive value.  Everything before the failure point has
  * been delivered to the callbacks.
  */
-int luw_sysprof_decode(struct luw_rd *r, const struct luw_sysprof_ops *ops,
+int luw_sysprof_decode(struct luw_reader *r, const struct luw_sysprof_ops *ops,
 		       void *ctx);
 /* The same from the "ljp" prologue on (the symtab already consumed). */
-int luw_sysprof_decode_body(struct luw_rd *r,
+int luw_sysprof_decode_body(struct luw_reader *r,
 			    const struct luw_sysprof_ops *ops, void *ctx);
 
 #endif

@@ -29,8 +29,8 @@ struct span {
 #define FC_SIZE 1024		/* front cache of folded frame ids */
 #define CS_SIZE 256		/* C symbol starts */
 
-struct luw_spr {
-	enum luw_spr_mode mode;
+struct luw_sysprof_report {
+	enum luw_sysprof_report_mode mode;
 	struct luw_symtab *st;
 	struct luw_stacks *stacks;
 	uint64_t samples, vm[LUW_VMST__MAX];
@@ -40,13 +40,13 @@ struct luw_spr {
 	struct luw_kvmap agg;	/* (hash, probe) -> v: count, w: entry */
 	struct span *ent;
 	size_t nent, capent;
-	struct luw_sb pool;
+	struct luw_strbuf pool;
 	struct luw_kvmap ncache;	/* (addr, line) -> v: off, w: len */
-	struct luw_sb npool;
+	struct luw_strbuf npool;
 	uint64_t nepoch;
 
 	/* Per-sample scratch. */
-	struct luw_sb names, chain, tmp;
+	struct luw_strbuf names, chain, tmp;
 	struct span *host, *lua;
 	size_t caphost, caplua;
 	int32_t *frames;
@@ -72,10 +72,10 @@ struct luw_spr {
 
 enum { K_HOST = 1, K_LFUNC, K_CFUNC, K_FFUNC };
 
-struct luw_spr *luw_spr_new(enum luw_spr_mode mode, struct luw_symtab *st,
+struct luw_sysprof_report *luw_sysprof_report_new(enum luw_sysprof_report_mode mode, struct luw_symtab *st,
 			    struct luw_stacks *out_stacks)
 {
-	struct luw_spr *rep = calloc(1, sizeof(*rep));
+	struct luw_sysprof_report *rep = calloc(1, sizeof(*rep));
 
 	if (!rep)
 		return NULL;
@@ -85,27 +85,27 @@ struct luw_spr *luw_spr_new(enum luw_spr_mode mode, struct luw_symtab *st,
 	luw_kvmap_init(&rep->agg);
 	luw_kvmap_init(&rep->cache);
 	luw_kvmap_init(&rep->ncache);
-	luw_sb_init(&rep->pool);
-	luw_sb_init(&rep->npool);
-	luw_sb_init(&rep->names);
-	luw_sb_init(&rep->chain);
-	luw_sb_init(&rep->tmp);
+	luw_strbuf_init(&rep->pool);
+	luw_strbuf_init(&rep->npool);
+	luw_strbuf_init(&rep->names);
+	luw_strbuf_init(&rep->chain);
+	luw_strbuf_init(&rep->tmp);
 	rep->epoch = rep->nepoch = luw_symtab_epoch(st);
 	return rep;
 }
 
-void luw_spr_free(struct luw_spr *rep)
+void luw_sysprof_report_free(struct luw_sysprof_report *rep)
 {
 	if (!rep)
 		return;
 	luw_kvmap_free(&rep->agg);
 	luw_kvmap_free(&rep->cache);
 	luw_kvmap_free(&rep->ncache);
-	luw_sb_free(&rep->pool);
-	luw_sb_free(&rep->npool);
-	luw_sb_free(&rep->names);
-	luw_sb_free(&rep->chain);
-	luw_sb_free(&rep->tmp);
+	luw_strbuf_free(&rep->pool);
+	luw_strbuf_free(&rep->npool);
+	luw_strbuf_free(&rep->names);
+	luw_strbuf_free(&rep->chain);
+	luw_strbuf_free(&rep->tmp);
 	free(rep->ent);
 	free(rep->host);
 	free(rep->lua);
@@ -113,17 +113,17 @@ void luw_spr_free(struct luw_spr *rep)
 	free(rep);
 }
 
-uint64_t luw_spr_samples(const struct luw_spr *rep)
+uint64_t luw_sysprof_report_samples(const struct luw_sysprof_report *rep)
 {
 	return rep->samples;
 }
 
-uint64_t luw_spr_vmstate(const struct luw_spr *rep, unsigned int vmstate)
+uint64_t luw_sysprof_report_vmstate(const struct luw_sysprof_report *rep, unsigned int vmstate)
 {
 	return vmstate < LUW_VMST__MAX ? rep->vm[vmstate] : 0;
 }
 
-int luw_spr_oom(const struct luw_spr *rep)
+int luw_sysprof_report_oom(const struct luw_sysprof_report *rep)
 {
 	return rep->oom;
 }
@@ -144,7 +144,7 @@ static void cache_reset(struct luw_kvmap *m)
 }
 
 /* Start a sample: drop cached names that may be stale or too many. */
-static void ncache_check(struct luw_spr *rep)
+static void ncache_check(struct luw_sysprof_report *rep)
 {
 	uint64_t epoch = luw_symtab_epoch(rep->st);
 
@@ -152,12 +152,12 @@ static void ncache_check(struct luw_spr *rep)
 	    rep->ncache.n <= NCACHE_MAX_ENTRIES)
 		return;
 	cache_reset(&rep->ncache);
-	luw_sb_reset(&rep->npool);
+	luw_strbuf_reset(&rep->npool);
 	rep->nepoch = epoch;
 }
 
 /* The reference name of (addr, line), from the cache or made into it. */
-static int ref_name(struct luw_spr *rep, uint64_t addr, uint64_t line,
+static int ref_name(struct luw_sysprof_report *rep, uint64_t addr, uint64_t line,
 		    struct span *sp)
 {
 	struct luw_loc loc = { .addr = addr, .line = line };
@@ -187,18 +187,18 @@ static int ref_name(struct luw_spr *rep, uint64_t addr, uint64_t line,
 	return 0;
 }
 
-static const char *span_text(const struct luw_spr *rep, const struct span *sp)
+static const char *span_text(const struct luw_sysprof_report *rep, const struct span *sp)
 {
 	return sp->ext ? sp->ext : rep->npool.p + sp->off;
 }
 
-static void chain_add(struct luw_spr *rep, const struct span *sp)
+static void chain_add(struct luw_sysprof_report *rep, const struct span *sp)
 {
-	luw_sb_putn(&rep->chain, span_text(rep, sp), sp->len);
-	luw_sb_putc(&rep->chain, ';');
+	luw_strbuf_putn(&rep->chain, span_text(rep, sp), sp->len);
+	luw_strbuf_putc(&rep->chain, ';');
 }
 
-static int has_prefix(const struct luw_spr *rep, const struct span *sp,
+static int has_prefix(const struct luw_sysprof_report *rep, const struct span *sp,
 		      const char *pfx)
 {
 	size_t n = strlen(pfx);
@@ -206,7 +206,7 @@ static int has_prefix(const struct luw_spr *rep, const struct span *sp,
 	return sp->len >= n && !memcmp(span_text(rep, sp), pfx, n);
 }
 
-static int compat_count(struct luw_spr *rep)
+static int compat_count(struct luw_sysprof_report *rep)
 {
 	uint64_t h = luw_fnv1a64(rep->chain.p, rep->chain.len), probe;
 
@@ -235,8 +235,8 @@ static int compat_count(struct luw_spr *rep)
 		sp = &rep->ent[rep->nent];
 		sp->off = rep->pool.len;
 		sp->len = rep->chain.len;
-		luw_sb_putn(&rep->pool, rep->chain.p, rep->chain.len);
-		if (luw_sb_failed(&rep->pool))
+		luw_strbuf_putn(&rep->pool, rep->chain.p, rep->chain.len);
+		if (luw_strbuf_failed(&rep->pool))
 			return -1;
 		e->v = 1;
 		e->w = (uint32_t)rep->nent++;
@@ -244,12 +244,12 @@ static int compat_count(struct luw_spr *rep)
 	}
 }
 
-static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
+static int compat_sample(struct luw_sysprof_report *rep, const struct luw_sp_sample *s)
 {
 	size_t i, nlua = s->nlua;
 
 	ncache_check(rep);
-	luw_sb_reset(&rep->chain);
+	luw_strbuf_reset(&rep->chain);
 	if (luw_grow((void **)&rep->host, &rep->caphost, s->nhost,
 		    sizeof(*rep->host)) ||
 	    luw_grow((void **)&rep->lua, &rep->caplua, s->nlua,
@@ -304,8 +304,8 @@ static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 		}
 	}
 	if (!rep->chain.len)
-		luw_sb_putc(&rep->chain, ';');
-	if (luw_sb_failed(&rep->npool) || luw_sb_failed(&rep->chain))
+		luw_strbuf_putc(&rep->chain, ';');
+	if (luw_strbuf_failed(&rep->npool) || luw_strbuf_failed(&rep->chain))
 		return -1;
 	return compat_count(rep);
 }
@@ -313,13 +313,13 @@ static int compat_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 /* --- Folded ------------------------------------------------------------- */
 
 /* Intern a name made safe for the folded format. */
-static int32_t intern_clean(struct luw_spr *rep, const char *s, size_t n)
+static int32_t intern_clean(struct luw_sysprof_report *rep, const char *s, size_t n)
 {
 	size_t i;
 
-	luw_sb_reset(&rep->tmp);
-	luw_sb_putn(&rep->tmp, s, n);
-	if (luw_sb_failed(&rep->tmp))
+	luw_strbuf_reset(&rep->tmp);
+	luw_strbuf_putn(&rep->tmp, s, n);
+	if (luw_strbuf_failed(&rep->tmp))
 		return -1;
 	for (i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)rep->tmp.p[i];
@@ -332,7 +332,7 @@ static int32_t intern_clean(struct luw_spr *rep, const char *s, size_t n)
 	return luw_stacks_intern(rep->stacks, rep->tmp.p, n);
 }
 
-static int32_t name_csym(struct luw_spr *rep, uint64_t addr)
+static int32_t name_csym(struct luw_sysprof_report *rep, uint64_t addr)
 {
 	uint64_t start;
 	const char *name;
@@ -340,36 +340,36 @@ static int32_t name_csym(struct luw_spr *rep, uint64_t addr)
 
 	if (luw_symtab_cfunc(rep->st, addr, &start, &name, &len))
 		return intern_clean(rep, name, len);
-	luw_sb_reset(&rep->names);
-	luw_sb_putx(&rep->names, addr);
+	luw_strbuf_reset(&rep->names);
+	luw_strbuf_putx(&rep->names, addr);
 	return intern_clean(rep, rep->names.p, rep->names.len);
 }
 
-static int32_t name_lfunc(struct luw_spr *rep, uint64_t addr, uint64_t line)
+static int32_t name_lfunc(struct luw_sysprof_report *rep, uint64_t addr, uint64_t line)
 {
 	struct luw_loc loc = { .addr = addr, .line = line };
 
 	luw_symtab_loc(rep->st, &loc);
-	luw_sb_reset(&rep->names);
+	luw_strbuf_reset(&rep->names);
 	if (luw_symtab_demangle(rep->st, &loc, &rep->names))
 		return -1;
 	return intern_clean(rep, rep->names.p, rep->names.len);
 }
 
-static int32_t name_ffunc(struct luw_spr *rep, uint64_t ffid)
+static int32_t name_ffunc(struct luw_sysprof_report *rep, uint64_t ffid)
 {
 	const char *n = luw_ffname(ffid);
 
 	if (n)
 		return intern_clean(rep, n, strlen(n));
-	luw_sb_reset(&rep->names);
-	luw_sb_puts(&rep->names, "[ffid ");
-	luw_sb_putu(&rep->names, ffid);
-	luw_sb_putc(&rep->names, ']');
+	luw_strbuf_reset(&rep->names);
+	luw_strbuf_puts(&rep->names, "[ffid ");
+	luw_strbuf_putu(&rep->names, ffid);
+	luw_strbuf_putc(&rep->names, ']');
 	return intern_clean(rep, rep->names.p, rep->names.len);
 }
 
-static int32_t frame_id(struct luw_spr *rep, int kind, uint64_t addr,
+static int32_t frame_id(struct luw_sysprof_report *rep, int kind, uint64_t addr,
 			uint64_t line)
 {
 	uint64_t key = addr * 0x9e3779b97f4a7c15ULL + (uint64_t)kind;
@@ -419,7 +419,7 @@ out:
 	return id;
 }
 
-static int push(struct luw_spr *rep, size_t *n, int32_t id)
+static int push(struct luw_sysprof_report *rep, size_t *n, int32_t id)
 {
 	if (id < 0 || luw_grow((void **)&rep->frames, &rep->capframes, *n + 1,
 			      sizeof(*rep->frames)))
@@ -428,7 +428,7 @@ static int push(struct luw_spr *rep, size_t *n, int32_t id)
 	return 0;
 }
 
-static int lua_frame_id(struct luw_spr *rep, const struct luw_sp_frame *f)
+static int lua_frame_id(struct luw_sysprof_report *rep, const struct luw_sp_frame *f)
 {
 	switch (f->type) {
 	case LUW_FRAME_LFUNC:
@@ -440,7 +440,7 @@ static int lua_frame_id(struct luw_spr *rep, const struct luw_sp_frame *f)
 	}
 }
 
-static int trace_frames(struct luw_spr *rep, const struct luw_sp_sample *s,
+static int trace_frames(struct luw_sysprof_report *rep, const struct luw_sp_sample *s,
 			size_t *n)
 {
 	struct luw_loc start;
@@ -455,27 +455,27 @@ static int trace_frames(struct luw_spr *rep, const struct luw_sp_sample *s,
 	known = luw_symtab_trace(rep->st, s->traceno, 0, &start) &&
 		luw_symtab_lfunc(rep->st, start.addr, start.gen, &chunk, &len,
 				 &first, &alias);
-	luw_sb_reset(&rep->names);
-	luw_sb_puts(&rep->names, "TRACE_");
-	luw_sb_putu(&rep->names, s->traceno);
+	luw_strbuf_reset(&rep->names);
+	luw_strbuf_puts(&rep->names, "TRACE_");
+	luw_strbuf_putu(&rep->names, s->traceno);
 	if (known) {
-		luw_sb_puts(&rep->names, " ");
+		luw_strbuf_puts(&rep->names, " ");
 		if (alias) {
-			luw_sb_puts(&rep->names, "function_alias_");
-			luw_sb_putu(&rep->names, alias);
+			luw_strbuf_puts(&rep->names, "function_alias_");
+			luw_strbuf_putu(&rep->names, alias);
 		} else {
-			luw_sb_putn(&rep->names, chunk, len);
+			luw_strbuf_putn(&rep->names, chunk, len);
 		}
-		luw_sb_putc(&rep->names, ':');
-		luw_sb_putd(&rep->names, (int64_t)start.line);
+		luw_strbuf_putc(&rep->names, ':');
+		luw_strbuf_putd(&rep->names, (int64_t)start.line);
 	}
-	if (luw_sb_failed(&rep->names))
+	if (luw_strbuf_failed(&rep->names))
 		return -1;
 	return push(rep, n, intern_clean(rep, rep->names.p, rep->names.len));
 }
 
 /* Symbol start of a C address, or the address itself when unknown. */
-static uint64_t csym_start(struct luw_spr *rep, uint64_t addr)
+static uint64_t csym_start(struct luw_sysprof_report *rep, uint64_t addr)
 {
 	size_t ci = (size_t)((addr * 0x9e3779b97f4a7c15ULL) >> 56) % CS_SIZE;
 	uint64_t start;
@@ -492,7 +492,7 @@ static uint64_t csym_start(struct luw_spr *rep, uint64_t addr)
 	return start;
 }
 
-static int folded_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
+static int folded_sample(struct luw_sysprof_report *rep, const struct luw_sp_sample *s)
 {
 	size_t n = 0, h = 0, nh = s->nhost, pend = 0, i;
 	int unanchored = 0;
@@ -551,13 +551,13 @@ static int folded_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 				return -1;
 	}
 	if (!n) {
-		const char *vs = luw_vmstate_name(s->vmstate);
+		const char *vs = luw_sysprof_vmstate_name(s->vmstate);
 
-		luw_sb_reset(&rep->names);
-		luw_sb_putc(&rep->names, '[');
-		luw_sb_puts(&rep->names, vs);
-		luw_sb_putc(&rep->names, ']');
-		if (luw_sb_failed(&rep->names) ||
+		luw_strbuf_reset(&rep->names);
+		luw_strbuf_putc(&rep->names, '[');
+		luw_strbuf_puts(&rep->names, vs);
+		luw_strbuf_putc(&rep->names, ']');
+		if (luw_strbuf_failed(&rep->names) ||
 		    push(rep, &n, intern_clean(rep, rep->names.p,
 					       rep->names.len)))
 			return -1;
@@ -569,7 +569,7 @@ static int folded_sample(struct luw_spr *rep, const struct luw_sp_sample *s)
 
 static int on_sym(void *ctx, const struct luw_sym *s)
 {
-	struct luw_spr *rep = ctx;
+	struct luw_sysprof_report *rep = ctx;
 
 	if (s->final)
 		return 0;
@@ -582,7 +582,7 @@ static int on_sym(void *ctx, const struct luw_sym *s)
 
 static int on_sample(void *ctx, const struct luw_sp_sample *s)
 {
-	struct luw_spr *rep = ctx;
+	struct luw_sysprof_report *rep = ctx;
 	int rc = 0;
 
 	rep->samples++;
@@ -598,7 +598,7 @@ static int on_sample(void *ctx, const struct luw_sp_sample *s)
 	return 0;
 }
 
-const struct luw_sysprof_ops luw_spr_ops = {
+const struct luw_sysprof_ops luw_sysprof_report_ops = {
 	.sym = on_sym,
 	.sample = on_sample,
 };
@@ -621,14 +621,14 @@ static int line_cmp(const void *a, const void *b)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int write_compat(const struct luw_spr *rep, FILE *out)
+static int write_compat(const struct luw_sysprof_report *rep, FILE *out)
 {
-	struct luw_sb text;
+	struct luw_strbuf text;
 	struct line *lines;
 	size_t i, *offs;
 	int rc = 0;
 
-	luw_sb_init(&text);
+	luw_strbuf_init(&text);
 	lines = calloc(rep->nent ? rep->nent : 1, sizeof(*lines));
 	offs = calloc(rep->nent ? rep->nent : 1, sizeof(*offs));
 	if (!lines || !offs) {
@@ -644,12 +644,12 @@ static int write_compat(const struct luw_spr *rep, FILE *out)
 			continue;
 		sp = &rep->ent[e->w];
 		offs[e->w] = text.len;
-		luw_sb_putn(&text, rep->pool.p + sp->off, sp->len);
-		luw_sb_putc(&text, '\t');
-		luw_sb_putu(&text, e->v);
+		luw_strbuf_putn(&text, rep->pool.p + sp->off, sp->len);
+		luw_strbuf_putc(&text, '\t');
+		luw_strbuf_putu(&text, e->v);
 		lines[e->w].len = text.len - offs[e->w];
 	}
-	if (luw_sb_failed(&text)) {
+	if (luw_strbuf_failed(&text)) {
 		rc = -1;
 		goto out;
 	}
@@ -664,13 +664,13 @@ static int write_compat(const struct luw_spr *rep, FILE *out)
 		}
 	}
 out:
-	luw_sb_free(&text);
+	luw_strbuf_free(&text);
 	free(lines);
 	free(offs);
 	return rc;
 }
 
-int luw_spr_write(const struct luw_spr *rep, FILE *out)
+int luw_sysprof_report_write(const struct luw_sysprof_report *rep, FILE *out)
 {
 	unsigned int i;
 
@@ -680,7 +680,7 @@ int luw_spr_write(const struct luw_spr *rep, FILE *out)
 		    (unsigned long long)rep->samples) < 0)
 		return -1;
 	for (i = 0; i < LUW_VMST__MAX; i++)
-		if (fprintf(out, "%s\t%llu\n", luw_vmstate_name(i),
+		if (fprintf(out, "%s\t%llu\n", luw_sysprof_vmstate_name(i),
 			    (unsigned long long)rep->vm[i]) < 0)
 			return -1;
 	return 0;

@@ -50,38 +50,38 @@
 #include "streams/symtab.h"
 #include "streams/sysprof.h"
 
-enum luw_spr_mode {
+enum luw_sysprof_report_mode {
 	LUW_SPR_FOLDED,
 	LUW_SPR_COMPAT,
 	LUW_SPR_VMSTATES,
 };
 
-struct luw_spr;
+struct luw_sysprof_report;
 
 /*
  * A report over the symbols in st (which the report extends with the
  * stream's updates; it stays the caller's).  For LUW_SPR_FOLDED the
  * stacks go into out_stacks (the caller's).
  */
-struct luw_spr *luw_spr_new(enum luw_spr_mode mode, struct luw_symtab *st,
+struct luw_sysprof_report *luw_sysprof_report_new(enum luw_sysprof_report_mode mode, struct luw_symtab *st,
 			    struct luw_stacks *out_stacks);
-void luw_spr_free(struct luw_spr *rep);
+void luw_sysprof_report_free(struct luw_sysprof_report *rep);
 
 /* Decoder callbacks that feed rep (ctx = rep). */
-extern const struct luw_sysprof_ops luw_spr_ops;
+extern const struct luw_sysprof_ops luw_sysprof_report_ops;
 
 /* Samples seen, in total and per vmstate (0..9). */
-uint64_t luw_spr_samples(const struct luw_spr *rep);
-uint64_t luw_spr_vmstate(const struct luw_spr *rep, unsigned int vmstate);
+uint64_t luw_sysprof_report_samples(const struct luw_sysprof_report *rep);
+uint64_t luw_sysprof_report_vmstate(const struct luw_sysprof_report *rep, unsigned int vmstate);
 
 /* Non-zero if aggregation ran out of memory (decoding stopped). */
-int luw_spr_oom(const struct luw_spr *rep);
+int luw_sysprof_report_oom(const struct luw_sysprof_report *rep);
 
 /*
  * Write the compat lines or the vmstate counts ("NAME<TAB>count" per
  * state, after "samples<TAB>total").  Folded output is the stacks'
  * luw_stacks_write_folded().  0, or -1 on a write error.
  */
-int luw_spr_write(const struct luw_spr *rep, FILE *out);
+int luw_sysprof_report_write(const struct luw_sysprof_report *rep, FILE *out);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * grow: the one way an array here grows.  Every growable thing (the
- * byte buffers of strbuf.h and luwfile.h, the tables of the stream
+ * byte buffers of strbuf.h and record/file.h, the tables of the stream
  * decoders, the stack aggregator, the report queues) makes room with
  * luw_grow: capacity doubles, so n appends cost O(n) copies, and the
  * size computation is checked against overflow.

@@ -8,7 +8,7 @@
 #define MADV_POPULATE_WRITE 23	/* Linux 5.14; older kernels say EINVAL */
 #endif
 
-void luw_table_populate(void *p, size_t off, size_t len)
+void luw_kvmap_mem_populate(void *p, size_t off, size_t len)
 {
 	static int unsupported;
 
@@ -17,7 +17,7 @@ void luw_table_populate(void *p, size_t off, size_t len)
 		unsupported = 1;
 }
 
-void *luw_table_alloc(size_t bytes, int populate)
+void *luw_kvmap_mem_alloc(size_t bytes, int populate)
 {
 	void *p;
 
@@ -28,11 +28,11 @@ void *luw_table_alloc(size_t bytes, int populate)
 	if (p == MAP_FAILED)
 		return NULL;
 	if (populate)
-		luw_table_populate(p, 0, bytes);
+		luw_kvmap_mem_populate(p, 0, bytes);
 	return p;
 }
 
-void luw_table_free(void *p, size_t bytes)
+void luw_kvmap_mem_free(void *p, size_t bytes)
 {
 	if (bytes < LUW_TABLE_MAP_MIN)
 		free(p);
@@ -57,7 +57,7 @@ void luw_kvmap_init(struct luw_kvmap *m)
 void luw_kvmap_free(struct luw_kvmap *m)
 {
 	if (m->slot)
-		luw_table_free(m->slot, (m->mask + 1) * sizeof(*m->slot));
+		luw_kvmap_mem_free(m->slot, (m->mask + 1) * sizeof(*m->slot));
 	luw_kvmap_init(m);
 }
 
@@ -90,7 +90,7 @@ static int kv_resize(struct luw_kvmap *m, size_t cap)
 	struct luw_kv *old = m->slot, *nw;
 	size_t oldcap = m->slot ? m->mask + 1 : 0, i;
 
-	nw = luw_table_alloc(cap * sizeof(*nw), 1);
+	nw = luw_kvmap_mem_alloc(cap * sizeof(*nw), 1);
 	if (!nw)
 		return -1;
 	m->slot = nw;
@@ -106,7 +106,7 @@ static int kv_resize(struct luw_kvmap *m, size_t cap)
 		nw[j] = old[i];
 	}
 	if (old)
-		luw_table_free(old, oldcap * sizeof(*old));
+		luw_kvmap_mem_free(old, oldcap * sizeof(*old));
 	return 0;
 }
 

@@ -50,9 +50,9 @@ int luw_kvmap_del(struct luw_kvmap *m, uint64_t a, uint64_t b,
  * can hand pages back (madvise) while still mapped.  NULL on ENOMEM.
  */
 #define LUW_TABLE_MAP_MIN (1u << 16)
-void *luw_table_alloc(size_t bytes, int populate);
-void luw_table_free(void *p, size_t bytes);
+void *luw_kvmap_mem_alloc(size_t bytes, int populate);
+void luw_kvmap_mem_free(void *p, size_t bytes);
 /* Make [off, off + len) of a table present and writable (best effort). */
-void luw_table_populate(void *p, size_t off, size_t len);
+void luw_kvmap_mem_populate(void *p, size_t off, size_t len);
 
 #endif

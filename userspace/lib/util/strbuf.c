@@ -5,13 +5,13 @@
 
 #include "util/grow.h"
 
-void luw_sb_free(struct luw_sb *b)
+void luw_strbuf_free(struct luw_strbuf *b)
 {
 	free(b->p);
-	luw_sb_init(b);
+	luw_strbuf_init(b);
 }
 
-int luw_sb_grow(struct luw_sb *b, size_t need)
+int luw_strbuf_grow(struct luw_strbuf *b, size_t need)
 {
 	void *p = b->p;
 
@@ -25,7 +25,7 @@ int luw_sb_grow(struct luw_sb *b, size_t need)
 	return 0;
 }
 
-void luw_sb_putu(struct luw_sb *b, uint64_t v)
+void luw_strbuf_putu(struct luw_strbuf *b, uint64_t v)
 {
 	char tmp[24], *q = tmp + sizeof(tmp);
 
@@ -33,26 +33,26 @@ void luw_sb_putu(struct luw_sb *b, uint64_t v)
 		*--q = (char)('0' + v % 10);
 		v /= 10;
 	} while (v);
-	luw_sb_putn(b, q, (size_t)(tmp + sizeof(tmp) - q));
+	luw_strbuf_putn(b, q, (size_t)(tmp + sizeof(tmp) - q));
 }
 
-void luw_sb_putd(struct luw_sb *b, int64_t v)
+void luw_strbuf_putd(struct luw_strbuf *b, int64_t v)
 {
 	if (v < 0) {
-		luw_sb_putc(b, '-');
-		luw_sb_putu(b, (uint64_t)0 - (uint64_t)v);
+		luw_strbuf_putc(b, '-');
+		luw_strbuf_putu(b, (uint64_t)0 - (uint64_t)v);
 	} else {
-		luw_sb_putu(b, (uint64_t)v);
+		luw_strbuf_putu(b, (uint64_t)v);
 	}
 }
 
-void luw_sb_putx(struct luw_sb *b, uint64_t v)
+void luw_strbuf_putx(struct luw_strbuf *b, uint64_t v)
 {
 	static const char hex[] = "0123456789abcdef";
 	char tmp[24], *q = tmp + sizeof(tmp);
 
 	if (!v) {
-		luw_sb_putc(b, '0');
+		luw_strbuf_putc(b, '0');
 		return;
 	}
 	while (v) {
@@ -61,5 +61,5 @@ void luw_sb_putx(struct luw_sb *b, uint64_t v)
 	}
 	*--q = 'x';
 	*--q = '0';
-	luw_sb_putn(b, q, (size_t)(tmp + sizeof(tmp) - q));
+	luw_strbuf_putn(b, q, (size_t)(tmp + sizeof(tmp) - q));
 }

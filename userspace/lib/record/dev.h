@@ -1,0 +1,71 @@
+/*
+ * luwdev: thin wrappers around the /dev/luaunwind ioctls and a validating
+ * iterator over the records read() returns.  The ABI itself (structs,
+ * flags, record grammar) is include/luaunwind.h.
+ *
+ * Every function returns 0 (or a count) on success and -errno on failure;
+ * none prints anything.
+ */
+#ifndef LUW_RECORD_DEV_H
+#define LUW_RECORD_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "luaunwind.h"
+
+/* open(LUW_DEVICE, O_RDONLY | O_CLOEXEC | extra); fd or -errno. */
+int luw_dev_open(int extra_flags);
+
+int luw_dev_version(int fd, struct luw_version *v);
+/* a->size is filled in. */
+int luw_dev_attach(int fd, struct luw_attach *a);
+int luw_dev_detach(int fd, pid_t pid);
+/* pid 0: every target. */
+int luw_dev_start(int fd, pid_t pid);
+int luw_dev_stop(int fd, pid_t pid);
+/* pid 0: the whole session, detached targets included. */
+int luw_dev_stats(int fd, pid_t pid, struct luw_stats *s);
+/*
+ * Share a session (LUW_IOC_JOIN): that of other_fd, another open
+ * /dev/luaunwind; or, with other_fd -1, the caller's kept session
+ * (flags LUW_JOIN_CREATE: this file's becomes it when there is none).
+ * -ENOENT: no kept session.
+ */
+int luw_dev_join(int fd, int other_fd, unsigned int flags);
+/* Up to max pids into pids; returns how many targets are attached. */
+int luw_dev_list(int fd, pid_t *pids, unsigned int max);
+/* Hand over the unwind table (luaunwind_unwind.h) of one mapping. */
+int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
+			uint64_t file_offset, const void *table, size_t len);
+
+/* One record of a read() buffer, checked against the grammar. */
+struct luw_dev_rec {
+	unsigned int type;			/* LUW_REC_* */
+	size_t size;
+	const struct luw_sample *sample;	/* LUW_REC_SAMPLE */
+	const uint64_t *host;			/* sample->nhost pcs */
+	const struct luw_lua_frame *lua;	/* sample->nlua frames */
+	const struct luw_splice *splice;	/* sample->nsplice */
+	const struct luw_lost *lost;		/* LUW_REC_LOST */
+	const struct luw_end *end;		/* LUW_REC_END */
+};
+
+/*
+ * The record at buf + *off: 1 and *off advanced, 0 at the end of the
+ * buffer, -EBADMSG when the bytes there are not a valid record (sizes that
+ * disagree, an unknown type, a splice out of range).  buf must be 8-byte
+ * aligned.
+ */
+int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r);
+
+/* The q-quantile (0..1) of a stats histogram (hist: handler ns,
+ * reads_hist: user reads per sample): the lower bound of the bucket
+ * holding it; 0 with no samples. */
+uint64_t luw_dev_hist_quantile(const __u64 *hist, double q);
+
+/* "INTERP", "LFUNC", ..., "TRACE", "UNKNOWN"; "?" out of range. */
+const char *luw_dev_vmstate_name(unsigned int vmstate);
+
+#endif /* LUW_RECORD_DEV_H */

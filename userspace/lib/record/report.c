@@ -1,0 +1,571 @@
+/*
+ * report: .luw file -> merged, named stacks.  See record/report.h.
+ */
+#include "record/report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+
+#include "util/kvmap.h"
+#include "target/funcname.h"
+#include "record/dev.h"
+#include "record/merge.h"
+#include "util/strbuf.h"
+
+/* Name indexes: key (pid [<< 32 | extra], addr) -> payload offset in v. */
+struct db {
+	const struct luw_file *f;
+	struct luw_kvmap proc, map, host, proto, pcline, fname, cfunc, trace,
+		ff, callsite;
+	struct luw_kvmap mapcount;	/* pid -> mapping sections so far */
+	int oom;
+};
+
+static void db_free(struct db *d)
+{
+	luw_kvmap_free(&d->proc);
+	luw_kvmap_free(&d->map);
+	luw_kvmap_free(&d->host);
+	luw_kvmap_free(&d->proto);
+	luw_kvmap_free(&d->pcline);
+	luw_kvmap_free(&d->fname);
+	luw_kvmap_free(&d->cfunc);
+	luw_kvmap_free(&d->trace);
+	luw_kvmap_free(&d->ff);
+	luw_kvmap_free(&d->callsite);
+	luw_kvmap_free(&d->mapcount);
+}
+
+/* Later sections win: a process section rewritten at exit, say. */
+static void put(struct db *d, struct luw_kvmap *m, uint64_t a, uint64_t b,
+		const struct luw_file_sec *s)
+{
+	int isnew;
+	struct luw_kv *kv = luw_kvmap_put(m, a, b, &isnew);
+
+	if (!kv) {
+		d->oom = 1;
+		return;
+	}
+	kv->v = (uint64_t)(s->p - d->f->data);
+	kv->w = (uint32_t)s->size;
+}
+
+static void index_sec(struct db *d, const struct luw_file_sec *s)
+{
+	struct luw_file_cur c;
+	uint32_t pid, x;
+	struct luw_kv *kv;
+	int isnew;
+
+	luw_file_cur_init(&c, s);
+	pid = luw_file_get_u32(&c);
+	x = luw_file_get_u32(&c);
+	if (c.bad)
+		return;
+	switch (s->type) {
+	case LUWF_SEC_PROCESS:
+		put(d, &d->proc, pid, 0, s);
+		break;
+	case LUWF_SEC_FFNAMES:
+		put(d, &d->ff, pid, 0, s);
+		break;
+	case LUWF_SEC_MAPPING:
+		kv = luw_kvmap_put(&d->mapcount, pid, 0, &isnew);
+		if (!kv) {
+			d->oom = 1;
+			break;
+		}
+		put(d, &d->map, pid, kv->v++, s);
+		break;
+	case LUWF_SEC_HOST:
+		luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		put(d, &d->host, pid, luw_file_get_u64(&c), s);
+		break;
+	case LUWF_SEC_PROTO:
+		luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		put(d, &d->proto, pid, luw_file_get_u64(&c), s);
+		break;
+	case LUWF_SEC_PCLINE:
+		put(d, &d->pcline, (uint64_t)pid << 32 | x, luw_file_get_u64(&c), s);
+		break;
+	case LUWF_SEC_FNAME:
+		put(d, &d->fname, pid, luw_file_get_u64(&c), s);
+		break;
+	case LUWF_SEC_CFUNC:
+		put(d, &d->cfunc, pid, luw_file_get_u64(&c), s);
+		break;
+	case LUWF_SEC_TRACE:
+		/* v1: one per number; v2: per (number, start proto). */
+		put(d, &d->trace, (uint64_t)pid << 32 | x,
+		    d->f->version >= 2 ? luw_file_get_u64(&c) : 0, s);
+		break;
+	case LUWF_SEC_CALLSITE:
+		put(d, &d->callsite, (uint64_t)pid << 32 | x, luw_file_get_u64(&c),
+		    s);
+		break;
+	default:
+		break;
+	}
+}
+
+static int cur_of(const struct db *d, const struct luw_kvmap *m, uint64_t a,
+		  uint64_t b, struct luw_file_cur *c)
+{
+	const struct luw_kv *kv = luw_kvmap_get(m, a, b);
+
+	if (!kv)
+		return -1;
+	c->p = d->f->data + kv->v;
+	c->end = c->p + kv->w;
+	c->bad = 0;
+	return 0;
+}
+
+/* A name made safe for the folded format. */
+static void put_name(struct luw_strbuf *b, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		char ch = s[i];
+
+		luw_strbuf_putc(b, ch == ';' ? ':' :
+			       (unsigned char)ch < 0x20 || ch == 0x7f ? '?' : ch);
+	}
+}
+
+static const char *base_name(const char *p, size_t n, size_t *len)
+{
+	size_t i = n;
+
+	while (i > 0 && p[i - 1] != '/')
+		i--;
+	*len = n - i;
+	return p + i;
+}
+
+struct ctx {
+	struct db *d;
+	uint32_t pid;
+	uint64_t vm_start, vm_end;
+	char comm[64];		/* of pid, "" unknown */
+	struct luw_strbuf b;
+};
+
+static void host_text(struct ctx *x, uint64_t pc)
+{
+	struct luw_file_cur c, mc;
+	uint32_t mapno;
+	const char *name;
+	size_t n;
+
+	if (cur_of(x->d, &x->d->host, x->pid, pc, &c) == 0) {
+		uint32_t flags;
+		uint64_t symoff;
+
+		luw_file_get_u32(&c);
+		mapno = luw_file_get_u32(&c);
+		flags = luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		luw_file_get_u64(&c);
+		symoff = luw_file_get_u64(&c);
+		name = luw_file_get_str(&c, &n);
+		/* Unnamed code in an FDE: named by the function's start. */
+		if (!c.bad && !n && (flags & LUWF_HF_FDE) && symoff <= pc)
+			pc -= symoff;
+		if (!c.bad && n) {
+			put_name(&x->b, name, n);
+			return;
+		}
+		if (!c.bad && mapno != LUWF_NO_MAP &&
+		    cur_of(x->d, &x->d->map, x->pid, mapno, &mc) == 0) {
+			uint64_t start, off;
+			const char *path, *bn;
+			size_t pl, bl;
+
+			luw_file_get_u32(&mc);
+			luw_file_get_u32(&mc);
+			start = luw_file_get_u64(&mc);
+			luw_file_get_u64(&mc);
+			off = luw_file_get_u64(&mc);
+			luw_file_get_str(&mc, &pl);
+			path = luw_file_get_str(&mc, &pl);
+			if (!mc.bad) {
+				bn = base_name(path, pl, &bl);
+				if (bl)
+					put_name(&x->b, bn, bl);
+				else
+					luw_strbuf_puts(&x->b, "[anon]");
+				luw_strbuf_putc(&x->b, '+');
+				luw_strbuf_putx(&x->b, pc - start + off);
+				return;
+			}
+		}
+	}
+	luw_strbuf_putx(&x->b, pc);
+}
+
+static int is_vm(void *vctx, uint64_t pc)
+{
+	struct ctx *x = vctx;
+	struct luw_file_cur c;
+
+	if (pc >= x->vm_start && pc < x->vm_end)
+		return 1;
+	if (cur_of(x->d, &x->d->host, x->pid, pc, &c))
+		return 0;
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	return !c.bad && (luw_file_get_u32(&c) & LUWF_HF_VM);
+}
+
+/* "@chunk:line" of a proto; 0, or -1 when the proto is unknown. */
+static int proto_text(struct ctx *x, uint64_t pt, int32_t line)
+{
+	struct luw_file_cur c;
+	const char *chunk;
+	int32_t firstline;
+	size_t n;
+
+	if (cur_of(x->d, &x->d->proto, x->pid, pt, &c))
+		return -1;
+	luw_file_get_u32(&c);
+	firstline = (int32_t)luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u64(&c);
+	chunk = luw_file_get_str(&c, &n);
+	if (c.bad)
+		return -1;
+	luw_strbuf_putc(&x->b, '@');
+	put_name(&x->b, chunk, n);
+	luw_strbuf_putc(&x->b, ':');
+	luw_strbuf_putd(&x->b, line >= 0 ? line : firstline);
+	return 0;
+}
+
+/* The name string of an fname or callsite section; 0 when none. */
+static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
+		   uint64_t b)
+{
+	struct luw_file_cur c;
+	const char *s;
+	size_t n;
+
+	if (cur_of(x->d, m, a, b, &c))
+		return 0;
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u64(&c);
+	s = luw_file_get_str(&c, &n);
+	if (c.bad || !n)
+		return 0;
+	put_name(&x->b, s, n);
+	luw_strbuf_putc(&x->b, ' ');
+	return 1;
+}
+
+/* LUW_LJFN_MAIN_CHUNK and a space when proto pt is a main chunk (target/funcname.h). */
+static int main_chunk(struct ctx *x, uint64_t pt)
+{
+	struct luw_file_cur c;
+	int32_t firstline, numline;
+
+	if (cur_of(x->d, &x->d->proto, x->pid, pt, &c))
+		return 0;
+	luw_file_get_u32(&c);
+	firstline = (int32_t)luw_file_get_u32(&c);
+	numline = (int32_t)luw_file_get_u32(&c);
+	if (c.bad || !luw_funcname_is_main_chunk(firstline, numline))
+		return 0;
+	luw_strbuf_puts(&x->b, LUW_LJFN_MAIN_CHUNK " ");
+	return 1;
+}
+
+/*
+ * caller: the Lua frame below f in its segment, NULL when f was entered
+ * from C.  A proto is named by its definition (or the global holding
+ * it); a main chunk, which has no definition, as one; only the rest by
+ * the call in this sample's caller (names differ between call sites).
+ */
+static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
+		     const struct luw_lua_frame *caller)
+{
+	struct luw_file_cur c;
+	const char *s;
+	size_t n;
+
+	switch (f->kind) {
+	case LUW_LF_LUA:
+		if (!name_of(x, &x->d->fname, x->pid, f->addr) &&
+		    !main_chunk(x, f->addr) && caller &&
+		    caller->kind == LUW_LF_LUA &&
+		    !(caller->flags & LUW_LFF_PC_AT))
+			name_of(x, &x->d->callsite,
+				(uint64_t)x->pid << 32 | caller->pc,
+				caller->addr);
+		if (proto_text(x, f->addr, -1)) {
+			luw_strbuf_puts(&x->b, "@?");
+			luw_strbuf_putx(&x->b, f->addr);
+		}
+		return;
+	case LUW_LF_FFUNC:
+		if (cur_of(x->d, &x->d->ff, x->pid, 0, &c) == 0) {
+			uint32_t count;
+
+			luw_file_get_u32(&c);
+			count = luw_file_get_u32(&c);
+			for (uint32_t i = 0; i < count && i <= f->ffid && !c.bad; i++) {
+				s = luw_file_get_str(&c, &n);
+				if (i == f->ffid && !c.bad && n) {
+					put_name(&x->b, s, n);
+					return;
+				}
+			}
+		}
+		luw_strbuf_puts(&x->b, "[ffid ");
+		luw_strbuf_putu(&x->b, f->ffid);
+		luw_strbuf_putc(&x->b, ']');
+		return;
+	case LUW_LF_C:
+		if (cur_of(x->d, &x->d->cfunc, x->pid, f->addr, &c) == 0) {
+			uint64_t fn;
+
+			luw_file_get_u32(&c);
+			luw_file_get_u32(&c);
+			luw_file_get_u64(&c);
+			fn = luw_file_get_u64(&c);
+			if (!c.bad && fn) {
+				host_text(x, fn);
+				return;
+			}
+		}
+		luw_strbuf_puts(&x->b, "[C ");
+		luw_strbuf_putx(&x->b, f->addr);
+		luw_strbuf_putc(&x->b, ']');
+		return;
+	case LUW_LF_TRACE:
+		luw_strbuf_puts(&x->b, "TRACE_");
+		luw_strbuf_putu(&x->b, f->trace);
+		if (cur_of(x->d, &x->d->trace,
+			   (uint64_t)x->pid << 32 | f->trace,
+			   x->d->f->version >= 2 ? f->addr : 0, &c) == 0) {
+			uint64_t pt;
+			int32_t line;
+
+			luw_file_get_u32(&c);
+			luw_file_get_u32(&c);
+			pt = luw_file_get_u64(&c);
+			line = (int32_t)luw_file_get_u32(&c);
+			if (x->d->f->version >= 2) {
+				luw_file_get_u32(&c);
+				pt = luw_file_get_u64(&c);
+			}
+			if (!c.bad && pt) {
+				luw_strbuf_putc(&x->b, ' ');
+				if (proto_text(x, pt, line))
+					x->b.len--;
+			}
+		}
+		return;
+	default:
+		luw_strbuf_puts(&x->b, "[lua kind ");
+		luw_strbuf_putu(&x->b, f->kind);
+		luw_strbuf_putc(&x->b, ']');
+	}
+}
+
+static void set_proc(struct ctx *x, uint32_t pid)
+{
+	struct luw_file_cur c;
+
+	x->pid = pid;
+	x->vm_start = x->vm_end = 0;
+	x->comm[0] = 0;
+	if (cur_of(x->d, &x->d->proc, pid, 0, &c) == 0) {
+		const char *comm;
+		size_t n;
+
+		luw_file_get_u32(&c);
+		luw_file_get_u32(&c);
+		x->vm_start = luw_file_get_u64(&c);
+		x->vm_end = luw_file_get_u64(&c);
+		luw_file_get_u64(&c);
+		luw_file_get_u32(&c);
+		comm = luw_file_get_str(&c, &n);
+		if (c.bad) {
+			x->vm_start = x->vm_end = 0;
+		} else if (comm && n < sizeof(x->comm)) {
+			memcpy(x->comm, comm, n);
+			x->comm[n] = 0;
+		}
+	}
+}
+
+/* The Lua frame below frame j in its segment, or NULL. */
+static const struct luw_lua_frame *caller_of(const struct luw_dev_rec *r,
+					     unsigned int j)
+{
+	unsigned int end = r->sample->nlua;
+
+	for (unsigned int i = 0; i < r->sample->nsplice; i++) {
+		const struct luw_splice *s = &r->splice[i];
+
+		if (j >= s->lua_first &&
+		    j < (unsigned int)s->lua_first + s->lua_count) {
+			end = s->lua_first + s->lua_count;
+			break;
+		}
+	}
+	return j + 1 < end ? &r->lua[j + 1] : NULL;
+}
+
+static int add_sample(struct ctx *x, struct luw_stacks *st,
+		      const struct luw_dev_rec *r, const struct luw_report_opts *o,
+		      struct luw_report_result *res)
+{
+	struct luw_mframe mf[LUW_MERGE_MAX];
+	int32_t ids[LUW_MERGE_MAX + 1], *fr = ids;
+	int n;
+
+	if (r->sample->pid != x->pid)
+		set_proc(x, r->sample->pid);
+	n = luw_merge(r->sample, r->host, r->lua, r->splice, o->keep_vm, is_vm,
+		      x, mf, LUW_MERGE_MAX);
+	if (n < 0) {
+		res->bad++;
+		return 0;
+	}
+	if (o->by_pid) {
+		luw_strbuf_reset(&x->b);
+		luw_strbuf_puts(&x->b, x->comm[0] ? x->comm : "?");
+		luw_strbuf_putc(&x->b, '-');
+		luw_strbuf_putu(&x->b, r->sample->pid);
+		if (o->by_pid > 1) {
+			luw_strbuf_putc(&x->b, '/');
+			luw_strbuf_putu(&x->b, r->sample->tid);
+		}
+		if (luw_strbuf_failed(&x->b) ||
+		    (ids[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
+			return -1;
+		fr = ids + 1;
+	}
+	for (int i = 0; i < n; i++) {
+		luw_strbuf_reset(&x->b);
+		if (mf[i].src == LUW_MF_HOST)
+			host_text(x, r->host[mf[i].idx]);
+		else if (mf[i].src == LUW_MF_LUA)
+			lua_text(x, &r->lua[mf[i].idx],
+				 caller_of(r, mf[i].idx));
+		else
+			luw_strbuf_puts(&x->b, "[unplaced lua]");
+		if (luw_strbuf_failed(&x->b))
+			return -1;
+		fr[i] = luw_stacks_intern(st, x->b.p, x->b.len);
+		if (fr[i] < 0)
+			return -1;
+	}
+	if (n == 0) {
+		luw_strbuf_reset(&x->b);
+		luw_strbuf_putc(&x->b, '[');
+		luw_strbuf_puts(&x->b, luw_dev_vmstate_name(r->sample->vmstate));
+		luw_strbuf_putc(&x->b, ']');
+		if (luw_strbuf_failed(&x->b) ||
+		    (fr[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
+			return -1;
+		n = 1;
+	}
+	return luw_stacks_add(st, ids, (size_t)n + (size_t)(fr - ids), 1) ?
+		-1 : 0;
+}
+
+int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
+		 struct luw_stacks *stacks, struct luw_report_result *res,
+		 char *err, size_t errlen)
+{
+	struct db d = { .f = f };
+	struct ctx x = { .d = &d, .pid = UINT32_MAX };
+	struct luw_file_sec s;
+	uint64_t off = LUWF_HEADER_SIZE, stop, tmin = UINT64_MAX, tmax = 0;
+	int got, status = 0;
+	char msg[256] = "";
+
+	memset(res, 0, sizeof(*res));
+	luw_strbuf_init(&x.b);
+	if (luw_file_check_header((struct luw_file *)f, err, errlen))
+		return 2;
+	/* Pass 1: names; also finds where the readable part ends. */
+	while ((got = luw_file_next(f, &off, &s, msg, sizeof(msg))) > 0) {
+		index_sec(&d, &s);
+		if (s.type == LUWF_SEC_STATS && s.size >= 16) {
+			memcpy(&res->duration_ns, s.p + 8, 8);
+		} else if (s.type == LUWF_SEC_PROCESS && !res->freq &&
+			   s.size >= 36) {
+			memcpy(&res->start_ns, s.p + 24, 8);
+			memcpy(&res->freq, s.p + 32, 4);
+		}
+	}
+	if (d.oom)
+		goto oom;
+	res->complete = got == 0;
+	stop = off;
+	/* Pass 2: samples. */
+	off = LUWF_HEADER_SIZE;
+	while (off < stop && luw_file_next(f, &off, &s, msg, sizeof(msg)) > 0) {
+		struct luw_dev_rec r;
+		size_t ro = 0;
+		int rc;
+
+		if (s.type != LUWF_SEC_SAMPLES)
+			continue;
+		while ((rc = luw_dev_next(s.p, s.size, &ro, &r)) > 0) {
+			if (r.type == LUW_REC_LOST)
+				res->lost += r.lost->count;
+			if (r.type != LUW_REC_SAMPLE)
+				continue;
+			res->records++;
+			if (r.sample->vmstate < LUW_VMST_COUNT)
+				res->vmstate[r.sample->vmstate]++;
+			if (r.sample->time < tmin)
+				tmin = r.sample->time;
+			if (r.sample->time > tmax)
+				tmax = r.sample->time;
+			if (add_sample(&x, stacks, &r, o, res))
+				goto oom;
+		}
+		if (rc < 0) {
+			snprintf(err, errlen,
+				 "offset %llu: malformed sample record in a samples section",
+				 (unsigned long long)(s.off + 8 + ro));
+			status = 2;
+			break;
+		}
+	}
+	if (!res->duration_ns && tmax > tmin)
+		res->duration_ns = tmax - tmin;
+	if (!status && !res->complete) {
+		snprintf(err, errlen, "%s", msg);
+		status = 2;
+	}
+	db_free(&d);
+	luw_strbuf_free(&x.b);
+	return status;
+oom:
+	snprintf(err, errlen, "out of memory");
+	db_free(&d);
+	luw_strbuf_free(&x.b);
+	return 1;
+}
+
+int luw_report_write_vmstates(const struct luw_report_result *res, FILE *out)
+{
+	if (fprintf(out, "samples\t%" PRIu64 "\n", res->records) < 0)
+		return -1;
+	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
+		if (fprintf(out, "%s\t%" PRIu64 "\n", luw_dev_vmstate_name(i),
+			    res->vmstate[i]) < 0)
+			return -1;
+	return 0;
+}

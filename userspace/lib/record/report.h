@@ -1,0 +1,61 @@
+/*
+ * luwreport: a .luw record file (include/luaunwind_file.h) into merged,
+ * named stacks.
+ *
+ * The file is taken in whole: the first pass indexes every name section,
+ * the second merges each sample record (merge.h) and names its frames:
+ *   host       the symbol; module+0xFILEOFFSET without one; 0xPC outside
+ *              every mapping
+ *   Lua        "name @chunk:firstline", "@chunk:firstline" without a name,
+ *              "@?0xPROTO" when the proto could not be read
+ *   fast func  its name ("string.rep"), "[ffid N]" unknown
+ *   C func     the symbol of its lua_CFunction, "[C 0xGCFUNC]" unknown
+ *   trace      "TRACE_n @chunk:line" where it starts, "TRACE_n" unknown
+ * With by_pid each stack starts with a frame "comm-PID" of its process
+ * (a recording of several processes, as perf script names tasks), or
+ * "comm-PID/TID" of its thread.
+ * A sample left with no frame (every host frame was VM code, no Lua
+ * frame) counts as "[VMSTATE]", e.g. "[INTERP]".  ';' in a name becomes
+ * ':' and control characters '?', so frames survive the folded format.
+ */
+#ifndef LUW_RECORD_REPORT_H
+#define LUW_RECORD_REPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "record/file.h"
+#include "output/stacks.h"
+
+struct luw_report_opts {
+	int keep_vm;		/* --vm-frames */
+	int by_pid;		/* 1 (--by-pid): each stack rooted at "comm-PID";
+				 * 2 (--by-tid): at "comm-PID/TID" */
+};
+
+struct luw_report_result {
+	uint64_t records;	/* sample records merged */
+	uint64_t lost;		/* samples reported lost (LOST records) */
+	uint64_t bad;		/* records whose splices break the rule */
+	uint64_t vmstate[16];	/* per LUW_VMST_* (luaunwind.h) */
+	uint64_t duration_ns;	/* from the stats section, else span of
+				 * the sample times */
+	uint32_t freq;		/* of the first process section, 0 unknown */
+	int64_t start_ns;	/* realtime start, 0 unknown */
+	int complete;		/* the end section was reached */
+};
+
+/*
+ * Report f into stacks.  0 when the whole file was read; 2 when it is cut
+ * or damaged (what came before is reported; err names the offset); 1 on
+ * out of memory.
+ */
+int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
+		 struct luw_stacks *stacks, struct luw_report_result *res,
+		 char *err, size_t errlen);
+
+/* "samples\tN" then "NAME\tN" per VM state. */
+int luw_report_write_vmstates(const struct luw_report_result *res, FILE *out);
+
+#endif
