@@ -16,6 +16,7 @@
 
 #include "target/global.h"
 #include "target/layout.h"
+#include "target/obj.h"
 #include "testlib.h"
 
 #define NF 5
@@ -30,7 +31,7 @@ static void run(const char *prog, const char *script, int want_dwarf)
 {
 	uint64_t pt[NF];
 	struct luw_layout_target *t = calloc(1, sizeof(*t));
-	struct luw_global_offs o;
+	struct luw_obj o;
 	char err[1024], *names[NF];
 	pid_t pid = t ? luw_test_lua(prog, script, keys, NF, t, pt) : -1;
 	int n;
@@ -40,13 +41,14 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		free(t);
 		return;
 	}
-	if (luw_global_offsets(t->path, &t->layout, &o, err, sizeof(err))) {
-		CHECK(0, "%s: luw_global_offsets: %s", prog, err);
+	luw_obj_init(&o, pid, &t->layout);
+	if (luw_obj_tables(&o, t->path, err, sizeof(err))) {
+		CHECK(0, "%s: luw_obj_tables: %s", prog, err);
 		goto out;
 	}
-	CHECK(o.dwarf == want_dwarf, "%s: offsets from %s, want %s", prog,
-	      o.dwarf ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
-	n = luw_global_names(pid, &t->layout, &o, t->states, t->nstates, pt, NF, names);
+	CHECK((o.tables == 1) == want_dwarf, "%s: offsets from %s, want %s", prog,
+	      o.tables == 1 ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
+	n = luw_global_names(&o, t->states, t->nstates, pt, NF, names);
 	for (int i = 0; i < NF; i++) {
 		CHECK(want[i] ? names[i] && !strcmp(names[i], want[i]) : !names[i],
 		      "%s: %s named '%s', want '%s'", prog, keys[i],
@@ -54,7 +56,7 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		free(names[i]);
 	}
 	printf("%s: %d held functions named (offsets from %s: env %u node %u "
-	       "hmask %u Node %u key %u)\n", prog, n, o.dwarf ? "DWARF" : "model",
+	       "hmask %u Node %u key %u)\n", prog, n, o.tables == 1 ? "DWARF" : "model",
 	       o.l_env, o.t_node, o.t_hmask, o.node_size, o.node_key);
 out:
 	luw_test_stop(pid);

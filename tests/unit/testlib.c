@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "target/layout.h"
-#include "proc/mem.h"
+#include "target/obj.h"
 
 #define CHILD_SECONDS 120	/* a target never outlives its test */
 
@@ -125,13 +125,10 @@ pid_t luw_test_spawn(char *const argv[], const char *libpath,
 uint64_t luw_test_proto_of(pid_t pid, const struct luw_lj_layout *ly,
 			   uint64_t fn)
 {
-	uint64_t pc = 0;
+	struct luw_obj o;
 
-	/* GCfuncL.pc points just past the GCproto header. */
-	if (luw_mem_ref(pid, fn + ly->fn_pc,
-			 ly->flags & LUW_LJ_F_GC64 ? 8 : 4, &pc))
-		return 0;
-	return pc ? pc - ly->pt_size : 0;
+	luw_obj_init(&o, pid, ly);
+	return luw_obj_lua_proto(&o, fn);
 }
 
 pid_t luw_test_lua(const char *prog, const char *script,

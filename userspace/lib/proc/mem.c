@@ -31,18 +31,6 @@ void *luw_mem_dup(pid_t pid, uint64_t addr, size_t len)
 	return p;
 }
 
-int luw_mem_ref(pid_t pid, uint64_t addr, unsigned int size, uint64_t *v)
-{
-	uint32_t v32;
-
-	if (size == 8)
-		return luw_mem_read(pid, addr, v, 8);
-	if (luw_mem_read(pid, addr, &v32, 4))
-		return -1;
-	*v = v32;
-	return 0;
-}
-
 int luw_mem_read_cb(void *ctx, __u64 addr, void *dst, __u32 len)
 {
 	return luw_mem_read(*(const pid_t *)ctx, addr, dst, len);

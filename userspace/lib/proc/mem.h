@@ -22,12 +22,6 @@ int luw_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len);
  * as the [vdso]), or NULL. */
 void *luw_mem_dup(pid_t pid, uint64_t addr, size_t len);
 
-/*
- * A LuaJIT reference (GCRef/MRef) of `size` bytes, 8 with GC64 and 4
- * without, zero-extended into *v: 0, or -1.
- */
-int luw_mem_ref(pid_t pid, uint64_t addr, unsigned int size, uint64_t *v);
-
 /* kmod/ljwalk.h's read callback: ctx points at a pid_t. */
 int luw_mem_read_cb(void *ctx, __u64 addr, void *dst, __u32 len);
 

@@ -20,10 +20,10 @@
 #include "target/global.h"
 #include "target/layout.h"
 #include "target/funcname.h"
+#include "target/obj.h"
 #include "target/proto.h"
 #include "record/dev.h"
 #include "proc/maps.h"
-#include "proc/mem.h"
 
 /* Keys of struct proc.seen: (what << 32 | extra, address). */
 enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
@@ -42,10 +42,10 @@ struct proc {
 	struct known *known;
 	size_t nknown, capknown;
 	int rescans;		/* luw_layout_find_states runs for traces */
-	/* Offsets for names held by globals (target/global.h): 0 not worked out
-	 * yet, 1 in go, -1 refused. */
-	int go_state;
-	struct luw_global_offs go;
+	struct luw_obj obj;	/* the objects of t's layout */
+	/* Tables read for names held by globals (target/global.h): 0 not
+	 * worked out yet, 1 in obj, -1 refused. */
+	int tables_state;
 	struct proc *next;
 };
 
@@ -200,6 +200,7 @@ static struct proc *add(struct luw_symbolize *z, pid_t pid, int *status, char *e
 		if (p->t && luw_layout_attach(pid, p->t, err, errlen) == 0 &&
 		    (p->ljs = luw_proto_new(pid, &p->t->layout, &p->t->ff))) {
 			p->lj = 1;
+			luw_obj_init(&p->obj, pid, &p->t->layout);
 		} else {
 			*status = 1;
 			if (!p->t)
@@ -485,12 +486,6 @@ static void name_callsite(struct luw_symbolize *z, struct proc *p, uint64_t call
 	emit(z, LUWF_SEC_CALLSITE);
 }
 
-static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
-{
-	return luw_mem_ref(p->pid, a,
-			    p->t->layout.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
-}
-
 /*
  * The code a C function's frame ran: GCfuncC's f, read now, after the
  * sample, when the object may be gone (a finalizer's closure) and its
@@ -499,16 +494,10 @@ static int rd_ref(const struct proc *p, uint64_t a, uint64_t *v)
  */
 static uint64_t cfunc_code(struct proc *p, uint64_t fn)
 {
-	const struct luw_lj_layout *ly = &p->t->layout;
+	uint64_t f = luw_obj_cfunc(&p->obj, fn);
 	const struct luw_map *m;
-	uint8_t gct = 0, ffid = 0;
-	uint64_t f = 0;
 
-	if (luw_mem_read(p->pid, fn + ly->gc_gct, &gct, 1) ||
-	    gct != ly->gct_func ||
-	    luw_mem_read(p->pid, fn + ly->fn_ffid, &ffid, 1) ||
-	    ffid != LUW_LJ_FF_C ||
-	    luw_mem_read(p->pid, fn + ly->fn_f, &f, 8))
+	if (!f)
 		return 0;
 	m = map_at(p, f);
 	return m && (m->prot & LUW_MAP_X) ? f : 0;
@@ -532,20 +521,10 @@ static void name_cfunc(struct luw_symbolize *z, struct proc *p, uint64_t fn)
 /* Whether trace number n of universe g starts in proto pt. */
 static int trace_in(const struct proc *p, uint64_t g, uint32_t n, uint64_t pt)
 {
-	const struct luw_lj_layout *ly = &p->t->layout;
-	uint64_t j = g + (int64_t)ly->gg_g2j, arr = 0, t = 0, spt = 0;
-	uint32_t size = 0;
-	uint8_t gct = 0;
-	pid_t pid = p->pid;
+	uint64_t t = luw_obj_trace(&p->obj, g, n), spt = 0;
 
-	if (!ly->gg_g2j || luw_mem_read(pid, j + ly->j_trace, &arr, 8) ||
-	    luw_mem_read(pid, j + ly->j_sizetrace, &size, 4) || n >= size ||
-	    rd_ref(p, arr + (uint64_t)n * (ly->flags & LUW_LJ_F_GC64 ? 8 : 4),
-		   &t) || !t ||
-	    luw_mem_read(pid, t + ly->gc_gct, &gct, 1) || gct != ly->gct_trace ||
-	    rd_ref(p, t + ly->tr_startpt, &spt))
-		return 0;
-	return spt == pt;
+	return t && !luw_obj_ref(&p->obj, t + p->t->layout.tr_startpt, &spt) &&
+	       spt == pt;
 }
 
 /*
@@ -591,17 +570,15 @@ static void name_trace(struct luw_symbolize *z, struct proc *p,
 	const struct luw_lj_layout *ly = &p->t->layout;
 	uint64_t pt = 0, startpc = 0, g = 0;
 	int32_t line = -1;
-	uint8_t gct = 0;
-	pid_t pid = p->pid;
 
 	if (!first(z, p, K_TRACE, f->trace, f->addr))
 		return;
-	if (f->addr && !luw_mem_read(pid, f->addr + ly->gc_gct, &gct, 1)) {
-		if (gct == ly->gct_trace &&
-		    !rd_ref(p, f->addr + ly->tr_startpt, &pt) &&
-		    !rd_ref(p, f->addr + ly->tr_startpc, &startpc)) {
+	if (f->addr) {
+		if (luw_obj_is(&p->obj, f->addr, ly->gct_trace) &&
+		    !luw_obj_ref(&p->obj, f->addr + ly->tr_startpt, &pt) &&
+		    !luw_obj_ref(&p->obj, f->addr + ly->tr_startpc, &startpc)) {
 			line = luw_proto_line(p->ljs, pt, startpc, 0);
-		} else if (gct == ly->gct_proto) {
+		} else if (luw_obj_is(&p->obj, f->addr, ly->gct_proto)) {
 			pt = f->addr;
 			line = luw_proto_line(p->ljs, pt, bc_addr(p, pt, f->pc), 0);
 			g = trace_universe(p, f->trace, pt);
@@ -681,18 +658,18 @@ static void name_held(struct luw_symbolize *z, struct proc *p)
 	char **names, why[256];
 	size_t n = 0;
 
-	if (!p->lj || p->go_state < 0)
+	if (!p->lj || p->tables_state < 0)
 		return;
 	for (size_t i = 0; i < p->nknown; i++)
 		n += !p->known[i].done && !p->known[i].gsearched;
 	if (!n)
 		return;
-	if (!p->go_state)
-		p->go_state = luw_global_offsets(p->t->path, &p->t->layout, &p->go,
-					  why, sizeof(why)) ? -1 : 1;
+	if (!p->tables_state)
+		p->tables_state = luw_obj_tables(&p->obj, p->t->path, why,
+						 sizeof(why)) ? -1 : 1;
 	pts = malloc(n * sizeof(*pts));
 	names = malloc(n * sizeof(*names));
-	if (p->go_state < 0 || !pts || !names) {
+	if (p->tables_state < 0 || !pts || !names) {
 		free(pts);
 		free(names);
 		return;
@@ -706,8 +683,8 @@ static void name_held(struct luw_symbolize *z, struct proc *p)
 			pts[n++] = k->pt;
 		}
 	}
-	if (luw_global_names(p->pid, &p->t->layout, &p->go, p->t->states,
-		      p->t->nstates, pts, n, names) > 0) {
+	if (luw_global_names(&p->obj, p->t->states, p->t->nstates, pts, n,
+			     names) > 0) {
 		for (size_t i = 0; i < n; i++) {
 			if (!names[i])
 				continue;

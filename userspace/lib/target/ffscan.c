@@ -7,80 +7,32 @@
  * from the list when the ids around them leave no doubt
  * (luw_ffnames_fill_gaps).
  *
- * Offsets used beyond the layout descriptor are those of LuaJIT 2.1's
- * object model, which depends on the reference size R (8 with GC64, 4
- * without) and nothing else: lua_State.env is the reference before
- * cframe; GCtab has array at 2R, node at 5R, asize at 6R, hmask at 6R+4;
- * a Node is 24 bytes (value, key); a TValue's type is the top 17 bits
- * (GC64) or the upper word (32-bit refs).  Every object read is checked
- * to have the type expected (gct), so a wrong guess names nothing.
+ * Tables are read through target/obj.h, as the names held by globals
+ * are (target/global.c).  Every object read is checked to have the type
+ * expected (gct), so a wrong guess names nothing.
  */
 #include "target/ffscan.h"
 #include "target/layout.h"
-#include "proc/mem.h"
+#include "target/obj.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define LJ_TNIL		0u	/* ~LJ_TNIL, as tv_decode gives it */
-#define LJ_TSTR		4u	/* ~LJ_TSTR, as stored in gct */
-#define LJ_TFUNC	8u
-#define LJ_TTAB		11u
-#define NODE_SIZE	24
 #define MAX_NODES	4096
 
 struct scan {
-	pid_t pid;
-	const struct luw_lj_layout *ly;
-	unsigned int r;		/* reference size */
+	struct luw_obj o;
 	struct luw_ffnames *ff;
 };
 
-static int rd(const struct scan *s, uint64_t a, void *d, uint32_t n)
-{
-	return luw_mem_read(s->pid, a, d, n);
-}
-
-static int rd_ref(const struct scan *s, uint64_t a, uint64_t *v)
-{
-	return luw_mem_ref(s->pid, a, s->r, v);
-}
-
-static int gct_is(const struct scan *s, uint64_t o, unsigned int t)
-{
-	uint8_t g = 0;
-
-	return o && !rd(s, o + s->ly->gc_gct, &g, 1) && g == t;
-}
-
-/* A TValue's bytes: its type (~itype) and GC object. */
-static void tv_decode(const struct scan *s, const unsigned char *p,
-		      unsigned int *t, uint64_t *o)
-{
-	if (s->r == 8) {
-		uint64_t v;
-
-		memcpy(&v, p, 8);
-		*t = (unsigned int)~(uint32_t)(int32_t)((int64_t)v >> 47);
-		*o = v & LUW_LJ_GCVMASK;
-	} else {
-		uint32_t v[2];
-
-		memcpy(v, p, 8);
-		*t = ~v[1];
-		*o = v[0];
-	}
-}
-
+/* String s as a C string in buf: 0, or -1 (empty, too long, a NUL in it). */
 static int str_of(const struct scan *s, uint64_t o, char *buf, size_t n)
 {
 	uint32_t len = 0;
 
-	if (!gct_is(s, o, LJ_TSTR) || rd(s, o + s->ly->str_len, &len, 4) ||
-	    len == 0 || len >= n || rd(s, o + s->ly->str_size, buf, len))
+	if (luw_obj_str(&s->o, o, buf, n, &len) || len == 0 || len >= n)
 		return -1;
-	buf[len] = 0;
 	return strlen(buf) == len ? 0 : -1;
 }
 
@@ -98,23 +50,13 @@ typedef void (*entry_fn)(const struct scan *s, const char *key,
 static int tab_walk(const struct scan *s, uint64_t t, entry_fn fn, void *arg,
 		    unsigned int *keys)
 {
-	uint64_t node = 0;
-	uint32_t hmask = 0, i;
-	unsigned char *buf;
+	uint8_t *nodes;
+	uint32_t count;
 
-	if (!gct_is(s, t, LJ_TTAB) || rd_ref(s, t + 5 * s->r, &node) ||
-	    rd(s, t + 6 * s->r + 4, &hmask, 4) || !node ||
-	    hmask >= MAX_NODES || (hmask & (hmask + 1)))
+	if (luw_obj_tab_nodes(&s->o, t, MAX_NODES, &nodes, &count))
 		return -1;
-	buf = malloc((size_t)(hmask + 1) * NODE_SIZE);
-	if (!buf || rd(s, node, buf, (hmask + 1) * NODE_SIZE)) {
-		free(buf);
-		return -1;
-	}
-	for (i = 0; i <= hmask; i++) {
-		const unsigned char *n = buf + (size_t)i * NODE_SIZE;
-		uint64_t ko, vo;
-		unsigned int kt, vt;
+	for (uint32_t i = 0; i < count; i++) {
+		struct luw_obj_tv k, v;
 		char key[128];
 
 		/*
@@ -122,17 +64,17 @@ static int tab_walk(const struct scan *s, uint64_t t, entry_fn fn, void *arg,
 		 * it (a global set to nil), its string may be freed and
 		 * its memory reused.
 		 */
-		tv_decode(s, n, &vt, &vo);
-		tv_decode(s, n + 8, &kt, &ko);
-		if (vt == LJ_TNIL || kt != LJ_TSTR || !gct_is(s, ko, LJ_TSTR))
+		luw_obj_node(&s->o, nodes, i, &k, &v);
+		if (v.t == LUW_OBJ_NIL || k.t != LUW_OBJ_STR ||
+		    !luw_obj_is(&s->o, k.gc, LUW_OBJ_STR))
 			continue;
 		if (keys)
 			(*keys)++;
-		if (str_of(s, ko, key, sizeof(key)))
+		if (str_of(s, k.gc, key, sizeof(key)))
 			continue;
-		fn(s, key, vt, vo, arg);
+		fn(s, key, v.t, v.gc, arg);
 	}
-	free(buf);
+	free(nodes);
 	return 0;
 }
 
@@ -152,7 +94,7 @@ static void find_tab(const struct scan *s, const char *key, unsigned int vt,
 	struct find *f = arg;
 
 	(void)s;
-	if (vt == LJ_TTAB && !strcmp(key, f->key))
+	if (vt == LUW_OBJ_TAB && !strcmp(key, f->key))
 		f->tab = vo;
 }
 
@@ -161,8 +103,7 @@ static void name_fn(const struct scan *s, const char *name, uint64_t fn)
 	uint8_t ffid = 0;
 	const char *old;
 
-	if (!gct_is(s, fn, LJ_TFUNC) ||
-	    rd(s, fn + s->ly->fn_ffid, &ffid, 1) || ffid < 2)
+	if (luw_obj_ffid(&s->o, fn, &ffid) || ffid < 2)
 		return;
 	old = luw_ffnames_get(s->ff, ffid);
 	/* Aliases (table.unpack = unpack): the list's spelling wins. */
@@ -181,7 +122,7 @@ static void lib_entry(const struct scan *s, const char *key, unsigned int vt,
 	const struct lib *l = arg;
 	char name[160];
 
-	if (vt != LJ_TFUNC)
+	if (vt != LUW_OBJ_FUNC)
 		return;
 	snprintf(name, sizeof(name), "%s%s%s", l->lib, l->lib[0] ? "." : "",
 		 key);
@@ -194,16 +135,16 @@ static void loaded_entry(const struct scan *s, const char *key,
 	struct lib l = { strcmp(key, "_G") ? key : "" };
 
 	(void)arg;
-	if (vt == LJ_TTAB)
+	if (vt == LUW_OBJ_TAB)
 		tab_each(s, vo, lib_entry, &l);
-	else if (vt == LJ_TFUNC)	/* require("table.new") and the like */
+	else if (vt == LUW_OBJ_FUNC)	/* require("table.new") and the like */
 		name_fn(s, key, vo);
 }
 
 int luw_ffscan_names(struct luw_layout_target *t, char *why, size_t n)
 {
-	struct scan s = { t->pid, &t->layout, 0, &t->ff };
-	uint64_t mainl, env = 0;
+	struct scan s = { .ff = &t->ff };
+	uint64_t mainl, env;
 	struct find pkg = { "package", 0 }, loaded = { "loaded", 0 };
 	struct lib base = { "" };
 	char src[64];
@@ -212,11 +153,13 @@ int luw_ffscan_names(struct luw_layout_target *t, char *why, size_t n)
 		snprintf(why, n, "no global_State");
 		return -1;
 	}
-	s.r = (t->layout.flags & LUW_LJ_F_GC64) ? 8 : 4;
-	mainl = t->states[0] + (int64_t)t->layout.gg_g2l;
-	if (rd_ref(&s, mainl + t->layout.l_cframe - s.r, &env) ||
-	    !gct_is(&s, env, LJ_TTAB)) {
-		snprintf(why, n, "main thread's env (before L->cframe) is no table");
+	luw_obj_init(&s.o, t->pid, &t->layout);
+	if (luw_obj_tables(&s.o, t->path, why, n))
+		return -1;
+	mainl = luw_obj_mainthread(&s.o, t->states[0]);
+	env = mainl ? luw_obj_env(&s.o, mainl) : 0;
+	if (!env) {
+		snprintf(why, n, "main thread's env is no table");
 		return -1;
 	}
 	luw_ffnames_init(&t->ff, NULL);
@@ -269,24 +212,25 @@ int luw_ffscan_check_strings(pid_t pid, const struct luw_lj_layout *ly, uint64_t
 		      char *why, size_t n)
 {
 	struct luw_ffnames dummy;
-	struct scan s = { pid, ly, 0, &dummy };
+	struct scan s = { .ff = &dummy };
 	unsigned char gb[MM_SCAN];
-	uint32_t got = MM_SCAN, at, k;
+	uint32_t got = MM_SCAN, at, k, r;
 
-	s.r = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
+	luw_obj_init(&s.o, pid, ly);
+	r = s.o.ref;
 	/* GG_State goes on past G (jit_State, the dispatch table). */
-	while (got >= 256 && rd(&s, g, gb, got))
+	while (got >= 256 && luw_obj_read(&s.o, g, gb, got))
 		got /= 2;
 	if (got < 256) {
 		snprintf(why, n, "G 0x%llx unreadable",
 			 (unsigned long long)g);
 		return -1;
 	}
-	for (at = 0; at + MM_N * s.r <= got; at += s.r) {
+	for (at = 0; at + MM_N * r <= got; at += r) {
 		for (k = 0; k < MM_N; k++) {
 			uint64_t o = 0;
 
-			memcpy(&o, gb + at + k * s.r, s.r);
+			memcpy(&o, gb + at + k * r, r);
 			if (!is_mm(&s, o, k))
 				break;
 		}

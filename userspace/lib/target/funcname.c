@@ -14,8 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "target/layout.h"
-#include "proc/mem.h"
+#include "target/obj.h"
 
 enum {
 	BC_ISGE = 1, BC_ISGT = 3, BC_ISNEP = 11,
@@ -32,22 +31,20 @@ enum {
 #define VARNAME__MAX 7		/* internal names of for-loop slots */
 #define MAX_SCAN 4096		/* instructions searched backwards */
 
+/* A prototype being read: its header and the reader of its process. */
 struct pt {
-	pid_t pid;
-	const struct luw_lj_layout *ly;
-	uint64_t addr, bc, k, lineinfo;
-	uint32_t sizebc;
-	unsigned int ref;	/* bytes of a GCRef/MRef */
+	struct luw_obj o;
+	struct luw_obj_proto h;
 };
 
 static int rd(const struct pt *p, uint64_t a, void *d, uint32_t n)
 {
-	return luw_mem_read(p->pid, a, d, n);
+	return luw_obj_read(&p->o, a, d, n);
 }
 
 static int rd_ref(const struct pt *p, uint64_t a, uint64_t *v)
 {
-	return luw_mem_ref(p->pid, a, p->ref, v);
+	return luw_obj_ref(&p->o, a, v);
 }
 
 static int is_dst(unsigned int op)
@@ -65,21 +62,12 @@ static int is_base(unsigned int op)
 	       (op >= BC_FORI && op <= BC_JITERL);
 }
 
-/* A GCstr's characters into out. */
+/* A GCstr's characters into out (cut to fit). */
 static int str_at(const struct pt *p, uint64_t s, char *out, size_t n)
 {
 	uint32_t len;
-	uint8_t gct;
 
-	if (!s || rd(p, s + p->ly->gc_gct, &gct, 1) || gct != p->ly->gct_str ||
-	    rd(p, s + p->ly->str_len, &len, 4))
-		return -1;
-	if (len >= n)
-		len = (uint32_t)n - 1;
-	if (len && rd(p, s + p->ly->str_size, out, len))
-		return -1;
-	out[len] = 0;
-	return 1;
+	return luw_obj_str(&p->o, s, out, n, &len) ? -1 : 1;
 }
 
 static int kgc_str(const struct pt *p, uint32_t idx, char *out, size_t n)
@@ -87,7 +75,7 @@ static int kgc_str(const struct pt *p, uint32_t idx, char *out, size_t n)
 	uint64_t s;
 
 	/* proto_kgc(pt, ~idx): GC constants are stored below k. */
-	if (rd_ref(p, p->k - (uint64_t)(idx + 1) * p->ref, &s))
+	if (rd_ref(p, p->h.k - (uint64_t)(idx + 1) * p->o.ref, &s))
 		return -1;
 	return str_at(p, s, out, n);
 }
@@ -123,7 +111,7 @@ static int uv_name(const struct pt *p, uint32_t idx, char *out, size_t n)
 {
 	uint64_t uvinfo;
 
-	if (rd_ref(p, p->lineinfo + p->ref, &uvinfo))
+	if (rd_ref(p, p->h.lineinfo_at + p->o.ref, &uvinfo))
 		return -1;
 	return nth_name(p, uvinfo, idx, out, n);
 }
@@ -152,7 +140,7 @@ static int varname(const struct pt *p, uint32_t pc, uint32_t slot, char *out,
 	uint64_t v;
 	uint32_t lastpc = 0;
 
-	if (rd_ref(p, p->lineinfo + 2 * p->ref, &v) || !v)
+	if (rd_ref(p, p->h.lineinfo_at + 2 * p->o.ref, &v) || !v)
 		return 0;
 	for (int guard = 0; guard < 4096; guard++) {
 		uint8_t c;
@@ -236,24 +224,11 @@ static int mm_name(unsigned int op, char *out, size_t outlen)
 static int pt_open(struct pt *p, pid_t pid, const struct luw_lj_layout *ly,
 		   uint64_t pt)
 {
-	uint8_t gct;
-
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
-	p->ly = ly;
-	p->addr = pt;
-	p->ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
-	p->bc = pt + ly->pt_size;
-	/* GCproto: ... k, uv, sizekgc, sizekn, sizept, sizeuv, flags,
-	 * trace, chunkname: k is 2 refs + 16 bytes before chunkname. */
-	if (rd(p, pt + ly->gc_gct, &gct, 1) || gct != ly->gct_proto ||
-	    rd(p, pt + ly->pt_sizebc, &p->sizebc, 4) ||
-	    rd_ref(p, pt + ly->pt_chunkname - (p->ref == 8 ? 32 : 24), &p->k))
+	luw_obj_init(&p->o, pid, ly);
+	if (luw_obj_proto(&p->o, pt, &p->h))
 		return -1;
-	/* The field's address: uvinfo and varinfo follow it. */
-	p->lineinfo = pt + ly->pt_lineinfo;
 	/* k lies after the bytecode (and the GC constants below it). */
-	if (p->k < p->bc + 4ULL * p->sizebc)
+	if (p->h.k < p->h.bc + 4ULL * p->h.sizebc)
 		return -1;
 	return 0;
 }
@@ -279,7 +254,7 @@ restart:
 		unsigned int op, a;
 
 		ip--;
-		if (rd(p, p->bc + 4ULL * ip, &ins, 4))
+		if (rd(p, p->h.bc + 4ULL * ip, &ins, 4))
 			return -1;
 		op = ins & 0xff;
 		a = (ins >> 8) & 0xff;
@@ -313,10 +288,10 @@ int luw_funcname_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t
 
 	if (outlen < 2 || pc < 2)
 		return 0;
-	if (pt_open(&p, pid, ly, pt) || pc > p.sizebc)
+	if (pt_open(&p, pid, ly, pt) || pc > p.h.sizebc)
 		return -1;
 	ip = pc - 1;
-	if (rd(&p, p.bc + 4ULL * ip, &ins, 4))
+	if (rd(&p, p.h.bc + 4ULL * ip, &ins, 4))
 		return -1;
 	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT)
 		return mm_name(ins & 0xff, out, outlen);
@@ -329,26 +304,26 @@ int luw_funcname_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t
 /* The FNEW of `parent` that creates closures of `child`; its index. */
 static int find_fnew(const struct pt *p, uint64_t child, uint32_t *at)
 {
-	uint32_t sizekgc, n = 0, *bc = NULL;
+	uint32_t sizekgc = p->h.sizekgc, sizebc = p->h.sizebc, ref = p->o.ref;
+	uint32_t n = 0, *bc = NULL;
 	uint8_t *kgc = NULL;
 	int r = -1, found = 0;
 
-	if (rd(p, p->addr + p->ly->pt_chunkname - 16, &sizekgc, 4) ||
-	    sizekgc > MAX_KGC || p->sizebc > MAX_BC)
+	if (sizekgc > MAX_KGC || sizebc > MAX_BC)
 		return -1;
-	if (!sizekgc || !p->sizebc)
+	if (!sizekgc || !sizebc)
 		return 0;
-	kgc = malloc((size_t)sizekgc * p->ref);
-	bc = malloc((size_t)p->sizebc * 4);
+	kgc = malloc((size_t)sizekgc * ref);
+	bc = malloc((size_t)sizebc * 4);
 	if (!kgc || !bc ||
-	    rd(p, p->k - (uint64_t)sizekgc * p->ref, kgc, sizekgc * p->ref) ||
-	    rd(p, p->bc, bc, p->sizebc * 4))
+	    rd(p, p->h.k - (uint64_t)sizekgc * ref, kgc, sizekgc * ref) ||
+	    rd(p, p->h.bc, bc, sizebc * 4))
 		goto out;
 	/* proto_kgc(pt, ~n) is the ref n + 1 below k. */
 	for (n = 0; n < sizekgc; n++) {
 		uint64_t v = 0;
 
-		memcpy(&v, kgc + (size_t)(sizekgc - 1 - n) * p->ref, p->ref);
+		memcpy(&v, kgc + (size_t)(sizekgc - 1 - n) * ref, ref);
 		if (v == child) {
 			found = 1;
 			break;
@@ -357,7 +332,7 @@ static int find_fnew(const struct pt *p, uint64_t child, uint32_t *at)
 	r = 0;
 	if (!found)
 		goto out;
-	for (uint32_t i = 0; i < p->sizebc; i++)
+	for (uint32_t i = 0; i < sizebc; i++)
 		if ((bc[i] & 0xff) == BC_FNEW && bc[i] >> 16 == n) {
 			*at = i;
 			r = 1;
@@ -374,10 +349,8 @@ static int is_method(pid_t pid, const struct luw_lj_layout *ly, uint64_t child)
 {
 	struct pt c;
 	char name[8];
-	uint8_t nparams;
 
-	if (pt_open(&c, pid, ly, child) ||
-	    rd(&c, child + ly->gc_gct + 1, &nparams, 1) || nparams < 1)
+	if (pt_open(&c, pid, ly, child) || c.h.numparams < 1)
 		return 0;
 	return varname(&c, 0, 0, name, sizeof(name)) == 1 &&
 	       !strcmp(name, "self");
@@ -397,12 +370,12 @@ int luw_funcname_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pa
 	r = find_fnew(&p, child, &at);
 	if (r <= 0)
 		return r;
-	a = (rd(&p, p.bc + 4ULL * at, &ins, 4) ? 0 : (ins >> 8) & 0xff);
+	a = (rd(&p, p.h.bc + 4ULL * at, &ins, 4) ? 0 : (ins >> 8) & 0xff);
 	/* local function f / local f = function: the local starts there. */
 	r = varname(&p, at + 1, a, out, outlen);
 	if (r)
 		return r < 0 ? -1 : 1;
-	if (at + 1 >= p.sizebc || rd(&p, p.bc + 4ULL * (at + 1), &ins, 4))
+	if (at + 1 >= p.h.sizebc || rd(&p, p.h.bc + 4ULL * (at + 1), &ins, 4))
 		return 2;
 	op = ins & 0xff;
 	if (op == BC_GSET && ((ins >> 8) & 0xff) == a) {

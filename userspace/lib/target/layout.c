@@ -12,6 +12,7 @@
 #include "kmod/ljwalk.h"
 #include "proc/maps.h"
 #include "proc/mem.h"
+#include "target/obj.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -171,17 +172,6 @@ void luw_layout_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *
 	r->r[LUW_X86_R13] = u->r13;
 	r->r[LUW_X86_R14] = u->r14;
 	r->r[LUW_X86_R15] = u->r15;
-}
-
-static int rd(pid_t pid, uint64_t a, void *d, uint32_t len)
-{
-	return luw_mem_read(pid, a, d, len);
-}
-
-static int rd_ref(pid_t pid, const struct luw_lj_layout *ly, uint64_t a,
-		  uint64_t *v)
-{
-	return luw_mem_ref(pid, a, ly->flags & LUW_LJ_F_GC64 ? 8 : 4, v);
 }
 
 /* ---- which objects may hold the VM ----------------------------------- */
@@ -1050,11 +1040,11 @@ int luw_layout_find_states(struct luw_layout_target *t, char *err, size_t n)
 			uint8_t ok[CHUNK / 4096];
 
 			memset(ok, 1, sizeof(ok));
-			if (rd(t->pid, a, buf, (uint32_t)len)) {
+			if (luw_mem_read(t->pid, a, buf, (uint32_t)len)) {
 				uint64_t pg;
 
 				for (pg = 0; pg < (len + 4095) / 4096; pg++)
-					ok[pg] = !rd(t->pid, a + pg * 4096,
+					ok[pg] = !luw_mem_read(t->pid, a + pg * 4096,
 						     (uint8_t *)buf + pg * 4096,
 						     (uint32_t)(len - pg * 4096 < 4096 ?
 								len - pg * 4096 : 4096));
@@ -1105,23 +1095,27 @@ int luw_layout_find_states(struct luw_layout_target *t, char *err, size_t n)
 static int check_traces(pid_t pid, const struct luw_lj_layout *ly,
 			uint64_t arr, uint32_t sz, char *why, size_t whylen)
 {
-	uint32_t k, seen = 0, rs = (ly->flags & LUW_LJ_F_GC64) ? 8 : 4;
+	struct luw_obj ob;
+	uint32_t k, seen = 0, rs;
+
+	luw_obj_init(&ob, pid, ly);
+	rs = ob.ref;
 
 	for (k = 1; k < sz && k < 1024 && seen < TRACES_CHECKED; k++) {
 		uint64_t tr = 0;
 		uint16_t no = 0;
 		uint8_t gct = 0xff;
 
-		if (rd_ref(pid, ly, arr + (uint64_t)k * rs, &tr) || !tr)
+		if (luw_obj_ref(&ob, arr + (uint64_t)k * rs, &tr) || !tr)
 			continue;
 		seen++;
-		CHECK(!rd(pid, tr + ly->gc_gct, &gct, 1) &&
+		CHECK(!luw_mem_read(pid, tr + ly->gc_gct, &gct, 1) &&
 		      (gct == ly->gct_trace || gct == 0),
 		      "J->trace[%u] = 0x%llx has gct %u (j_trace/gct_trace)", k,
 		      (unsigned long long)tr, gct);
 		if (ly->tr_traceno == LUW_LJ_NOFIELD)
 			continue;
-		CHECK(!rd(pid, tr + ly->tr_traceno, &no, 2) && no == k,
+		CHECK(!luw_mem_read(pid, tr + ly->tr_traceno, &no, 2) && no == k,
 		      "J->trace[%u] = 0x%llx has traceno %u (tr_traceno)", k,
 		      (unsigned long long)tr, no);
 	}
@@ -1141,9 +1135,11 @@ static int check_protos(const struct luw_layout_target *t,
 	struct luw_lj_walk_out o;
 	struct luw_lj_frame fr[64];
 	struct luw_lj_seg sg[8];
+	struct luw_obj ob;
 	pid_t pid = t->pid;
 	uint32_t i, checked = 0;
 
+	luw_obj_init(&ob, pid, ly);
 	memset(&in, 0, sizeof(in));
 	memset(&o, 0, sizeof(o));
 	in.ly = ly;
@@ -1167,25 +1163,25 @@ static int check_protos(const struct luw_layout_target *t,
 		if (fr[i].kind != LUW_LJF_LUA)
 			continue;
 		checked++;
-		CHECK(!rd(pid, pt + ly->gc_gct, &gct, 1) && gct == ly->gct_proto,
+		CHECK(!luw_mem_read(pid, pt + ly->gc_gct, &gct, 1) && gct == ly->gct_proto,
 		      "function 0x%llx: proto 0x%llx has gct %u (fn_pc/pt_size)",
 		      (unsigned long long)fr[i].func, (unsigned long long)pt, gct);
-		CHECK(!rd(pid, pt + ly->pt_sizebc, &sizebc, 4) && sizebc > 0 &&
+		CHECK(!luw_mem_read(pid, pt + ly->pt_sizebc, &sizebc, 4) && sizebc > 0 &&
 		      sizebc < (1u << 26),
 		      "proto 0x%llx: sizebc %u (pt_sizebc)",
 		      (unsigned long long)pt, sizebc);
-		CHECK(!rd_ref(pid, ly, pt + ly->pt_chunkname, &name) && name &&
-		      !rd(pid, name + ly->gc_gct, &gct, 1) && gct == ly->gct_str,
+		CHECK(!luw_obj_ref(&ob, pt + ly->pt_chunkname, &name) && name &&
+		      !luw_mem_read(pid, name + ly->gc_gct, &gct, 1) && gct == ly->gct_str,
 		      "proto 0x%llx: chunk name is no string (pt_chunkname)",
 		      (unsigned long long)pt);
-		CHECK(!rd(pid, name + ly->str_len, &len, 4) && len > 0 &&
+		CHECK(!luw_mem_read(pid, name + ly->str_len, &len, 4) && len > 0 &&
 		      len < (1u << 20) &&
-		      !rd(pid, name + ly->str_size + len, &z, 1) && z == 0,
+		      !luw_mem_read(pid, name + ly->str_size + len, &z, 1) && z == 0,
 		      "chunk name 0x%llx: length %u is not its NUL (str_len/str_size)",
 		      (unsigned long long)name, len);
 		if (len > sizeof(buf))
 			len = sizeof(buf);
-		CHECK(!rd(pid, name + ly->str_size, buf, len) &&
+		CHECK(!luw_mem_read(pid, name + ly->str_size, buf, len) &&
 		      !memchr(buf, 0, len),
 		      "chunk name 0x%llx holds a NUL (str_len/str_size)",
 		      (unsigned long long)name);
@@ -1203,7 +1199,9 @@ int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_l
 	uint32_t stacksize = 0, len = 1, i, ndisp;
 	int32_t vms = 0;
 	uint8_t gct = 0;
+	struct luw_obj ob;
 
+	luw_obj_init(&ob, pid, ly);
 	CHECK(!luw_lj_layout_check(ly), "descriptor fails its own sanity check");
 	CHECK(ly->cframe_size == t->fde_cfa,
 	      "cframe_size %u but the interpreter FDE's CFA is rsp+%u",
@@ -1211,7 +1209,7 @@ int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_l
 	/* The dispatch table: every entry points into the VM. */
 	ndisp = ly->gg_ndisp;
 	CHECK(ndisp < sizeof(disp) / 8, "gg_ndisp %u too large", ndisp);
-	CHECK(!rd(pid, g + ly->gg_g2disp, disp, (ndisp + 1) * 8),
+	CHECK(!luw_mem_read(pid, g + ly->gg_g2disp, disp, (ndisp + 1) * 8),
 	      "G 0x%llx: dispatch table unreadable", (unsigned long long)g);
 	/* After the table come bytecodes (GG->bcff), not code pointers. */
 	CHECK(disp[ndisp] < t->vm_start || disp[ndisp] >= t->vm_end,
@@ -1222,30 +1220,30 @@ int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_l
 		      "dispatch[%u] = 0x%llx is outside the VM (gg_g2disp/gg_ndisp)",
 		      i, (unsigned long long)disp[i]);
 	/* Main thread: embedded in GG_State, points back at G. */
-	CHECK(!rd_ref(pid, ly, g + ly->g_mainthref, &mainl),
+	CHECK(!luw_obj_ref(&ob, g + ly->g_mainthref, &mainl),
 	      "G->mainthref unreadable");
 	CHECK(mainl == g + (int64_t)ly->gg_g2l,
 	      "G->mainthref = 0x%llx, not GG->L at 0x%llx (g_mainthref/gg_g2l)",
 	      (unsigned long long)mainl,
 	      (unsigned long long)(g + (int64_t)ly->gg_g2l));
-	CHECK(!rd(pid, mainl + ly->gc_gct, &gct, 1) && gct == ly->gct_thread,
+	CHECK(!luw_mem_read(pid, mainl + ly->gc_gct, &gct, 1) && gct == ly->gct_thread,
 	      "main thread's gct = %u, not a thread (gc_gct)", gct);
-	CHECK(!rd_ref(pid, ly, mainl + ly->l_glref, &glref) && glref == g,
+	CHECK(!luw_obj_ref(&ob, mainl + ly->l_glref, &glref) && glref == g,
 	      "main thread's glref = 0x%llx, not G (l_glref)",
 	      (unsigned long long)glref);
 	/* Its stack: maxstack = stack + stacksize - extra, slot 0 = L. */
-	CHECK(!rd_ref(pid, ly, mainl + ly->l_stack, &stack) && stack,
+	CHECK(!luw_obj_ref(&ob, mainl + ly->l_stack, &stack) && stack,
 	      "L->stack unreadable (l_stack)");
-	CHECK(!rd(pid, mainl + ly->l_stacksize, &stacksize, 4) &&
+	CHECK(!luw_mem_read(pid, mainl + ly->l_stacksize, &stacksize, 4) &&
 	      stacksize > ly->stack_extra && stacksize < (1u << 24),
 	      "L->stacksize = %u implausible (l_stacksize)", stacksize);
-	CHECK(!rd_ref(pid, ly, mainl + ly->l_maxstack, &maxstack) &&
+	CHECK(!luw_obj_ref(&ob, mainl + ly->l_maxstack, &maxstack) &&
 	      maxstack == stack + 8ull * (stacksize - ly->stack_extra - 1),
 	      "L->maxstack = 0x%llx, expected stack + 8*(stacksize - %u - 1) = 0x%llx "
 	      "(l_maxstack/l_stack/l_stacksize/stack_extra)",
 	      (unsigned long long)maxstack, ly->stack_extra,
 	      (unsigned long long)(stack + 8ull * (stacksize - ly->stack_extra - 1)));
-	CHECK(!rd(pid, stack, &slot0, 8) &&
+	CHECK(!luw_mem_read(pid, stack, &slot0, 8) &&
 	      (gc64 ? (slot0 & LUW_LJ_GCVMASK) : (slot0 & 0xffffffffu)) == mainl,
 	      "L->stack[0] is not the thread itself");
 	/*
@@ -1253,8 +1251,8 @@ int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_l
 	 * register): each must lie in the stack, nothing more.  A wrong
 	 * l_base/l_top is caught per sample by the walk (bad base).
 	 */
-	CHECK(!rd(pid, mainl + ly->l_base, &base, 8) &&
-	      !rd(pid, mainl + ly->l_top, &top, 8) && base > stack &&
+	CHECK(!luw_mem_read(pid, mainl + ly->l_base, &base, 8) &&
+	      !luw_mem_read(pid, mainl + ly->l_top, &top, 8) && base > stack &&
 	      base <= stack + 8ull * stacksize && top >= stack &&
 	      top <= stack + 8ull * stacksize,
 	      "L->base/top (0x%llx/0x%llx) outside the stack (l_base/l_top)",
@@ -1266,12 +1264,12 @@ int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_l
 	 * between the two reads fails this once, a wrong
 	 * cframe_ofs_l/l_cframe every time.
 	 */
-	CHECK(!rd(pid, mainl + ly->l_cframe, &cframe, 8),
+	CHECK(!luw_mem_read(pid, mainl + ly->l_cframe, &cframe, 8),
 	      "L->cframe unreadable (l_cframe)");
 	if (cframe & ~3ull) {
 		uint64_t saved = 0;
 
-		CHECK(!rd(pid, (cframe & ~3ull) + ly->cframe_ofs_l, &saved,
+		CHECK(!luw_mem_read(pid, (cframe & ~3ull) + ly->cframe_ofs_l, &saved,
 			  ly->cframe_l_size) && saved == mainl,
 		      "main thread's C frame 0x%llx holds L = 0x%llx, not the "
 		      "thread (l_cframe/cframe_ofs_l/cframe_l_size)",
@@ -1284,37 +1282,37 @@ int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_l
 	if (luw_ffscan_check_strings(pid, ly, g, why, whylen))
 		return -1;
 	/* The empty string lives in G. */
-	CHECK(!rd(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
+	CHECK(!luw_mem_read(pid, g + ly->g_strempty + ly->gc_gct, &gct, 1) &&
 	      gct == ly->gct_str,
 	      "G->strempty's gct = %u, not a string (g_strempty)", gct);
-	CHECK(!rd(pid, g + ly->g_strempty + ly->str_len, &len, 4) && len == 0,
+	CHECK(!luw_mem_read(pid, g + ly->g_strempty + ly->str_len, &len, 4) && len == 0,
 	      "G->strempty.len = %u, not 0 (str_len)", len);
-	CHECK(!rd(pid, g + ly->g_vmstate, &vms, 4) &&
+	CHECK(!luw_mem_read(pid, g + ly->g_vmstate, &vms, 4) &&
 	      (vms >= 0 ? vms < 65536 : (uint32_t)~vms < ly->n_vmst),
 	      "G->vmstate = %d implausible (g_vmstate)", vms);
-	CHECK(!rd_ref(pid, ly, g + ly->g_cur_l, &curl),
+	CHECK(!luw_obj_ref(&ob, g + ly->g_cur_l, &curl),
 	      "G->cur_L unreadable");
 	if (curl) {
-		CHECK(!rd(pid, curl + ly->gc_gct, &gct, 1) &&
+		CHECK(!luw_mem_read(pid, curl + ly->gc_gct, &gct, 1) &&
 		      gct == ly->gct_thread &&
-		      !rd_ref(pid, ly, curl + ly->l_glref, &glref) && glref == g,
+		      !luw_obj_ref(&ob, curl + ly->l_glref, &glref) && glref == g,
 		      "G->cur_L = 0x%llx is not a thread of G (g_cur_l)",
 		      (unsigned long long)curl);
 	}
 	if (ly->g_tmpbuf_l != LUW_LJ_NOFIELD &&
-	    !rd_ref(pid, ly, g + ly->g_tmpbuf_l, &tl) && (tl & ~7ull)) {
+	    !luw_obj_ref(&ob, g + ly->g_tmpbuf_l, &tl) && (tl & ~7ull)) {
 		tl &= ~7ull;
-		CHECK(!rd(pid, tl + ly->gc_gct, &gct, 1) && gct == ly->gct_thread,
+		CHECK(!luw_mem_read(pid, tl + ly->gc_gct, &gct, 1) && gct == ly->gct_thread,
 		      "G->tmpbuf.L = 0x%llx is not a thread (g_tmpbuf_l)",
 		      (unsigned long long)tl);
 	}
-	CHECK(!rd_ref(pid, ly, g + ly->g_jit_base, &jb), "G->jit_base unreadable");
+	CHECK(!luw_obj_ref(&ob, g + ly->g_jit_base, &jb), "G->jit_base unreadable");
 	if (ly->flags & LUW_LJ_F_JIT) {
 		uint64_t j = g + (int64_t)ly->gg_g2j, arr = 0;
 		uint32_t sz = 0;
 
-		CHECK(!rd(pid, j + ly->j_trace, &arr, 8) &&
-		      !rd(pid, j + ly->j_sizetrace, &sz, 4) &&
+		CHECK(!luw_mem_read(pid, j + ly->j_trace, &arr, 8) &&
+		      !luw_mem_read(pid, j + ly->j_sizetrace, &sz, 4) &&
 		      ((arr && sz > 0 && sz <= 65536) || (!arr && !sz)),
 		      "J->trace/sizetrace = 0x%llx/%u implausible (gg_g2j/j_trace)",
 		      (unsigned long long)arr, sz);
@@ -1439,7 +1437,7 @@ static void measure(struct luw_layout_target *t, struct luw_lj_layout *ly)
 		uint64_t st2, mx2;
 		uint32_t sz2;
 
-		if (rd(t->pid, mainl, k ? b : a, span))
+		if (luw_mem_read(t->pid, mainl, k ? b : a, span))
 			break;
 		if (!k) {
 			head_triple(ly, a, &stack, &maxstack, &stacksize);
@@ -1461,7 +1459,7 @@ static void measure(struct luw_layout_target *t, struct luw_lj_layout *ly)
 	if (ly->gg_ndisp)
 		return;
 	for (k = 0; k < 4096 / 8 - 1; k++) {
-		if (rd(t->pid, g + ly->gg_g2disp + 8ull * k, &v, 8) ||
+		if (luw_mem_read(t->pid, g + ly->gg_g2disp + 8ull * k, &v, 8) ||
 		    v < t->vm_start || v >= t->vm_end)
 			break;
 	}
@@ -1499,7 +1497,9 @@ static int anchor_gg(struct luw_layout_target *t, struct luw_lj_layout *ly,
 	const struct luw_recover_result *r = &t->rec;
 	uint64_t d, l, g = 0, back = 0;
 	int i, found = 0;
+	struct luw_obj ob;
 
+	luw_obj_init(&ob, t->pid, ly);
 	scan.gg_g2disp = 0;
 	scan.gg_ndisp = 0;
 	t->states_anchor = 0;
@@ -1509,9 +1509,9 @@ static int anchor_gg(struct luw_layout_target *t, struct luw_lj_layout *ly,
 	for (i = 0; i < t->nstates && !found; i++) {
 		d = t->states[i];
 		for (l = d - 8; l > d - 16384 && !found; l -= 8) {
-			if (rd_ref(t->pid, ly, l + (uint64_t)r->l_glref, &g) ||
+			if (luw_obj_ref(&ob, l + (uint64_t)r->l_glref, &g) ||
 			    g <= l || g >= d ||
-			    rd_ref(t->pid, ly, g + (uint64_t)r->g_mainthref, &back) ||
+			    luw_obj_ref(&ob, g + (uint64_t)r->g_mainthref, &back) ||
 			    back != l)
 				continue;
 			ly->gg_g2l = (__s32)(int64_t)(l - g);
@@ -1546,12 +1546,14 @@ static int layout_from_code(struct luw_layout_target *t, const struct luw_lj_lay
 			    char *why, size_t n)
 {
 	const struct luw_recover_result *r = &t->rec;
+	struct luw_obj ob;
 	int32_t j = 0, gmax;
 	int i;
 
 	if (t->why_rec[0])
 		return luw_fail(why, n, "machine code: %s", t->why_rec);
-	if (r->ref_size != ((fam->flags & LUW_LJ_F_GC64) ? 8 : 4) ||
+	luw_obj_init(&ob, t->pid, fam);
+	if (r->ref_size != (int)ob.ref ||
 	    r->l_glref == LUW_LJR_NONE || r->g_mainthref == LUW_LJR_NONE)
 		return luw_fail(why, n, "machine code: lua_close gave no G(L)/"
 			    "mainthread(g) of this reference size");
@@ -1711,11 +1713,11 @@ static int layout_from_code(struct luw_layout_target *t, const struct luw_lj_lay
 				uint8_t gct = 0;
 				uint32_t o = (uint32_t)tb + 3u * (uint32_t)k;
 
-				if (rd_ref(t->pid, ly, t->states_anchor + o, &l) ||
+				if (luw_obj_ref(&ob, t->states_anchor + o, &l) ||
 				    !(l & ~7ull) ||
-				    rd(t->pid, (l & ~7ull) + ly->gc_gct, &gct, 1) ||
+				    luw_mem_read(t->pid, (l & ~7ull) + ly->gc_gct, &gct, 1) ||
 				    gct != ly->gct_thread ||
-				    rd_ref(t->pid, ly, (l & ~7ull) + ly->l_glref, &gl) ||
+				    luw_obj_ref(&ob, (l & ~7ull) + ly->l_glref, &gl) ||
 				    gl != t->states_anchor)
 					continue;
 				nfit++;
@@ -1789,7 +1791,7 @@ static int layout_from_code(struct luw_layout_target *t, const struct luw_lj_lay
 			 * here, and the scan found no hit.
 			 */
 			if (ly->str_size + 1u > sizeof(b) ||
-			    rd(t->pid, g + o, b, ly->str_size + 1u) ||
+			    luw_mem_read(t->pid, g + o, b, ly->str_size + 1u) ||
 			    b[ly->gc_gct] != ly->gct_str ||
 			    (b[ly->gc_gct - 1] & ~STREMPTY_MARKS))
 				continue;

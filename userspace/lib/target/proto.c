@@ -8,14 +8,13 @@
 #include <string.h>
 
 #include "luajit/ffnames.h"
-#include "target/layout.h"
-#include "proc/mem.h"
+#include "target/obj.h"
 
 #define CACHE_BITS 12
 
 struct luw_proto_ctx {
-	pid_t pid;
 	struct luw_lj_layout ly;
+	struct luw_obj o;	/* reads through ly */
 	struct luw_ffnames ff;
 	struct luw_proto_info *slots;	/* open addressing, addr 0 = empty */
 	unsigned int used;
@@ -33,8 +32,8 @@ struct luw_proto_ctx *luw_proto_new(pid_t pid, const struct luw_lj_layout *ly,
 		free(c);
 		return NULL;
 	}
-	c->pid = pid;
 	c->ly = *ly;
+	luw_obj_init(&c->o, pid, &c->ly);
 	if (ff)
 		c->ff = *ff;
 	else
@@ -50,41 +49,20 @@ void luw_proto_free(struct luw_proto_ctx *c)
 	free(c);
 }
 
-static int rd(struct luw_proto_ctx *c, uint64_t a, void *d, uint32_t n)
-{
-	return luw_mem_read(c->pid, a, d, n);
-}
-
-static int rd_ref(struct luw_proto_ctx *c, uint64_t a, uint64_t *v)
-{
-	return luw_mem_ref(c->pid, a, c->ly.flags & LUW_LJ_F_GC64 ? 8 : 4, v);
-}
-
 static int load_proto(struct luw_proto_ctx *c, uint64_t pt, struct luw_proto_info *p)
 {
-	const struct luw_lj_layout *ly = &c->ly;
-	uint64_t name = 0;
-	uint32_t len = 0;
-	uint8_t gct = 0;
+	struct luw_obj_proto h;
+	uint32_t len;
 	char tmp[sizeof(p->chunk)];
 
 	memset(p, 0, sizeof(*p));
-	if (rd(c, pt + ly->gc_gct, &gct, 1) || gct != ly->gct_proto)
+	if (luw_obj_proto(&c->o, pt, &h) ||
+	    luw_obj_str(&c->o, h.chunkname, tmp, sizeof(tmp), &len))
 		return -1;
-	if (rd(c, pt + ly->pt_sizebc, &p->sizebc, 4) ||
-	    rd(c, pt + ly->pt_firstline, &p->firstline, 4) ||
-	    rd(c, pt + ly->pt_numline, &p->numline, 4) ||
-	    rd_ref(c, pt + ly->pt_lineinfo, &p->lineinfo) ||
-	    rd_ref(c, pt + ly->pt_chunkname, &name))
-		return -1;
-	if (!name || rd(c, name + ly->gc_gct, &gct, 1) || gct != ly->gct_str ||
-	    rd(c, name + ly->str_len, &len, 4))
-		return -1;
-	if (len >= sizeof(tmp))
-		len = sizeof(tmp) - 1;
-	if (len && rd(c, name + ly->str_size, tmp, len))
-		return -1;
-	tmp[len] = 0;
+	p->sizebc = h.sizebc;
+	p->firstline = (int32_t)h.firstline;
+	p->numline = (int32_t)h.numline;
+	p->lineinfo = h.lineinfo;
 	/* As LuaJIT's tracebacks show it: "@file" is a file, "=x" is x. */
 	if (tmp[0] == '@' || tmp[0] == '=')
 		snprintf(p->chunk, sizeof(p->chunk), "%s", tmp + 1);
@@ -158,15 +136,15 @@ int32_t luw_proto_line(struct luw_proto_ctx *c, uint64_t pt, uint64_t pc, int af
 	if (p->numline < 256) {
 		uint8_t d;
 
-		return rd(c, p->lineinfo + pos, &d, 1) ? -1 : p->firstline + d;
+		return luw_obj_read(&c->o, p->lineinfo + pos, &d, 1) ? -1 : p->firstline + d;
 	} else if (p->numline < 65536) {
 		uint16_t d;
 
-		return rd(c, p->lineinfo + 2 * pos, &d, 2) ? -1 : p->firstline + d;
+		return luw_obj_read(&c->o, p->lineinfo + 2 * pos, &d, 2) ? -1 : p->firstline + d;
 	} else {
 		uint32_t d;
 
-		return rd(c, p->lineinfo + 4 * pos, &d, 4) ? -1 :
+		return luw_obj_read(&c->o, p->lineinfo + 4 * pos, &d, 4) ? -1 :
 		       p->firstline + (int32_t)d;
 	}
 }
