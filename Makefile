@@ -23,10 +23,11 @@ KDIR      ?= $(shell scripts/kver.sh --kdir $(KVER) 2>/dev/null)
 # Kernel lanes (scripts/kver.sh names): the whole suite on KTEST_FULL, the
 # representative subset of tests/kernel/run.sh on KTEST_SUBSET, its checked
 # subset on KTEST_CHECKED; KTEST_JOBS guests at once, taking the lanes'
-# tests longest lane first (README: Kernels).  6.1 is Debian 12's kernel
-# and the debug kernel's source; the whole suite on the debug kernel takes
-# about 45 minutes of two guests (README), which `make check` cannot
-# afford on two CPUs: check-kernels runs it.
+# tests longest lane first (userspace/doc/testing.md, Kernel lanes).  6.1
+# is Debian 12's kernel and the debug kernel's source; the whole suite on
+# the debug kernel takes about 45 minutes of two guests (testing.md, How
+# long it takes), which `make check` cannot afford on two CPUs:
+# check-kernels runs it.
 KTEST_FULL    ?= 6.1
 KTEST_SUBSET  ?= 6.12 5.10 sid
 KTEST_CHECKED ?= debug
@@ -130,7 +131,8 @@ check-fuzz: deps
 # checkpatch it once, then tests/kernel/t_*.sh in QEMU guests
 # (tests/kernel/run.sh): all on KTEST_FULL, the subset on KTEST_SUBSET,
 # KTEST_JOBS guests at once.  5.10 and sid are fetched and the debug kernel
-# built on first use, cached outside the checkout (README).
+# built on first use, cached outside the checkout (userspace/doc/testing.md,
+# Where the kernels come from).
 check-kernel: deps
 	@set -e; for k in $(KTEST_FULL) $(KTEST_SUBSET) $(KTEST_CHECKED); do \
 		rel=$$(scripts/kver.sh $$k); \

@@ -74,6 +74,9 @@ done
 [ -x "$bin/luaunwind-report-luw" ] || { echo "mkdeb: $bin/luaunwind-report-luw missing (make userspace)" >&2; exit 1; }
 install -D -m 755 -s "$bin/luaunwind-report-luw" "$p/usr/libexec/luaunwind/luaunwind-report-luw"
 cp "$top/README.md" "$p/usr/share/doc/luaunwind/"
+# The pages README.md links to, at the same relative place.
+mkdir -p "$p/usr/share/doc/luaunwind/userspace/doc"
+cp "$top"/userspace/doc/*.md "$p/usr/share/doc/luaunwind/userspace/doc/"
 # The packages of the shared libraries the programs link.
 deps=$(for b in "${progs[@]/#/usr/bin/}" usr/libexec/luaunwind/luaunwind-report-luw; do ldd "$p/$b"; done |
 	awk '$2 == "=>" && $3 ~ /^\// { print $3 }' | sort -u |

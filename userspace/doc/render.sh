@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Re-make the README's flame graphs, each an SVG written by luaunwind-report
-# --svg and a PNG of it rendered by headless Chromium (the window is the
-# SVG's own size, so the picture has no margin):
+# Re-make the flame graphs of the documentation, each an SVG written by
+# luaunwind-report --svg and a PNG of it rendered by headless Chromium (the
+# window is the SVG's own size, so the picture has no margin):
 #   sysprof_callchain  from the fixture tests/fixtures/sysprof_callchain.bin
+#                      (userspace/doc/streams.md)
 #   demo_flame         from out/profile.luw, which `make demo` leaves
+#                      (README.md)
 #
 # usage: userspace/doc/render.sh [BIN_DIR]     (default: build/bin)
 set -euo pipefail
