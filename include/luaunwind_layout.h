@@ -71,95 +71,109 @@ enum luw_vmstate {
 
 #define LUW_LJ_MAX_RAW_VMST	16
 
+/*
+ * The descriptor's fields, in order, each declared once here: the struct
+ * below, the DWARF reader, the printers, the known-builds generator
+ * (scripts/ljlayout-gen.c) and the tests all expand this list.  A row is
+ * the field's type, its name, and where a LuaJIT source tree defines it:
+ *
+ *   M(type, name, ctype, member)   offsetof(ctype, member): a struct
+ *                                  member, read from DWARF by the same names
+ *   V(type, name, value)           anything else: value is its expression
+ *                                  in a LuaJIT tree (lj_obj.h, lj_frame.h,
+ *                                  lj_jit.h, lj_dispatch.h), or ours
+ *
+ * G is &GG->g; OFS(t, f) is offsetof; members of jit_State and GCtrace
+ * exist only with the JIT (LUW_LJ_NOFIELD without).  vmst_map and pad
+ * follow the list.
+ */
+#define LUW_LJ_LAYOUT_FIELDS(M, V)					\
+	V(__u32, size, sizeof(struct luw_lj_layout))			\
+	V(__u32, version, LUW_LJ_LAYOUT_VERSION)			\
+	V(__u32, flags, (LJ_GC64 ? LUW_LJ_F_GC64 : 0) |			\
+			(LJ_HASJIT ? LUW_LJ_F_JIT : 0))			\
+	/* Interpreter's fixed registers (vm_x64.dasc): BASE, PC,	\
+	 * DISPATCH (&GG->dispatch[0]), KBASE. */			\
+	V(__u8, reg_base, LUW_X86_RDX)					\
+	V(__u8, reg_pc, LUW_X86_RBX)					\
+	V(__u8, reg_dispatch, LUW_X86_R14)				\
+	V(__u8, reg_kbase, LUW_X86_R15)					\
+	/*								\
+	 * The C frame each VM entry (lj_vm_call, _pcall, _cpcall,	\
+	 * _resume, _ffi_callback) pushes; rsp points at it while	\
+	 * interpreting.  cframe_size includes the return address, so	\
+	 * the entry's caller continues at rsp + cframe_size (the CFA	\
+	 * of the VM's FDE).  cframe_size_jit (0 when unknown) with	\
+	 * tr_spadjust describes a trace's frame (CFA = rsp +		\
+	 * CFRAME_SIZE_JIT + spadjust) for a tool that unwinds trace	\
+	 * code; the module does not (it reaches the C frame under a	\
+	 * trace through L->cframe) and reads neither.			\
+	 */								\
+	V(__u16, cframe_size, CFRAME_SIZE)				\
+	V(__u16, cframe_size_jit, CFRAME_SIZE_JIT)			\
+	V(__u16, cframe_ofs_l, CFRAME_OFS_L)	/* saved lua_State * */	\
+	V(__u16, cframe_ofs_prev, CFRAME_OFS_PREV)			\
+	V(__u16, cframe_ofs_pc, CFRAME_OFS_PC)	/* saved PC */		\
+	V(__u8, cframe_l_size, LJ_GC64 ? 8 : 4)	/* bytes of saved L */	\
+	V(__u8, cframe_rbp_cfa, 16)	/* saved rbp at CFA - this */	\
+	/* GG_State, relative to G; gg_g2l is negative. */		\
+	V(__s32, gg_g2disp, OFS(GG_State, dispatch) - OFS(GG_State, g))	\
+	V(__s32, gg_g2j, OFS(GG_State, J) - OFS(GG_State, g))		\
+	V(__s32, gg_g2l, OFS(GG_State, L) - OFS(GG_State, g))		\
+	V(__u32, gg_ndisp, GG_LEN_DISP)					\
+	M(__u16, g_vmstate, global_State, vmstate)	/* int32 */	\
+	M(__u16, g_cur_l, global_State, cur_L)				\
+	M(__u16, g_jit_base, global_State, jit_base)	/* TValue * */	\
+	M(__u16, g_mainthref, global_State, mainthref)			\
+	M(__u16, g_tmpbuf_l, global_State, tmpbuf.L)	/* low 3 bits	\
+							   flags */	\
+	M(__u16, g_strempty, global_State, strempty)	/* embedded */	\
+	M(__u16, j_trace, jit_State, trace)		/* GCRef * */	\
+	M(__u16, j_sizetrace, jit_State, sizetrace)			\
+	M(__u16, l_glref, lua_State, glref)				\
+	M(__u16, l_status, lua_State, status)		/* uint8 */	\
+	M(__u16, l_base, lua_State, base)				\
+	M(__u16, l_top, lua_State, top)					\
+	M(__u16, l_maxstack, lua_State, maxstack)			\
+	M(__u16, l_stack, lua_State, stack)				\
+	M(__u16, l_cframe, lua_State, cframe)	/* low bits		\
+						   CFRAME_RESUME/UNWIND_FF */ \
+	M(__u16, l_stacksize, lua_State, stacksize)	/* slots, incl.	\
+							   stack_extra */ \
+	M(__u16, gc_gct, GCfuncC, gct)		/* uint8 ~itype */	\
+	M(__u16, fn_ffid, GCfuncC, ffid)	/* 0 Lua, 1 C, >1 fast */ \
+	M(__u16, fn_pc, GCfuncL, pc)		/* first bytecode */	\
+	M(__u16, fn_f, GCfuncC, f)		/* lua_CFunction */	\
+	V(__u16, pt_size, sizeof(GCproto))	/* bytecode follows */	\
+	M(__u16, pt_sizebc, GCproto, sizebc)				\
+	M(__u16, pt_chunkname, GCproto, chunkname)	/* GCRef GCstr */ \
+	M(__u16, pt_firstline, GCproto, firstline)			\
+	M(__u16, pt_numline, GCproto, numline)				\
+	M(__u16, pt_lineinfo, GCproto, lineinfo)	/* u8/u16/u32	\
+							   by numline */ \
+	M(__u16, str_len, GCstr, len)					\
+	V(__u16, str_size, sizeof(GCstr))	/* characters follow */	\
+	M(__u16, tr_startpt, GCtrace, startpt)		/* GCproto */	\
+	M(__u16, tr_startpc, GCtrace, startpc)		/* BCIns */	\
+	M(__u16, tr_spadjust, GCtrace, spadjust)	/* unread */	\
+	M(__u16, tr_mcode, GCtrace, mcode)				\
+	M(__u16, tr_szmcode, GCtrace, szmcode)				\
+	M(__u16, tr_traceno, GCtrace, traceno)		/* TraceNo1 */	\
+	V(__u16, stack_extra, LJ_STACK_EXTRA)		/* slots */	\
+	/* GC types as stored in gct (~LJ_T*) */			\
+	V(__u8, gct_str, ~LJ_TSTR & 0xff)				\
+	V(__u8, gct_thread, ~LJ_TTHREAD & 0xff)				\
+	V(__u8, gct_proto, ~LJ_TPROTO & 0xff)				\
+	V(__u8, gct_func, ~LJ_TFUNC & 0xff)				\
+	V(__u8, gct_trace, ~LJ_TTRACE & 0xff)				\
+	/* Raw VM states: vmst_map[~vmstate] for vmstate < 0. */	\
+	V(__u8, n_vmst, LJ_VMST__MAX)
+
+#define LUW_LJ_DECL_M(type, name, ctype, member)	type name;
+#define LUW_LJ_DECL_V(type, name, value)		type name;
+
 struct luw_lj_layout {
-	__u32 size;		/* sizeof(struct luw_lj_layout) */
-	__u32 version;		/* LUW_LJ_LAYOUT_VERSION */
-	__u32 flags;		/* LUW_LJ_F_* */
-
-	/* Interpreter's fixed registers (vm_x64.dasc / vm_x86.dasc). */
-	__u8 reg_base;		/* BASE: live Lua base while interpreting */
-	__u8 reg_pc;		/* PC: next bytecode instruction */
-	__u8 reg_dispatch;	/* DISPATCH: &GG->dispatch[0] */
-	__u8 reg_kbase;		/* KBASE: constants of the running proto */
-
-	/*
-	 * The C frame each VM entry (lj_vm_call, _pcall, _cpcall, _resume,
-	 * _ffi_callback) pushes; rsp points at it while interpreting.
-	 * cframe_size includes the return address, so the entry's caller
-	 * continues at rsp + cframe_size (that is the CFA of the VM's FDE).
-	 */
-	__u16 cframe_size;	/* CFRAME_SIZE */
-	/*
-	 * CFRAME_SIZE_JIT, 0 when unknown.  With tr_spadjust it describes a
-	 * trace's frame (CFA = rsp + CFRAME_SIZE_JIT + spadjust) for a tool
-	 * that unwinds trace code; the module does not (it reaches the C
-	 * frame under a trace through L->cframe) and reads neither.
-	 */
-	__u16 cframe_size_jit;
-	__u16 cframe_ofs_l;	/* CFRAME_OFS_L: saved lua_State * */
-	__u16 cframe_ofs_prev;	/* CFRAME_OFS_PREV: previous cframe */
-	__u16 cframe_ofs_pc;	/* CFRAME_OFS_PC: saved PC */
-	__u8 cframe_l_size;	/* bytes of the saved L: 8 (GC64) or 4 */
-	__u8 cframe_rbp_cfa;	/* saved rbp at CFA - this (FDE rule) */
-
-	/* GG_State, relative to &GG->g (G). */
-	__s32 gg_g2disp;	/* &GG->dispatch - G */
-	__s32 gg_g2j;		/* &GG->J - G, 0 without JIT */
-	__s32 gg_g2l;		/* &GG->L (main thread) - G, negative */
-	__u32 gg_ndisp;		/* entries of GG->dispatch (GG_LEN_DISP) */
-
-	/* global_State */
-	__u16 g_vmstate;	/* int32 */
-	__u16 g_cur_l;		/* GCRef cur_L */
-	__u16 g_jit_base;	/* MRef jit_base, TValue * */
-	__u16 g_mainthref;	/* GCRef mainthref */
-	__u16 g_tmpbuf_l;	/* MRef tmpbuf.L, low 3 bits are flags */
-	__u16 g_strempty;	/* GCstr strempty (embedded) */
-
-	/* jit_State, relative to J */
-	__u16 j_trace;		/* GCRef *trace */
-	__u16 j_sizetrace;	/* MSize sizetrace */
-
-	/* lua_State */
-	__u16 l_glref;
-	__u16 l_status;		/* uint8 */
-	__u16 l_base;
-	__u16 l_top;
-	__u16 l_maxstack;
-	__u16 l_stack;
-	__u16 l_cframe;		/* void *, low bits CFRAME_RESUME/UNWIND_FF */
-	__u16 l_stacksize;	/* MSize, slots incl. stack_extra */
-
-	/* GCHeader, GCfunc, GCproto, GCstr, GCtrace */
-	__u16 gc_gct;		/* uint8 ~itype */
-	__u16 fn_ffid;		/* uint8: 0 Lua, 1 C, >1 fast function */
-	__u16 fn_pc;		/* MRef: Lua function's first bytecode */
-	__u16 fn_f;		/* lua_CFunction of a C function */
-	__u16 pt_size;		/* sizeof(GCproto): bytecode follows it */
-	__u16 pt_sizebc;
-	__u16 pt_chunkname;	/* GCRef to GCstr */
-	__u16 pt_firstline;
-	__u16 pt_numline;
-	__u16 pt_lineinfo;	/* MRef: u8/u16/u32 deltas by numline */
-	__u16 str_len;		/* MSize */
-	__u16 str_size;		/* sizeof(GCstr): characters follow it */
-	__u16 tr_startpt;	/* GCRef to GCproto */
-	__u16 tr_startpc;	/* MRef to BCIns */
-	__u16 tr_spadjust;	/* uint16: stack adjustment of the trace (unread) */
-	__u16 tr_mcode;		/* MCode * */
-	__u16 tr_szmcode;	/* MSize */
-	__u16 tr_traceno;	/* TraceNo1 (uint16) */
-	__u16 stack_extra;	/* LJ_STACK_EXTRA, slots */
-
-	/* GC types as stored in gct (~LJ_T*) */
-	__u8 gct_str;
-	__u8 gct_thread;
-	__u8 gct_proto;
-	__u8 gct_func;
-	__u8 gct_trace;
-
-	/* Raw VM states: vmst_map[~vmstate] for vmstate < 0. */
-	__u8 n_vmst;
+	LUW_LJ_LAYOUT_FIELDS(LUW_LJ_DECL_M, LUW_LJ_DECL_V)
 	__u8 vmst_map[LUW_LJ_MAX_RAW_VMST];
 	__u8 pad[2];
 };

@@ -603,14 +603,31 @@ static int map_vmst(const char *name)
 	return LUW_VMST_UNKNOWN;
 }
 
-#define DWOFS(field, die, path) do {					\
-	long o_ = path_off(&w.t[die], path, NULL);			\
-	if (o_ < 0 || o_ >= 0xffff) {					\
-		luw_fail(err, n, "DWARF: no %s.%s", tnames[die], path);	\
-		goto out;						\
-	}								\
-	ly->field = (__u16)o_;						\
-} while (0)
+/*
+ * Member `path` of struct `ctype` into *dst.  A struct only the JIT has
+ * (T_OPTIONAL) gives LUW_LJ_NOFIELD when the build has none.
+ */
+static int dw_member(struct dw *w, const struct luw_lj_layout *ly,
+		     const char *ctype, const char *path, __u16 *dst,
+		     char *err, size_t n)
+{
+	long o;
+	int t;
+
+	for (t = 0; t < T__N && strcmp(tnames[t], ctype); t++)
+		;
+	if (t == T__N)
+		return luw_fail(err, n, "DWARF: %s is not read", ctype);
+	if ((T_OPTIONAL & (1u << t)) && !(ly->flags & LUW_LJ_F_JIT)) {
+		*dst = LUW_LJ_NOFIELD;
+		return 0;
+	}
+	o = path_off(&w->t[t], path, NULL);
+	if (o < 0 || o >= 0xffff)
+		return luw_fail(err, n, "DWARF: no %s.%s", ctype, path);
+	*dst = (__u16)o;
+	return 0;
+}
 
 static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 			     struct luw_lj_layout *ly, struct luw_ffnames *ff,
@@ -711,43 +728,14 @@ static int layout_from_dwarf(Elf *elf, uint32_t fde_cfa,
 		goto out;
 	}
 	ly->gg_g2l = (__s32)(x - g);
-	DWOFS(g_vmstate, T_G, "vmstate");
-	DWOFS(g_cur_l, T_G, "cur_L");
-	DWOFS(g_jit_base, T_G, "jit_base");
-	DWOFS(g_mainthref, T_G, "mainthref");
-	DWOFS(g_tmpbuf_l, T_G, "tmpbuf.L");
-	DWOFS(g_strempty, T_G, "strempty");
-	ly->j_trace = ly->j_sizetrace = LUW_LJ_NOFIELD;
-	ly->tr_startpt = ly->tr_startpc = ly->tr_spadjust = LUW_LJ_NOFIELD;
-	ly->tr_mcode = ly->tr_szmcode = ly->tr_traceno = LUW_LJ_NOFIELD;
-	if (ly->flags & LUW_LJ_F_JIT) {
-		DWOFS(j_trace, T_J, "trace");
-		DWOFS(j_sizetrace, T_J, "sizetrace");
-		DWOFS(tr_startpt, T_TR, "startpt");
-		DWOFS(tr_startpc, T_TR, "startpc");
-		DWOFS(tr_spadjust, T_TR, "spadjust");
-		DWOFS(tr_mcode, T_TR, "mcode");
-		DWOFS(tr_szmcode, T_TR, "szmcode");
-		DWOFS(tr_traceno, T_TR, "traceno");
-	}
-	DWOFS(l_glref, T_L, "glref");
-	DWOFS(l_status, T_L, "status");
-	DWOFS(l_base, T_L, "base");
-	DWOFS(l_top, T_L, "top");
-	DWOFS(l_maxstack, T_L, "maxstack");
-	DWOFS(l_stack, T_L, "stack");
-	DWOFS(l_cframe, T_L, "cframe");
-	DWOFS(l_stacksize, T_L, "stacksize");
-	DWOFS(gc_gct, T_FNC, "gct");
-	DWOFS(fn_ffid, T_FNC, "ffid");
-	DWOFS(fn_pc, T_FNL, "pc");
-	DWOFS(fn_f, T_FNC, "f");
-	DWOFS(pt_sizebc, T_PT, "sizebc");
-	DWOFS(pt_chunkname, T_PT, "chunkname");
-	DWOFS(pt_firstline, T_PT, "firstline");
-	DWOFS(pt_numline, T_PT, "numline");
-	DWOFS(pt_lineinfo, T_PT, "lineinfo");
-	DWOFS(str_len, T_STR, "len");
+	/* Every member row of the field list, by the same names. */
+#define DW_MEMBER(type, name, ctype, member)				\
+	if (dw_member(&w, ly, #ctype, #member, &ly->name, err, n))	\
+		goto out;
+#define DW_VALUE(type, name, value)
+	LUW_LJ_LAYOUT_FIELDS(DW_MEMBER, DW_VALUE)
+#undef DW_MEMBER
+#undef DW_VALUE
 	ly->pt_size = (__u16)dw_size(&w.t[T_PT]);
 	ly->str_size = (__u16)dw_size(&w.t[T_STR]);
 	/*
