@@ -46,30 +46,6 @@ int luw_ptrace_detach(pid_t tid, int sig)
 	return ptrace(PTRACE_DETACH, tid, 0, (void *)(uintptr_t)sig) ? -1 : 0;
 }
 
-int luw_ptrace_grab(pid_t tid, struct user_regs_struct *u)
-{
-	int sig;
-
-	if (luw_ptrace_seize(tid))
-		return -1;
-	sig = luw_ptrace_stop(tid);
-	if (sig < 0) {
-		int e = errno;
-
-		luw_ptrace_detach(tid, 0);
-		errno = e;
-		return -1;
-	}
-	if (luw_ptrace_getregs(tid, u)) {
-		int e = errno;
-
-		luw_ptrace_detach(tid, sig);
-		errno = e;
-		return -1;
-	}
-	return sig;
-}
-
 void luw_ptrace_release(pid_t tid)
 {
 	int st;

@@ -8,8 +8,8 @@
  * thread go, or the thread never sees it.  Also the threads of a process
  * (/proc/PID/task), the ones there are to stop.
  *
- * Every function returns 0 (or a count) on success and -1 with errno set
- * on failure; none prints anything.
+ * Unless said otherwise a function returns 0 (or a count) on success and
+ * -1 with errno set on failure; none prints anything.
  */
 #ifndef LUW_PROC_PTRACE_H
 #define LUW_PROC_PTRACE_H
@@ -38,14 +38,6 @@ int luw_ptrace_cont(pid_t tid, int sig);
 
 /* Stop tracing the stopped tid, delivering sig (0: none). */
 int luw_ptrace_detach(pid_t tid, int sig);
-
-/*
- * Seize tid, stop it and read its registers: it stays stopped.  Returns
- * the signal to hand back at luw_ptrace_detach(), or -1 (errno set by the
- * step that failed: ESRCH from the seize when the thread is gone) with
- * the thread let go.
- */
-int luw_ptrace_grab(pid_t tid, struct user_regs_struct *u);
 
 /*
  * Stop tracing the seized tid, running or not: PTRACE_DETACH takes only a
