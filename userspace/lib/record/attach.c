@@ -59,6 +59,24 @@ int luw_attach_open(pid_t pid, int want_lua, struct luw_attacher **out, char *er
 	return 0;
 }
 
+int luw_attach_mode(struct luw_attach_opts *o, const char *name)
+{
+	if (!strcmp(name, "callchain")) {
+		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
+		o->max_host_frames = 0;
+		o->max_lua_frames = 0;
+	} else if (!strcmp(name, "leaf")) {
+		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
+		o->max_host_frames = 1;
+		o->max_lua_frames = 1;
+	} else if (!strcmp(name, "default")) {
+		o->flags |= LUW_ATTACH_VMSTATE_ONLY;
+	} else {
+		return -1;
+	}
+	return 0;
+}
+
 void luw_attach_fill(const struct luw_attacher *a, struct luw_attach *req)
 {
 	req->pid = a->pid;
