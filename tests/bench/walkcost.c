@@ -5,7 +5,7 @@
  *   luw-walkcost [-u] [-v] [-n SAMPLES] [-i ITERATIONS] [-m MAX_THREADS] PID
  *   luw-walkcost --copycost
  *
- * Capture: stop a thread of PID with ptrace (PTRACE_SEIZE + INTERRUPT,
+ * Capture: stop a thread of PID with ptrace (proc/ptrace.h: SEIZE + INTERRUPT,
  * as luaunwind-ljprobe does), take its registers, and run one sample's
  * merged walk on it: the host CFA walk (luw_uw_find + luw_uw_step of
  * kmod/uwtable.c over the tables cfi.c builds from .eh_frame,
@@ -37,7 +37,6 @@
  * Output: "sample ..." lines, then "summary ..." lines (key value pairs,
  * for tests/bench/walkcost.sh).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -47,18 +46,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "unwind/cfi.h"
 #include "target/layout.h"
 #include "proc/maps.h"
+#include "proc/ptrace.h"
 #include "kmod/ljwalk.h"
 #include "luaunwind.h"
 #include "kmod/ucache.h"
@@ -643,33 +641,9 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 
 /* ---- capture ---- */
 
-static int list_threads(pid_t pid, pid_t *tids, int max)
-{
-	char path[64];
-	struct dirent *de;
-	DIR *d;
-	int n = 0;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-	d = opendir(path);
-	if (!d)
-		return 0;
-	while ((de = readdir(d)) && n < max)
-		if (de->d_name[0] != '.')
-			tids[n++] = atoi(de->d_name);
-	closedir(d);
-	return n;
-}
-
 static int stop(pid_t tid, struct user_regs_struct *u)
 {
-	int st;
-
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
-	    waitpid(tid, &st, __WALL) != tid || WIFEXITED(st) ||
-	    WIFSIGNALED(st) || ptrace(PTRACE_GETREGS, tid, 0, u))
-		return -1;
-	return 0;
+	return luw_ptrace_stop(tid) < 0 || luw_ptrace_getregs(tid, u) ? -1 : 0;
 }
 
 /* ---- copy cost ---- */
@@ -799,8 +773,8 @@ int main(int argc, char **argv)
 	v = calloc((size_t)nsamples + 1, sizeof(*v));
 	if (!p || !w || !sm || !v || proc_load(p, pid))
 		goto out;
-	ntid = list_threads(pid, tids, maxthr);
-	if (!ntid) {
+	ntid = luw_ptrace_threads(pid, tids, maxthr);
+	if (ntid <= 0) {
 		fprintf(stderr, PROG ": no threads in %d\n", (int)pid);
 		goto out;
 	}
@@ -811,7 +785,7 @@ int main(int argc, char **argv)
 		unsigned int nlua;
 
 		if (!seized[k]) {
-			if (ptrace(PTRACE_SEIZE, tids[k], 0, 0))
+			if (luw_ptrace_seize(tids[k]))
 				continue;
 			seized[k] = 1;
 		}
@@ -826,7 +800,7 @@ int main(int argc, char **argv)
 		s->reads = s->mem.reads;
 		s->bytes = s->mem.bytes;
 		s->digest = w->digest;
-		ptrace(PTRACE_CONT, tids[k], 0, 0);
+		luw_ptrace_cont(tids[k], 0);
 		s->mem.pid = 0;
 		/*
 		 * The cache must not change what a walk finds: the same
@@ -865,12 +839,8 @@ int main(int argc, char **argv)
 		usleep(300 + (unsigned int)(rand() % 3000));
 	}
 	for (i = 0; i < ntid; i++)
-		if (seized[i]) {
-			struct user_regs_struct u;
-
-			if (!stop(tids[i], &u))
-				ptrace(PTRACE_DETACH, tids[i], 0, 0);
-		}
+		if (seized[i])
+			luw_ptrace_release(tids[i]);
 	if (!got) {
 		fprintf(stderr, PROG ": no sample with Lua frames\n");
 		goto out;

@@ -47,6 +47,7 @@
 
 #include "unwind/cfi.h"
 #include "elf/symbols.h"
+#include "proc/ptrace.h"
 #include "testlib.h"
 
 #define RBP_CALLER	0x5eed0000cafe0006ULL	/* the caller's rbp */
@@ -97,7 +98,7 @@ static int step(pid_t pid, struct user_regs_struct *u)
 
 	if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) ||
 	    waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st) ||
-	    WSTOPSIG(st) != SIGTRAP || ptrace(PTRACE_GETREGS, pid, NULL, u))
+	    WSTOPSIG(st) != SIGTRAP || luw_ptrace_getregs(pid, u))
 		return -1;
 	return 0;
 }
@@ -476,7 +477,7 @@ static void check_binary(const char *path, int is_lib)
 	CHECK(c.pid > 0, "%s: cannot start a process mapping it", path);
 	if (c.pid <= 0)
 		goto out;
-	if (ptrace(PTRACE_GETREGS, c.pid, NULL, &c.base) ||
+	if (luw_ptrace_getregs(c.pid, &c.base) ||
 	    !(a = mapped_at(c.pid, real, t->vm.v[0].at[0]))) {
 		CHECK(0, "%s: not mapped executable in pid %d", path, (int)c.pid);
 		goto kill;

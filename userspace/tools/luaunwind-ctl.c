@@ -47,12 +47,10 @@
 #include <getopt.h>
 #include <limits.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "record/attach.h"
@@ -122,17 +120,7 @@ static void no_opts(int argc, char **argv)
 /* --mode NAME, sysprof's names; see the top of this file. */
 static void set_mode(struct luw_attach_opts *o, const char *m)
 {
-	if (!strcmp(m, "callchain")) {
-		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
-		o->max_host_frames = 0;
-		o->max_lua_frames = 0;
-	} else if (!strcmp(m, "leaf")) {
-		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
-		o->max_host_frames = 1;
-		o->max_lua_frames = 1;
-	} else if (!strcmp(m, "default")) {
-		o->flags |= LUW_ATTACH_VMSTATE_ONLY;
-	} else {
+	if (luw_attach_mode(o, m)) {
 		fprintf(stderr, "luaunwind-ctl: unknown mode '%s'"
 			" (default, leaf or callchain)\n", m);
 		usage();
@@ -273,15 +261,6 @@ static int cmd_attach(int argc, char **argv)
 	return 0;
 }
 
-/* The lower bound of the highest bucket with a count. */
-static unsigned long long hist_max(const __u64 *hist)
-{
-	for (unsigned int b = LUW_HIST_BUCKETS; b-- > 0;)
-		if (hist[b])
-			return luw_hist_lower(b);
-	return 0;
-}
-
 static void print_stats(const struct luw_stats *s)
 {
 	printf("samples=%llu drops=%llu faults=%llu truncated=%llu skipped=%llu"
@@ -300,7 +279,7 @@ static void print_stats(const struct luw_stats *s)
 				    s->handler_ns / s->handler_calls : 0),
 	       (unsigned long long)luw_dev_hist_quantile(s->reads_hist, 0.5),
 	       (unsigned long long)luw_dev_hist_quantile(s->reads_hist, 0.99),
-	       hist_max(s->reads_hist),
+	       (unsigned long long)luw_dev_hist_max(s->reads_hist),
 	       (unsigned long long)s->read_bytes,
 	       (unsigned long long)s->budget_cuts,
 	       (unsigned long long)s->ended,
@@ -386,12 +365,15 @@ static void print_record(const struct luw_dev_rec *r)
 	printf("\n");
 }
 
-static double now_s(void)
+/* One record of dump: its line, or with --raw its bytes. */
+static void dump_record(void *raw, const struct luw_dev_rec *r)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (*(const int *)raw)
+		fwrite(r->sample ? (const void *)r->sample :
+		       r->lost ? (const void *)r->lost : (const void *)r->end,
+		       r->size, 1, stdout);
+	else
+		print_record(r);
 }
 
 static int cmd_dump(int argc, char **argv)
@@ -404,20 +386,23 @@ static int cmd_dump(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	long long count = -1;
-	double duration = -1, deadline = 0;
-	int c, nonblock = 0, raw = 0, fd, rc = 0;
-	static uint64_t buf[(256 << 10) / 8];
+	struct luw_record_dump_opts o = {
+		.count = -1, .duration = -1, .stop = &stop_dump,
+		.record = dump_record,
+	};
+	char err[256];
+	int c, fd, rc = 0, raw = 0;
 
+	o.ctx = &raw;
 	while ((c = next_opt(argc, argv, lo, "h")) != -1) {
 		if (c == 'n')
-			nonblock = 1;
+			o.nonblock = 1;
 		else if (c == 'r')
 			raw = 1;
 		else if (c == 'c')
-			count = num(optarg, "count", LLONG_MAX);
+			o.count = num(optarg, "count", LLONG_MAX);
 		else if (c == 'd')
-			duration = (double)num(optarg, "duration", INT_MAX);
+			o.duration = (double)num(optarg, "duration", INT_MAX);
 	}
 	if (optind != argc)
 		usage();
@@ -433,63 +418,9 @@ static int cmd_dump(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (duration >= 0)
-		deadline = now_s() + duration;
-
-	while (!stop_dump && count != 0) {
-		struct luw_dev_rec r;
-		size_t off = 0;
-		ssize_t n;
-
-		if (duration >= 0 && now_s() >= deadline)
-			break;
-		n = read(fd, buf, sizeof(buf));
-		if (n < 0 && errno == EAGAIN) {
-			struct pollfd p = { .fd = fd, .events = POLLIN };
-			int ms = 200;
-
-			if (nonblock)
-				break;
-			if (duration >= 0) {
-				double left = deadline - now_s();
-
-				ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
-				ms = ms > 200 ? 200 : ms;
-			}
-			poll(&p, 1, ms);
-			continue;
-		}
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = fail("read", -errno);
-			break;
-		}
-		if (n == 0)
-			break;	/* no target left */
-		while (count != 0) {
-			int got = luw_dev_next(buf, (size_t)n, &off, &r);
-
-			if (got == 0)
-				break;
-			if (got < 0) {
-				fprintf(stderr, "luaunwind-ctl: malformed record at byte %zu of a read\n",
-					off);
-				rc = 1;
-				break;
-			}
-			if (raw)
-				fwrite(r.sample ? (const void *)r.sample :
-				       r.lost ? (const void *)r.lost :
-						(const void *)r.end,
-				       r.size, 1, stdout);
-			else
-				print_record(&r);
-			if (r.type == LUW_REC_SAMPLE && count > 0)
-				count--;
-		}
-		if (rc)
-			break;
+	if (luw_record_dump(fd, &o, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ctl: %s\n", err);
+		rc = 1;
 	}
 	fflush(stdout);
 	if (!rc) {
@@ -513,18 +444,6 @@ static void on_record_signal(int sig)
 {
 	(void)sig;
 	stop_record = 1;
-}
-
-/* Is pid a target of the session fd reads? */
-static int kept_has(int fd, pid_t pid)
-{
-	pid_t pids[LUW_MAX_TARGETS];
-	int n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
-
-	for (int i = 0; i < n && i < LUW_MAX_TARGETS; i++)
-		if (pids[i] == pid)
-			return 1;
-	return 0;
 }
 
 /*
@@ -594,7 +513,7 @@ static int cmd_record(int argc, char **argv)
 		}
 	fd = open_kept(0, 0);
 	for (unsigned int i = 0; i < npid; i++)
-		kept += kept_has(fd, pids[i]);
+		kept += luw_dev_has(fd, pids[i]);
 	/* All in the kept session (luaunwind-ctl attach): record them as
 	 * they are, and leave them attached.  Else attach every one in a
 	 * session of this file's own. */

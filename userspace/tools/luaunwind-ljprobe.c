@@ -24,9 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ptrace.h>
 #include <sys/user.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,6 +33,7 @@
 #include "target/layout.h"
 #include "target/proto.h"
 #include "proc/mem.h"
+#include "proc/ptrace.h"
 #include "kmod/ljwalk.h"
 
 #define PROG "luaunwind-ljprobe"
@@ -52,21 +51,6 @@ static const char usage[] =
 	"usage: luaunwind-ljprobe [-n SAMPLES] [-t TID] [-v] "
 	"[--want STATE] [--any] [--tries N] [--ffnames] "
 	"[--ff-from-tables] [--layout] [--recovered] PID\n";
-
-/* Is ip inside the machine code of the trace the walk reported? */
-static int ip_in_trace(pid_t pid, const struct luw_lj_layout *ly,
-		       const struct luw_lj_frame *f, uint64_t ip)
-{
-	uint64_t mcode = 0;
-	uint32_t sz = 0;
-
-	if (f->kind != LUW_LJF_TRACE || !f->func)
-		return 0;
-	if (luw_mem_read(pid, f->func + ly->tr_mcode, &mcode, 8) ||
-	    luw_mem_read(pid, f->func + ly->tr_szmcode, &sz, 4))
-		return 0;
-	return ip >= mcode && ip < mcode + sz;
-}
 
 static void print_sample(struct luw_proto_ctx *sym, int idx, uint64_t ip,
 			 const struct luw_lj_walk_out *o, int verbose,
@@ -365,7 +349,7 @@ int main(int argc, char **argv)
 	}
 	if (nsamples == 0)
 		goto out;
-	if (ptrace(PTRACE_SEIZE, tid, 0, 0)) {
+	if (luw_ptrace_seize(tid)) {
 		fprintf(stderr, "luaunwind-ljprobe: ptrace seize %d: %s\n", (int)tid,
 			strerror(errno));
 		rc = 2;
@@ -374,50 +358,32 @@ int main(int argc, char **argv)
 	srand((unsigned int)getpid());
 	for (i = 0; i < tries && got < nsamples; i++) {
 		struct user_regs_struct u;
-		struct luw_lj_walk_in in;
 		struct luw_lj_walk_out o;
-		int st, in_vm, ok;
+		int st = luw_ptrace_stop(tid);
 
-		if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) ||
-		    waitpid(tid, &st, __WALL) != tid) {
+		if (st == LUW_PTRACE_GONE) {
+			fprintf(stderr, "luaunwind-ljprobe: target exited\n");
+			rc = 2;
+			goto out;
+		}
+		if (st < 0) {
 			fprintf(stderr, "luaunwind-ljprobe: interrupt: %s\n",
 				strerror(errno));
 			rc = 2;
 			break;
 		}
-		if (WIFEXITED(st) || WIFSIGNALED(st)) {
-			fprintf(stderr, "luaunwind-ljprobe: target exited\n");
-			rc = 2;
-			goto out;
-		}
-		if (ptrace(PTRACE_GETREGS, tid, 0, &u)) {
+		if (luw_ptrace_getregs(tid, &u)) {
 			rc = 2;
 			break;
 		}
-		memset(&in, 0, sizeof(in));
-		in.ly = &t->layout;
-		in.read = luw_mem_read_cb;
-		in.ctx = &pid;
-		luw_layout_regs_from(&u, &in.regs);
-		in.vm_start = t->vm_start;
-		in.interp_end = t->interp_end;
-		in.vm_end = t->vm_end;
-		in.g_hint = g_hint;
 		memset(&o, 0, sizeof(o));
 		o.frames = frames;
 		o.max_frames = sizeof(frames) / sizeof(frames[0]);
 		o.segs = segs;
 		o.max_segs = sizeof(segs) / sizeof(segs[0]);
-		in_vm = u.rip >= t->vm_start && u.rip < t->interp_end;
-		ok = 0;
-		luw_lj_walk(&in, &o);
-		if (in_vm)
-			ok = o.vmstate != LUW_VMST_TRACE;
-		else if (o.vmstate == LUW_VMST_TRACE && o.nframes)
-			ok = ip_in_trace(pid, &t->layout, &o.frames[0], u.rip);
-		else if (any)
-			ok = o.status == LUW_LJW_OK && o.nframes > 0;
-		if (ok && want_state(want, o.vmstate)) {
+		luw_layout_walk(t, &t->layout, &u, g_hint, &o);
+		if (luw_layout_caught(t, u.rip, &o, any) &&
+		    want_state(want, o.vmstate)) {
 			print_sample(sym, got, u.rip, &o, verbose, pid,
 				     &t->layout);
 			got++;
@@ -426,19 +392,13 @@ int main(int argc, char **argv)
 		 * Let it run between samples; a random pause avoids locking
 		 * onto the program's period.
 		 */
-		if (ptrace(PTRACE_CONT, tid, 0, 0)) {
+		if (luw_ptrace_cont(tid, 0)) {
 			rc = 2;
 			break;
 		}
 		usleep(200 + (unsigned int)(rand() % 1800));
 	}
-	/* PTRACE_DETACH needs a stopped tracee. */
-	if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) == 0) {
-		int st;
-
-		waitpid(tid, &st, __WALL);
-	}
-	ptrace(PTRACE_DETACH, tid, 0, 0);
+	luw_ptrace_release(tid);
 	printf("samples: %d of %d wanted, %d stops\n", got, nsamples, i);
 	if (got < nsamples && !rc)
 		rc = 3;

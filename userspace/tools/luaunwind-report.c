@@ -10,7 +10,8 @@
  * small memprof stream.  A .luw record or a raw capture (--pid) is handed,
  * with the same arguments, to luaunwind-report-luw: this same source built
  * whole, installed in libexec/luaunwind/ (or next to the report in a build
- * tree).  Input already read from a pipe reaches it through a memfd.
+ * tree).  Input already read from a pipe reaches it through a memfd
+ * (util/handoff.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,10 +20,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "util/cli.h"
+#include "util/handoff.h"
 #include "output/flamegraph.h"
 #include "streams/memprof_report.h"
 #include "output/pprof.h"
@@ -239,75 +240,6 @@ static int report_memprof(const char *file, struct luw_reader *r,
 
 #ifdef LUW_REPORT_LEAN
 /*
- * Where the whole program is: libexec/luaunwind/ beside this program's
- * bin/ when installed, else this program's own directory (a build tree).
- */
-static int full_path(char *path, size_t size)
-{
-	static const char *const rel[] = { "/../libexec/luaunwind/", "/" };
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	char *slash;
-	size_t i;
-
-	if (n <= 0)
-		return -1;
-	self[n] = 0;
-	slash = strrchr(self, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	for (i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
-		size_t a = strlen(self), b = strlen(rel[i]);
-
-		if (a + b + sizeof(FULL_NAME) > size)
-			break;
-		memcpy(path, self, a);
-		memcpy(path + a, rel[i], b);
-		memcpy(path + a + b, FULL_NAME, sizeof(FULL_NAME));
-		if (!access(path, X_OK))
-			return 0;
-	}
-	/* Name the installed place in the message. */
-	if (strlen(self) + sizeof("/../libexec/luaunwind/" FULL_NAME) <= size) {
-		memcpy(path, self, strlen(self));
-		memcpy(path + strlen(self), "/../libexec/luaunwind/" FULL_NAME,
-		       sizeof("/../libexec/luaunwind/" FULL_NAME));
-	} else {
-		snprintf(path, size, "%s", FULL_NAME);
-	}
-	errno = ENOENT;
-	return -1;
-}
-
-/* The n bytes at head and the rest of fd, in a memfd at offset 0. */
-static int to_memfd(int fd, const void *head, size_t n)
-{
-	int m = memfd_create("luaunwind-report-input", 0);
-	char buf[1 << 16];
-	ssize_t got;
-
-	if (m < 0)
-		return -1;
-	if (n && write(m, head, n) != (ssize_t)n)
-		goto fail;
-	while ((got = read(fd, buf, sizeof(buf))) != 0) {
-		if (got < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		if (write(m, buf, (size_t)got) != got)
-			goto fail;
-	}
-	if (lseek(m, 0, SEEK_SET) == 0)
-		return m;
-fail:
-	close(m);
-	return -1;
-}
-
-/*
  * Run the whole program on the same arguments (a .luw record, a raw
  * capture): fd >= 0 is the input, n bytes of it already read into head.
  * Returns only on failure, with the exit status.
@@ -315,25 +247,16 @@ fail:
 static int run_full(char **argv, const char *file, int fd, const void *head,
 		    size_t n)
 {
-	char path[PATH_MAX], num[16];
+	char path[PATH_MAX];
 
-	if (full_path(path, sizeof(path))) {
+	if (luw_handoff_path(FULL_NAME, path, sizeof(path))) {
 		fprintf(stderr, PROG ": %s: record files are read by %s: %s\n",
 			file, path, strerror(errno));
 		return 1;
 	}
-	if (fd >= 0) {
-		/* A file is read again from its start; a pipe cannot be. */
-		if (lseek(fd, 0, SEEK_SET) != 0 &&
-		    (fd = to_memfd(fd, head, n)) < 0) {
-			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
-			return 1;
-		}
-		snprintf(num, sizeof(num), "%d", fd);
-		if (setenv(FD_ENV, num, 1)) {
-			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
-			return 1;
-		}
+	if (fd >= 0 && luw_handoff_pass(FD_ENV, fd, head, n)) {
+		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+		return 1;
 	}
 	execv(path, argv);
 	fprintf(stderr, PROG ": %s: record files are read by %s: %s\n", file,
@@ -383,28 +306,6 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 	}
 	luw_stacks_free(stacks);
 	return status;
-}
-
-/* Everything left on fd after the head bytes already read. */
-static int slurp(int fd, const void *head, size_t n, struct luw_file *f)
-{
-	struct luw_file rest;
-	uint8_t *p;
-
-	if (luw_file_read_fd(fd, &rest))
-		return -1;
-	p = malloc(n + rest.size + 1);
-	if (!p) {
-		luw_file_close(&rest);
-		errno = ENOMEM;
-		return -1;
-	}
-	memcpy(p, head, n);
-	if (rest.size)
-		memcpy(p + n, rest.data, rest.size);
-	luw_file_from_mem(f, p, n + rest.size);
-	luw_file_close(&rest);
-	return 0;
 }
 
 static int report_raw(const char *file, int fd, enum mode mode)
@@ -521,22 +422,18 @@ int main(int argc, char **argv)
 		return run_full(argv, file, -1, NULL, 0);
 #else
 	/* Input the lean program handed over (its descriptor, at 0). */
-	const char *e = getenv(FD_ENV);
-	long long efd = -1;
+	int efd;
 
-	if (e) {
-		if (luw_cli_int(e, 0, INT_MAX, &efd)) {
-			fprintf(stderr, PROG ": bad %s '%s'\n", FD_ENV, e);
-			return 1;
-		}
-		unsetenv(FD_ENV);
+	if (luw_handoff_take(FD_ENV, &efd)) {
+		fprintf(stderr, PROG ": bad %s '%s'\n", FD_ENV, getenv(FD_ENV));
+		return 1;
 	}
 #endif
 	if (!strcmp(file, "-")) {
 		fd = STDIN_FILENO;
 #ifndef LUW_REPORT_LEAN
 	} else if (efd >= 0) {
-		fd = (int)efd;
+		fd = efd;
 #endif
 	} else {
 		fd = open(file, O_RDONLY);
@@ -547,7 +444,7 @@ int main(int argc, char **argv)
 		}
 	}
 #ifndef LUW_REPORT_LEAN
-	if (efd >= 0 && fd == STDIN_FILENO && dup2((int)efd, fd) < 0) {
+	if (efd >= 0 && fd == STDIN_FILENO && dup2(efd, fd) < 0) {
 		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
 		return 1;
 	}
@@ -573,7 +470,7 @@ int main(int argc, char **argv)
 #else
 		struct luw_file f;
 
-		if (slurp(fd, r.p, (size_t)(r.end - r.p), &f)) {
+		if (luw_file_read_rest(fd, r.p, (size_t)(r.end - r.p), &f)) {
 			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
 			status = 1;
 		} else {

@@ -2,7 +2,7 @@
  * mem: reading another process's memory (process_vm_readv), the one
  * way every module here reads a live target: LuaJIT objects (target/layout,
  * proto, funcname, global, ffscan, symbolize), the [vdso] image
- * (attach), the probes' stack pages.  A read is whole or it fails: a
+ * (vdso), the probes' stack pages.  A read is whole or it fails: a
  * short read (an unmapped page inside the range) is a failure, never
  * part of an object.
  */

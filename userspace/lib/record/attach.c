@@ -4,9 +4,7 @@
 #include "record/attach.h"
 
 #include <errno.h>
-#include <gelf.h>
 #include <inttypes.h>
-#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +15,7 @@
 #include "target/layout.h"
 #include "record/dev.h"
 #include "proc/maps.h"
-#include "proc/mem.h"
+#include "proc/vdso.h"
 
 /* A mapping handled by luw_attach_upload (uploaded, or not uploadable). */
 struct att_seen {
@@ -58,6 +56,24 @@ int luw_attach_open(pid_t pid, int want_lua, struct luw_attacher **out, char *er
 		}
 	}
 	*out = a;
+	return 0;
+}
+
+int luw_attach_mode(struct luw_attach_opts *o, const char *name)
+{
+	if (!strcmp(name, "callchain")) {
+		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
+		o->max_host_frames = 0;
+		o->max_lua_frames = 0;
+	} else if (!strcmp(name, "leaf")) {
+		o->flags &= ~LUW_ATTACH_VMSTATE_ONLY;
+		o->max_host_frames = 1;
+		o->max_lua_frames = 1;
+	} else if (!strcmp(name, "default")) {
+		o->flags |= LUW_ATTACH_VMSTATE_ONLY;
+	} else {
+		return -1;
+	}
 	return 0;
 }
 
@@ -124,26 +140,16 @@ static int seen_add(struct luw_attacher *a, const struct luw_map *mp)
 	return 0;
 }
 
-/* The [vdso] is an ELF image in memory only. */
+/* The [vdso]'s table, built once from its image. */
 static struct luw_cfi *vdso_table(struct luw_attacher *a, const struct luw_map *mp)
 {
-	size_t len = mp->end - mp->start;
+	struct luw_vdso v;
 	char err[256];
-	void *img;
-	Elf *elf;
 
-	if (a->vdso || len > (16u << 20))
+	if (a->vdso || luw_vdso_open(a->pid, mp, &v))
 		return a->vdso;
-	img = luw_mem_dup(a->pid, mp->start, len);
-	if (!img)
-		return NULL;
-	elf_version(EV_CURRENT);
-	elf = elf_memory(img, len);
-	if (elf) {
-		a->vdso = luw_cfi_build_elf(elf, "[vdso]", err, sizeof(err));
-		elf_end(elf);
-	}
-	free(img);
+	a->vdso = luw_cfi_build_elf(v.elf, "[vdso]", err, sizeof(err));
+	luw_vdso_close(&v);
 	return a->vdso;
 }
 
@@ -169,7 +175,7 @@ int luw_attach_upload(struct luw_attacher *a, int fd, unsigned int *skipped, cha
 
 		if (!(mp->prot & LUW_MAP_X) || seen_has(a, mp))
 			continue;
-		if (!strcmp(mp->path, "[vdso]")) {
+		if (luw_vdso_is(mp)) {
 			tab = vdso_table(a, mp);
 		} else if (luw_maps_is_file(mp)) {
 			if (!luw_maps_file(a->pid, mp, pbuf, sizeof(pbuf)))

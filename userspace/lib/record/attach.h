@@ -37,6 +37,13 @@ struct luw_attach_opts {
 	int no_tables;		/* frame pointers only */
 };
 
+/*
+ * What sysprof's mode NAME asks of the module, set in *o: "callchain"
+ * full stacks, "leaf" the innermost host and Lua frame only, "default" no
+ * stacks, the VM state of each sample only.  0, or -1 for another name.
+ */
+int luw_attach_mode(struct luw_attach_opts *o, const char *name);
+
 /* Step 1.  0, or -1 with a message in err. */
 int luw_attach_open(pid_t pid, int want_lua, struct luw_attacher **out, char *err,
 		 size_t errlen);

@@ -85,6 +85,17 @@ int luw_dev_list(int fd, pid_t *pids, unsigned int max)
 	return (int)l.count;
 }
 
+int luw_dev_has(int fd, pid_t pid)
+{
+	pid_t pids[LUW_MAX_TARGETS];
+	int n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
+
+	for (int i = 0; i < n && i < LUW_MAX_TARGETS; i++)
+		if (pids[i] == pid)
+			return 1;
+	return 0;
+}
+
 int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 			uint64_t file_offset, const void *table, size_t len)
 {
@@ -194,6 +205,14 @@ uint64_t luw_dev_hist_quantile(const __u64 *hist, double q)
 			return luw_hist_lower(b);
 	}
 	return luw_hist_lower(LUW_HIST_BUCKETS - 1);
+}
+
+uint64_t luw_dev_hist_max(const __u64 *hist)
+{
+	for (unsigned int b = LUW_HIST_BUCKETS; b-- > 0;)
+		if (hist[b])
+			return luw_hist_lower(b);
+	return 0;
 }
 
 const char *luw_dev_vmstate_name(unsigned int vmstate)

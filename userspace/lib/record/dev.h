@@ -36,6 +36,8 @@ int luw_dev_stats(int fd, pid_t pid, struct luw_stats *s);
 int luw_dev_join(int fd, int other_fd, unsigned int flags);
 /* Up to max pids into pids; returns how many targets are attached. */
 int luw_dev_list(int fd, pid_t *pids, unsigned int max);
+/* Whether pid is a target of fd's session (1, else 0). */
+int luw_dev_has(int fd, pid_t pid);
 /* Hand over the unwind table (luaunwind_unwind.h) of one mapping. */
 int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 			uint64_t file_offset, const void *table, size_t len);
@@ -64,6 +66,8 @@ int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r
  * reads_hist: user reads per sample): the lower bound of the bucket
  * holding it; 0 with no samples. */
 uint64_t luw_dev_hist_quantile(const __u64 *hist, double q);
+/* The lower bound of the highest bucket with a count; 0 with none. */
+uint64_t luw_dev_hist_max(const __u64 *hist);
 
 /* "INTERP", "LFUNC", ..., "TRACE", "UNKNOWN"; "?" out of range. */
 const char *luw_dev_vmstate_name(unsigned int vmstate);

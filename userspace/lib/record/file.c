@@ -123,12 +123,19 @@ int luw_file_write_end(struct luw_file_writer *w)
 
 int luw_file_read_fd(int fd, struct luw_file *f)
 {
-	size_t cap = 1 << 16, n = 0;
+	return luw_file_read_rest(fd, NULL, 0, f);
+}
+
+int luw_file_read_rest(int fd, const void *head, size_t n, struct luw_file *f)
+{
+	size_t cap = n + (1 << 16);
 	uint8_t *p = malloc(cap);
 
 	memset(f, 0, sizeof(*f));
 	if (!p)
 		return -1;
+	if (n)
+		memcpy(p, head, n);
 	for (;;) {
 		ssize_t got;
 

@@ -73,6 +73,8 @@ struct luw_file_sec {
  * not checked here: luw_file_check_header() does that.
  */
 int luw_file_read_fd(int fd, struct luw_file *f);
+/* The same after the n bytes at head, read from fd already. */
+int luw_file_read_rest(int fd, const void *head, size_t n, struct luw_file *f);
 /* Takes over a malloc'd buffer. */
 void luw_file_from_mem(struct luw_file *f, uint8_t *data, size_t size);
 void luw_file_close(struct luw_file *f);

@@ -250,3 +250,72 @@ out:
 	}
 	return rc;
 }
+
+/* As large as a read of the dump ever needs: the rings give what fits. */
+#define DUMP_BYTES (256U << 10)
+
+int luw_record_dump(int fd, const struct luw_record_dump_opts *o, char *err,
+		    size_t errlen)
+{
+	long long count = o->count;
+	double deadline = o->duration >= 0 ? now_s() + o->duration : 0;
+	uint64_t *buf = malloc(DUMP_BYTES);
+	int rc = 0;
+
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	while (!(o->stop && *o->stop) && count != 0) {
+		struct luw_dev_rec r;
+		size_t off = 0;
+		ssize_t n;
+
+		if (o->duration >= 0 && now_s() >= deadline)
+			break;
+		n = read(fd, buf, DUMP_BYTES);
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd p = { .fd = fd, .events = POLLIN };
+			int ms = 200;
+
+			if (o->nonblock)
+				break;
+			if (o->duration >= 0) {
+				double left = deadline - now_s();
+
+				ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+				ms = ms > 200 ? 200 : ms;
+			}
+			poll(&p, 1, ms);
+			continue;
+		}
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "read: %s", strerror(errno));
+			rc = -1;
+			break;
+		}
+		if (n == 0)
+			break;	/* no target left */
+		while (count != 0) {
+			int got = luw_dev_next(buf, (size_t)n, &off, &r);
+
+			if (got == 0)
+				break;
+			if (got < 0) {
+				snprintf(err, errlen, "malformed record at byte "
+					 "%zu of a read", off);
+				rc = -1;
+				break;
+			}
+			o->record(o->ctx, &r);
+			if (r.type == LUW_REC_SAMPLE && count > 0)
+				count--;
+		}
+		if (rc)
+			break;
+	}
+	free(buf);
+	return rc;
+}

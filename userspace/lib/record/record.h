@@ -8,6 +8,9 @@
  *
  * Every second it uploads unwind tables for mappings that appeared since
  * (attach.h: dlopen, ffi.load) and notes processes that exited.
+ *
+ * Also the loop of `luaunwind-ctl dump` (luw_record_dump): the same
+ * device read, each record handed to the caller instead of a file.
  */
 #ifndef LUW_RECORD_RECORD_H
 #define LUW_RECORD_RECORD_H
@@ -45,5 +48,27 @@ struct luw_rec_result {
  */
 int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 	       char *err, size_t errlen);
+
+/*
+ * The dump of `luaunwind-ctl dump`: the records of the session fd reads
+ * (opened O_NONBLOCK), handed one by one to o->record as they come, until
+ * the session has no target left, o->count samples, o->duration seconds,
+ * *o->stop, or with o->nonblock nothing waiting.  0; -1 with a message in
+ * err (the read failed, or returned a malformed record: those before it
+ * were handed over).
+ */
+struct luw_dev_rec;
+
+struct luw_record_dump_opts {
+	long long count;		/* samples; < 0: no bound */
+	double duration;		/* seconds; < 0: no bound */
+	int nonblock;			/* end when nothing is waiting */
+	volatile sig_atomic_t *stop;	/* set by the caller's signal handler */
+	void (*record)(void *ctx, const struct luw_dev_rec *r);
+	void *ctx;
+};
+
+int luw_record_dump(int fd, const struct luw_record_dump_opts *o, char *err,
+		    size_t errlen);
 
 #endif

@@ -174,6 +174,52 @@ void luw_layout_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *
 	r->r[LUW_X86_R15] = u->r15;
 }
 
+void luw_layout_walk(const struct luw_layout_target *t, const struct luw_lj_layout *ly,
+		     const struct user_regs_struct *u, uint64_t g_hint,
+		     struct luw_lj_walk_out *o)
+{
+	struct luw_lj_walk_in in;
+	pid_t pid = t->pid;
+
+	memset(&in, 0, sizeof(in));
+	in.ly = ly;
+	in.read = luw_mem_read_cb;
+	in.ctx = &pid;
+	if (u)
+		luw_layout_regs_from(u, &in.regs);
+	in.vm_start = t->vm_start;
+	in.interp_end = t->interp_end;
+	in.vm_end = t->vm_end;
+	in.g_hint = g_hint;
+	luw_lj_walk(&in, o);
+}
+
+/* Is ip inside the machine code of the trace the walk reported? */
+static int ip_in_trace(const struct luw_layout_target *t,
+		       const struct luw_lj_frame *f, uint64_t ip)
+{
+	const struct luw_lj_layout *ly = &t->layout;
+	uint64_t mcode = 0;
+	uint32_t sz = 0;
+
+	if (f->kind != LUW_LJF_TRACE || !f->func)
+		return 0;
+	if (luw_mem_read(t->pid, f->func + ly->tr_mcode, &mcode, 8) ||
+	    luw_mem_read(t->pid, f->func + ly->tr_szmcode, &sz, 4))
+		return 0;
+	return ip >= mcode && ip < mcode + sz;
+}
+
+int luw_layout_caught(const struct luw_layout_target *t, uint64_t ip,
+		      const struct luw_lj_walk_out *o, int any)
+{
+	if (ip >= t->vm_start && ip < t->interp_end)
+		return o->vmstate != LUW_VMST_TRACE;
+	if (o->vmstate == LUW_VMST_TRACE && o->nframes)
+		return ip_in_trace(t, &o->frames[0], ip);
+	return any && o->status == LUW_LJW_OK && o->nframes > 0;
+}
+
 /* ---- which objects may hold the VM ----------------------------------- */
 
 static const char *classify(const char *path)
@@ -1119,7 +1165,6 @@ static int check_protos(const struct luw_layout_target *t,
 			const struct luw_lj_layout *ly, uint64_t g, char *why,
 			size_t whylen)
 {
-	struct luw_lj_walk_in in;
 	struct luw_lj_walk_out o;
 	struct luw_lj_frame fr[64];
 	struct luw_lj_seg sg[8];
@@ -1128,20 +1173,12 @@ static int check_protos(const struct luw_layout_target *t,
 	uint32_t i, checked = 0;
 
 	luw_obj_init(&ob, pid, ly);
-	memset(&in, 0, sizeof(in));
 	memset(&o, 0, sizeof(o));
-	in.ly = ly;
-	in.read = luw_mem_read_cb;
-	in.ctx = &pid;
-	in.vm_start = t->vm_start;
-	in.interp_end = t->interp_end;
-	in.vm_end = t->vm_end;
-	in.g_hint = g;
 	o.frames = fr;
 	o.max_frames = 64;
 	o.segs = sg;
 	o.max_segs = 8;
-	luw_lj_walk(&in, &o);
+	luw_layout_walk(t, ly, NULL, g, &o);
 	for (i = 0; i < o.nframes && checked < 4; i++) {
 		uint64_t pt = fr[i].proto, name = 0;
 		uint32_t len = 0, sizebc = 0;

@@ -103,6 +103,26 @@ struct luw_lj_regs;
 void luw_layout_regs_from(const struct user_regs_struct *u, struct luw_lj_regs *r);
 
 /*
+ * The Lua stack of t's process as kmod/ljwalk.c finds it with layout ly:
+ * from a stopped thread's registers u, or with u NULL from G->cur_L and
+ * L->base; g_hint the global_State when known, else 0.  o's frame and
+ * segment arrays are the caller's.
+ */
+struct luw_lj_walk_out;
+void luw_layout_walk(const struct luw_layout_target *t, const struct luw_lj_layout *ly,
+		     const struct user_regs_struct *u, uint64_t g_hint,
+		     struct luw_lj_walk_out *o);
+
+/*
+ * Whether a stop at ip, walked into o with t's layout, caught Lua code
+ * running: ip in the interpreter (its state no trace's) or in the machine
+ * code of the trace o reports; with any, also a whole Lua stack found from
+ * C code the VM called.  Elsewhere the walk only guesses (cur_L, L->base).
+ */
+int luw_layout_caught(const struct luw_layout_target *t, uint64_t ip,
+		      const struct luw_lj_walk_out *o, int any);
+
+/*
  * The interpreter's FDE in elf (link-time addresses): the largest whose
  * first row puts the CFA at rsp + a frame.  start/iend: its range, end:
  * with lj_vm_ffi_call's FDE when adjacent, cfa: CFRAME_SIZE.  0, or -1
