@@ -83,90 +83,102 @@ enum luw_vmstate {
  *                                  in a LuaJIT tree (lj_obj.h, lj_frame.h,
  *                                  lj_jit.h, lj_dispatch.h), or ours
  *
- * G is &GG->g; OFS(t, f) is offsetof; members of jit_State and GCtrace
- * exist only with the JIT (LUW_LJ_NOFIELD without).  vmst_map and pad
- * follow the list.
+ * OFS(t, f) is offsetof; G is &GG->g, the anchor of the gg_* fields
+ * (gg_g2l is negative).  Members of jit_State and GCtrace exist only with
+ * the JIT (LUW_LJ_NOFIELD without).  vmst_map and pad follow the list.
+ *
+ *   reg_*          the interpreter's fixed registers (vm_x64.dasc): BASE
+ *                  (the live Lua base), PC (next instruction), DISPATCH
+ *                  (&GG->dispatch[0]), KBASE (constants of the proto)
+ *   cframe_*       the C frame each VM entry (lj_vm_call, _pcall,
+ *                  _cpcall, _resume, _ffi_callback) pushes; rsp points at
+ *                  it while interpreting.  cframe_size includes the return
+ *                  address, so the entry's caller continues at rsp +
+ *                  cframe_size (the CFA of the VM's FDE).  cframe_size_jit
+ *                  (0 when unknown) with tr_spadjust describes a trace's
+ *                  frame (CFA = rsp + CFRAME_SIZE_JIT + spadjust) for a
+ *                  tool that unwinds trace code; the module does not (it
+ *                  reaches the C frame under a trace through L->cframe)
+ *                  and reads neither.  cframe_ofs_l: the saved lua_State *
+ *                  (cframe_l_size bytes), _pc the saved PC, _prev the
+ *                  previous cframe; the saved rbp is at CFA - cframe_rbp_cfa
+ *   g_vmstate      int32; g_jit_base: TValue *; g_tmpbuf_l: low 3 bits are
+ *                  flags; g_strempty: the GCstr itself, embedded in G
+ *   j_trace        GCRef *: jit_State's array of traces
+ *   l_status       uint8; l_cframe: low bits CFRAME_RESUME/UNWIND_FF;
+ *                  l_stacksize: slots, stack_extra included
+ *   gc_gct         uint8 ~itype, at the same offset in every GC object
+ *   fn_ffid        0 Lua, 1 C, >1 fast function; fn_pc: a Lua function's
+ *                  first instruction; fn_f: a C function's lua_CFunction
+ *   pt_size        sizeof(GCproto): the bytecode follows it; pt_lineinfo:
+ *                  u8/u16/u32 line deltas as numline needs
+ *   str_size       sizeof(GCstr): the characters follow it
+ *   tr_startpt     the GCproto a trace starts in; tr_startpc its BCIns;
+ *                  tr_traceno TraceNo1; tr_spadjust is never read
+ *   stack_extra    LJ_STACK_EXTRA, slots
+ *   gct_*          GC types as stored in gct (~LJ_T*)
+ *   n_vmst         raw VM states: vmst_map[~vmstate] for vmstate < 0
  */
 #define LUW_LJ_LAYOUT_FIELDS(M, V)					\
 	V(__u32, size, sizeof(struct luw_lj_layout))			\
 	V(__u32, version, LUW_LJ_LAYOUT_VERSION)			\
 	V(__u32, flags, (LJ_GC64 ? LUW_LJ_F_GC64 : 0) |			\
 			(LJ_HASJIT ? LUW_LJ_F_JIT : 0))			\
-	/* Interpreter's fixed registers (vm_x64.dasc): BASE, PC,	\
-	 * DISPATCH (&GG->dispatch[0]), KBASE. */			\
 	V(__u8, reg_base, LUW_X86_RDX)					\
 	V(__u8, reg_pc, LUW_X86_RBX)					\
 	V(__u8, reg_dispatch, LUW_X86_R14)				\
 	V(__u8, reg_kbase, LUW_X86_R15)					\
-	/*								\
-	 * The C frame each VM entry (lj_vm_call, _pcall, _cpcall,	\
-	 * _resume, _ffi_callback) pushes; rsp points at it while	\
-	 * interpreting.  cframe_size includes the return address, so	\
-	 * the entry's caller continues at rsp + cframe_size (the CFA	\
-	 * of the VM's FDE).  cframe_size_jit (0 when unknown) with	\
-	 * tr_spadjust describes a trace's frame (CFA = rsp +		\
-	 * CFRAME_SIZE_JIT + spadjust) for a tool that unwinds trace	\
-	 * code; the module does not (it reaches the C frame under a	\
-	 * trace through L->cframe) and reads neither.			\
-	 */								\
 	V(__u16, cframe_size, CFRAME_SIZE)				\
 	V(__u16, cframe_size_jit, CFRAME_SIZE_JIT)			\
-	V(__u16, cframe_ofs_l, CFRAME_OFS_L)	/* saved lua_State * */	\
+	V(__u16, cframe_ofs_l, CFRAME_OFS_L)				\
 	V(__u16, cframe_ofs_prev, CFRAME_OFS_PREV)			\
-	V(__u16, cframe_ofs_pc, CFRAME_OFS_PC)	/* saved PC */		\
-	V(__u8, cframe_l_size, LJ_GC64 ? 8 : 4)	/* bytes of saved L */	\
-	V(__u8, cframe_rbp_cfa, 16)	/* saved rbp at CFA - this */	\
-	/* GG_State, relative to G; gg_g2l is negative. */		\
+	V(__u16, cframe_ofs_pc, CFRAME_OFS_PC)				\
+	V(__u8, cframe_l_size, LJ_GC64 ? 8 : 4)				\
+	V(__u8, cframe_rbp_cfa, 16)					\
 	V(__s32, gg_g2disp, OFS(GG_State, dispatch) - OFS(GG_State, g))	\
 	V(__s32, gg_g2j, OFS(GG_State, J) - OFS(GG_State, g))		\
 	V(__s32, gg_g2l, OFS(GG_State, L) - OFS(GG_State, g))		\
 	V(__u32, gg_ndisp, GG_LEN_DISP)					\
-	M(__u16, g_vmstate, global_State, vmstate)	/* int32 */	\
+	M(__u16, g_vmstate, global_State, vmstate)			\
 	M(__u16, g_cur_l, global_State, cur_L)				\
-	M(__u16, g_jit_base, global_State, jit_base)	/* TValue * */	\
+	M(__u16, g_jit_base, global_State, jit_base)			\
 	M(__u16, g_mainthref, global_State, mainthref)			\
-	M(__u16, g_tmpbuf_l, global_State, tmpbuf.L)	/* low 3 bits	\
-							   flags */	\
-	M(__u16, g_strempty, global_State, strempty)	/* embedded */	\
-	M(__u16, j_trace, jit_State, trace)		/* GCRef * */	\
+	M(__u16, g_tmpbuf_l, global_State, tmpbuf.L)			\
+	M(__u16, g_strempty, global_State, strempty)			\
+	M(__u16, j_trace, jit_State, trace)				\
 	M(__u16, j_sizetrace, jit_State, sizetrace)			\
 	M(__u16, l_glref, lua_State, glref)				\
-	M(__u16, l_status, lua_State, status)		/* uint8 */	\
+	M(__u16, l_status, lua_State, status)				\
 	M(__u16, l_base, lua_State, base)				\
 	M(__u16, l_top, lua_State, top)					\
 	M(__u16, l_maxstack, lua_State, maxstack)			\
 	M(__u16, l_stack, lua_State, stack)				\
-	M(__u16, l_cframe, lua_State, cframe)	/* low bits		\
-						   CFRAME_RESUME/UNWIND_FF */ \
-	M(__u16, l_stacksize, lua_State, stacksize)	/* slots, incl.	\
-							   stack_extra */ \
-	M(__u16, gc_gct, GCfuncC, gct)		/* uint8 ~itype */	\
-	M(__u16, fn_ffid, GCfuncC, ffid)	/* 0 Lua, 1 C, >1 fast */ \
-	M(__u16, fn_pc, GCfuncL, pc)		/* first bytecode */	\
-	M(__u16, fn_f, GCfuncC, f)		/* lua_CFunction */	\
-	V(__u16, pt_size, sizeof(GCproto))	/* bytecode follows */	\
+	M(__u16, l_cframe, lua_State, cframe)				\
+	M(__u16, l_stacksize, lua_State, stacksize)			\
+	M(__u16, gc_gct, GCfuncC, gct)					\
+	M(__u16, fn_ffid, GCfuncC, ffid)				\
+	M(__u16, fn_pc, GCfuncL, pc)					\
+	M(__u16, fn_f, GCfuncC, f)					\
+	V(__u16, pt_size, sizeof(GCproto))				\
 	M(__u16, pt_sizebc, GCproto, sizebc)				\
-	M(__u16, pt_chunkname, GCproto, chunkname)	/* GCRef GCstr */ \
+	M(__u16, pt_chunkname, GCproto, chunkname)			\
 	M(__u16, pt_firstline, GCproto, firstline)			\
 	M(__u16, pt_numline, GCproto, numline)				\
-	M(__u16, pt_lineinfo, GCproto, lineinfo)	/* u8/u16/u32	\
-							   by numline */ \
+	M(__u16, pt_lineinfo, GCproto, lineinfo)			\
 	M(__u16, str_len, GCstr, len)					\
-	V(__u16, str_size, sizeof(GCstr))	/* characters follow */	\
-	M(__u16, tr_startpt, GCtrace, startpt)		/* GCproto */	\
-	M(__u16, tr_startpc, GCtrace, startpc)		/* BCIns */	\
-	M(__u16, tr_spadjust, GCtrace, spadjust)	/* unread */	\
+	V(__u16, str_size, sizeof(GCstr))				\
+	M(__u16, tr_startpt, GCtrace, startpt)				\
+	M(__u16, tr_startpc, GCtrace, startpc)				\
+	M(__u16, tr_spadjust, GCtrace, spadjust)			\
 	M(__u16, tr_mcode, GCtrace, mcode)				\
 	M(__u16, tr_szmcode, GCtrace, szmcode)				\
-	M(__u16, tr_traceno, GCtrace, traceno)		/* TraceNo1 */	\
-	V(__u16, stack_extra, LJ_STACK_EXTRA)		/* slots */	\
-	/* GC types as stored in gct (~LJ_T*) */			\
+	M(__u16, tr_traceno, GCtrace, traceno)				\
+	V(__u16, stack_extra, LJ_STACK_EXTRA)				\
 	V(__u8, gct_str, ~LJ_TSTR & 0xff)				\
 	V(__u8, gct_thread, ~LJ_TTHREAD & 0xff)				\
 	V(__u8, gct_proto, ~LJ_TPROTO & 0xff)				\
 	V(__u8, gct_func, ~LJ_TFUNC & 0xff)				\
 	V(__u8, gct_trace, ~LJ_TTRACE & 0xff)				\
-	/* Raw VM states: vmst_map[~vmstate] for vmstate < 0. */	\
 	V(__u8, n_vmst, LJ_VMST__MAX)
 
 #define LUW_LJ_DECL_M(type, name, ctype, member)	type name;

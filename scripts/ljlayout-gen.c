@@ -1,73 +1,72 @@
 /*
  * Print the luaunwind layout descriptor of one LuaJIT source tree as a C
- * initializer for the known-layouts table in userspace/lib/target/layout.c.  Compiled by
- * scripts/ljlayout-gen.sh with the tree's own headers and the defines its
- * package build uses, so every offset is the compiler's, not ours.
+ * definition, `static const struct luw_lj_layout NAME = { ... };`, for
+ * userspace/lib/luajit/known_layouts.h.  Compiled by
+ * scripts/ljtables-gen.sh with the tree's own headers and the defines
+ * its package build uses, so every offset is the compiler's, not ours.
+ *
+ * The fields are include/luaunwind_layout.h's list, each printed from
+ * its row: a member row as offsetof(ctype, member), a value row as its
+ * expression evaluated here -- or, when the expression is luaunwind's
+ * own constant (LUW_*, the struct's size), as written.
+ *
+ * usage: ljlayout-gen NAME
  */
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "lj_obj.h"
 #include "lj_frame.h"
 #include "lj_jit.h"
 #include "lj_dispatch.h"
 
-#define OFS(t, f)	((unsigned)offsetof(t, f))
+#include "luaunwind_layout.h"
 
-int main(void)
+#define OFS(t, f)	((long long)offsetof(t, f))
+
+static void flags(long long v)
 {
-	unsigned gg_g = OFS(GG_State, g);
+	printf("\t.flags = %s%s%s,\n", v & LUW_LJ_F_GC64 ? "LUW_LJ_F_GC64" : "",
+	       (v & LUW_LJ_F_GC64) && (v & LUW_LJ_F_JIT) ? " | " : "",
+	       v & LUW_LJ_F_JIT ? "LUW_LJ_F_JIT" : (v ? "" : "0"));
+}
 
-	printf("\t.flags = %s%s,\n", LJ_GC64 ? "LUW_LJ_F_GC64" : "0",
-	       LJ_HASJIT ? " | LUW_LJ_F_JIT" : "");
-	printf("\t.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,\n"
-	       "\t.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,\n");
-	printf("\t.cframe_size = %d, .cframe_size_jit = %d,\n",
-	       CFRAME_SIZE, CFRAME_SIZE_JIT);
-	printf("\t.cframe_ofs_l = %d, .cframe_ofs_prev = %d, .cframe_ofs_pc = %d,\n",
-	       CFRAME_OFS_L, CFRAME_OFS_PREV, CFRAME_OFS_PC);
-	printf("\t.cframe_l_size = %d, .cframe_rbp_cfa = 16,\n", LJ_GC64 ? 8 : 4);
-	printf("\t.gg_g2disp = %d, .gg_g2j = %d, .gg_g2l = %d, .gg_ndisp = %d,\n",
-	       (int)(OFS(GG_State, dispatch) - gg_g),
-	       (int)(OFS(GG_State, J) - gg_g), (int)(OFS(GG_State, L) - gg_g),
-	       (int)GG_LEN_DISP);
-	printf("\t.g_vmstate = %u, .g_cur_l = %u, .g_jit_base = %u,\n",
-	       OFS(global_State, vmstate), OFS(global_State, cur_L),
-	       OFS(global_State, jit_base));
-	printf("\t.g_mainthref = %u, .g_tmpbuf_l = %u, .g_strempty = %u,\n",
-	       OFS(global_State, mainthref), OFS(global_State, tmpbuf.L),
-	       OFS(global_State, strempty));
-	printf("\t.j_trace = %u, .j_sizetrace = %u,\n",
-	       OFS(jit_State, trace), OFS(jit_State, sizetrace));
-	printf("\t.l_glref = %u, .l_status = %u, .l_base = %u, .l_top = %u,\n",
-	       OFS(lua_State, glref), OFS(lua_State, status),
-	       OFS(lua_State, base), OFS(lua_State, top));
-	printf("\t.l_maxstack = %u, .l_stack = %u, .l_cframe = %u, .l_stacksize = %u,\n",
-	       OFS(lua_State, maxstack), OFS(lua_State, stack),
-	       OFS(lua_State, cframe), OFS(lua_State, stacksize));
-	printf("\t.gc_gct = %u, .fn_ffid = %u, .fn_pc = %u, .fn_f = %u,\n",
-	       OFS(GCfuncC, gct), OFS(GCfuncC, ffid), OFS(GCfuncL, pc),
-	       OFS(GCfuncC, f));
-	printf("\t.pt_size = %u, .pt_sizebc = %u, .pt_chunkname = %u,\n",
-	       (unsigned)sizeof(GCproto), OFS(GCproto, sizebc),
-	       OFS(GCproto, chunkname));
-	printf("\t.pt_firstline = %u, .pt_numline = %u, .pt_lineinfo = %u,\n",
-	       OFS(GCproto, firstline), OFS(GCproto, numline),
-	       OFS(GCproto, lineinfo));
-	printf("\t.str_len = %u, .str_size = %u,\n", OFS(GCstr, len),
-	       (unsigned)sizeof(GCstr));
-	printf("\t.tr_startpt = %u, .tr_startpc = %u, .tr_spadjust = %u,\n",
-	       OFS(GCtrace, startpt), OFS(GCtrace, startpc),
-	       OFS(GCtrace, spadjust));
-	printf("\t.tr_mcode = %u, .tr_szmcode = %u, .tr_traceno = %u,\n",
-	       OFS(GCtrace, mcode), OFS(GCtrace, szmcode),
-	       OFS(GCtrace, traceno));
-	printf("\t.stack_extra = %d,\n", LJ_STACK_EXTRA);
-	printf("\t.gct_str = %u, .gct_thread = %u, .gct_proto = %u,\n"
-	       "\t.gct_func = %u, .gct_trace = %u,\n",
-	       (unsigned)~LJ_TSTR & 0xff, (unsigned)~LJ_TTHREAD & 0xff,
-	       (unsigned)~LJ_TPROTO & 0xff, (unsigned)~LJ_TFUNC & 0xff,
-	       (unsigned)~LJ_TTRACE & 0xff);
-	printf("\t.n_vmst = %d,\n", LJ_VMST__MAX);
+static void value(const char *name, const char *text, long long v)
+{
+	if (!strcmp(name, "flags"))
+		flags(v);
+	else if (!strncmp(text, "LUW_", 4) || strstr(text, "luw_lj_layout"))
+		printf("\t.%s = %s,\n", name, text);
+	else
+		printf("\t.%s = %lld,\n", name, v);
+}
+
+#define GEN_M(type, name, ctype, member) \
+	printf("\t.%s = %lld,\n", #name, OFS(ctype, member));
+#define GEN_V(type, name, val) \
+	value(#name, #val, (long long)(val));
+
+int main(int argc, char **argv)
+{
+	/* The raw states the known table maps with VMST_STOCK. */
+	static const int stock[] = {
+		LJ_VMST_INTERP, LJ_VMST_C, LJ_VMST_GC, LJ_VMST_EXIT,
+		LJ_VMST_RECORD, LJ_VMST_OPT, LJ_VMST_ASM,
+	};
+
+	if (argc != 2) {
+		fprintf(stderr, "usage: ljlayout-gen NAME\n");
+		return 2;
+	}
+	for (int i = 0; i < (int)(sizeof(stock) / sizeof(stock[0])); i++)
+		if (stock[i] != i || LJ_VMST__MAX != 7) {
+			fprintf(stderr, "ljlayout-gen: LJ_VMST_* are not stock "
+				"LuaJIT 2.1's; write this tree's vmst_map\n");
+			return 1;
+		}
+	printf("static const struct luw_lj_layout %s = {\n", argv[1]);
+	LUW_LJ_LAYOUT_FIELDS(GEN_M, GEN_V)
+	printf("\t.vmst_map = VMST_STOCK,\n};\n");
 	return 0;
 }

@@ -6,6 +6,7 @@
 #   scripts/ljmatrix.sh list              the cells: SOURCE-VARIANT per line
 #   scripts/ljmatrix.sh build [CELL...]   fetch and build (default: all)
 #   scripts/ljmatrix.sh path CELL         the cell's directory
+#   scripts/ljmatrix.sh fetch SOURCE      fetch a source; print its tarball
 #
 # Builds are cached OUTSIDE the checkout, in
 #   ${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/SOURCE-VARIANT/
@@ -139,6 +140,17 @@ build_cell() {
 case "${1:-}" in
 list) cells ;;
 path) echo "$cache/$2" ;;
+fetch)
+	for s in "${sources[@]}"; do
+		read -r name suite pkg _ <<<"$s"
+		[ "$name" = "${2:-}" ] || continue
+		fetch "$name" "$suite" "$pkg"
+		ls "$cache/src/$name"/*.orig.tar.*
+		exit 0
+	done
+	echo "ljmatrix: unknown source ${2:-}" >&2
+	exit 1
+	;;
 build)
 	shift
 	[ $# -gt 0 ] || set -- $(cells)

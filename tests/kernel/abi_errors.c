@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "luajit/known.h"
 #include "target/layout.h"
 #include "record/dev.h"
 #include "onetab.h"
@@ -263,7 +264,7 @@ int main(int argc, char **argv)
 	 */
 	{
 		size_t nk;
-		const struct luw_layout_known *k = luw_layout_known_layouts(&nk);
+		const struct luw_known *k = luw_known_layouts(&nk);
 		struct luw_lj_layout ly = *k[0].layout, bad;
 
 #define LY_BAD(stmt) do {								bad = ly;								stmt;									a = lua_args(pid, &bad);						EXPECT(ioctl(fd, LUW_IOC_ATTACH, &a), -EINVAL);			} while (0)

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "luajit/known.h"
 #include "target/layout.h"
 #include "kmod/ljwalk.h"
 #include "testlib.h"
@@ -58,7 +59,7 @@ static void mutate(struct luw_lj_layout *ly, const struct field *f, int d)
 static const struct luw_lj_layout *known_by_name(const char *prefix)
 {
 	size_t n, i;
-	const struct luw_layout_known *k = luw_layout_known_layouts(&n);
+	const struct luw_known *k = luw_known_layouts(&n);
 
 	for (i = 0; i < n; i++)
 		if (!k[i].build_id && !strncmp(k[i].name, prefix, strlen(prefix)))

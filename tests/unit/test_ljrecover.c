@@ -32,6 +32,7 @@
 #include "testlib.h"
 #include "elf/dwstruct.h"
 #include "elf/symbols.h"
+#include "luajit/known.h"
 #include "target/layout.h"
 #include "target/recover.h"
 
@@ -457,10 +458,10 @@ static void check_build(const char *stripped, const char *dwarf)
 		if (dwarf_fields(dwarf, want))
 			goto out;
 	} else {
-		const struct luw_layout_known *k;
+		const struct luw_known *k;
 		size_t nk, j;
 
-		k = luw_layout_known_layouts(&nk);
+		k = luw_known_layouts(&nk);
 		for (j = 0; j < nk; j++)
 			if (k[j].build_id && !strcmp(k[j].build_id, bid))
 				break;

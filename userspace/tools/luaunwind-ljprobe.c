@@ -101,63 +101,18 @@ static void print_layout(const struct luw_lj_layout *ly)
 {
 	unsigned int i;
 
+	/* Every field of the list but the header (size, version), flags
+	 * in hex. */
+#define PRINT_M(type, name, ctype, member) \
+	printf("layout.%s = %lld\n", #name, (long long)ly->name);
+#define PRINT_V(type, name, value)					\
+	if (strcmp(#name, "size") && strcmp(#name, "version") &&	\
+	    strcmp(#name, "flags"))					\
+		PRINT_M(type, name, , );
 	printf("layout.flags = 0x%x\n", ly->flags);
-	printf("layout.reg_base = %lld\n", (long long)ly->reg_base);
-	printf("layout.reg_pc = %lld\n", (long long)ly->reg_pc);
-	printf("layout.reg_dispatch = %lld\n", (long long)ly->reg_dispatch);
-	printf("layout.reg_kbase = %lld\n", (long long)ly->reg_kbase);
-	printf("layout.cframe_size = %lld\n", (long long)ly->cframe_size);
-	printf("layout.cframe_size_jit = %lld\n", (long long)ly->cframe_size_jit);
-	printf("layout.cframe_ofs_l = %lld\n", (long long)ly->cframe_ofs_l);
-	printf("layout.cframe_ofs_prev = %lld\n", (long long)ly->cframe_ofs_prev);
-	printf("layout.cframe_ofs_pc = %lld\n", (long long)ly->cframe_ofs_pc);
-	printf("layout.cframe_l_size = %lld\n", (long long)ly->cframe_l_size);
-	printf("layout.cframe_rbp_cfa = %lld\n", (long long)ly->cframe_rbp_cfa);
-	printf("layout.gg_g2disp = %lld\n", (long long)ly->gg_g2disp);
-	printf("layout.gg_g2j = %lld\n", (long long)ly->gg_g2j);
-	printf("layout.gg_g2l = %lld\n", (long long)ly->gg_g2l);
-	printf("layout.gg_ndisp = %lld\n", (long long)ly->gg_ndisp);
-	printf("layout.g_vmstate = %lld\n", (long long)ly->g_vmstate);
-	printf("layout.g_cur_l = %lld\n", (long long)ly->g_cur_l);
-	printf("layout.g_jit_base = %lld\n", (long long)ly->g_jit_base);
-	printf("layout.g_mainthref = %lld\n", (long long)ly->g_mainthref);
-	printf("layout.g_tmpbuf_l = %lld\n", (long long)ly->g_tmpbuf_l);
-	printf("layout.g_strempty = %lld\n", (long long)ly->g_strempty);
-	printf("layout.j_trace = %lld\n", (long long)ly->j_trace);
-	printf("layout.j_sizetrace = %lld\n", (long long)ly->j_sizetrace);
-	printf("layout.l_glref = %lld\n", (long long)ly->l_glref);
-	printf("layout.l_status = %lld\n", (long long)ly->l_status);
-	printf("layout.l_base = %lld\n", (long long)ly->l_base);
-	printf("layout.l_top = %lld\n", (long long)ly->l_top);
-	printf("layout.l_maxstack = %lld\n", (long long)ly->l_maxstack);
-	printf("layout.l_stack = %lld\n", (long long)ly->l_stack);
-	printf("layout.l_cframe = %lld\n", (long long)ly->l_cframe);
-	printf("layout.l_stacksize = %lld\n", (long long)ly->l_stacksize);
-	printf("layout.gc_gct = %lld\n", (long long)ly->gc_gct);
-	printf("layout.fn_ffid = %lld\n", (long long)ly->fn_ffid);
-	printf("layout.fn_pc = %lld\n", (long long)ly->fn_pc);
-	printf("layout.fn_f = %lld\n", (long long)ly->fn_f);
-	printf("layout.pt_size = %lld\n", (long long)ly->pt_size);
-	printf("layout.pt_sizebc = %lld\n", (long long)ly->pt_sizebc);
-	printf("layout.pt_chunkname = %lld\n", (long long)ly->pt_chunkname);
-	printf("layout.pt_firstline = %lld\n", (long long)ly->pt_firstline);
-	printf("layout.pt_numline = %lld\n", (long long)ly->pt_numline);
-	printf("layout.pt_lineinfo = %lld\n", (long long)ly->pt_lineinfo);
-	printf("layout.str_len = %lld\n", (long long)ly->str_len);
-	printf("layout.str_size = %lld\n", (long long)ly->str_size);
-	printf("layout.tr_startpt = %lld\n", (long long)ly->tr_startpt);
-	printf("layout.tr_startpc = %lld\n", (long long)ly->tr_startpc);
-	printf("layout.tr_spadjust = %lld\n", (long long)ly->tr_spadjust);
-	printf("layout.tr_mcode = %lld\n", (long long)ly->tr_mcode);
-	printf("layout.tr_szmcode = %lld\n", (long long)ly->tr_szmcode);
-	printf("layout.tr_traceno = %lld\n", (long long)ly->tr_traceno);
-	printf("layout.stack_extra = %lld\n", (long long)ly->stack_extra);
-	printf("layout.gct_str = %lld\n", (long long)ly->gct_str);
-	printf("layout.gct_thread = %lld\n", (long long)ly->gct_thread);
-	printf("layout.gct_proto = %lld\n", (long long)ly->gct_proto);
-	printf("layout.gct_func = %lld\n", (long long)ly->gct_func);
-	printf("layout.gct_trace = %lld\n", (long long)ly->gct_trace);
-	printf("layout.n_vmst = %lld\n", (long long)ly->n_vmst);
+	LUW_LJ_LAYOUT_FIELDS(PRINT_M, PRINT_V)
+#undef PRINT_M
+#undef PRINT_V
 	for (i = 0; i < ly->n_vmst && i < LUW_LJ_MAX_RAW_VMST; i++)
 		printf("layout.vmst_map[%u] = %u\n", i, ly->vmst_map[i]);
 }

@@ -13,6 +13,7 @@
 #include "proc/maps.h"
 #include "proc/mem.h"
 #include "target/obj.h"
+#include "luajit/known.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -26,129 +27,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- Known layouts ------------------------------------------------------
- * Printed by scripts/ljlayout-gen.sh from the Debian 12 sources of each
- * package (compiled with each tree's own headers and build defines).
- */
-
-/* Raw LJ_VMST_* index -> canonical state, stock 2.1 order. */
-#define VMST_STOCK { LUW_VMST_INTERP, LUW_VMST_CFUNC, LUW_VMST_GC, \
-		     LUW_VMST_EXIT, LUW_VMST_RECORD, LUW_VMST_OPT, \
-		     LUW_VMST_ASM }
-
-/* luajit 2.1.0~beta3+git20220320+dfsg-4.1+deb12u1: GC64 */
-static const struct luw_lj_layout ly_debian_gc64 = {
-	.size = sizeof(struct luw_lj_layout),
-	.version = LUW_LJ_LAYOUT_VERSION,
-	.flags = LUW_LJ_F_GC64 | LUW_LJ_F_JIT,
-	.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,
-	.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,
-	.cframe_size = 80, .cframe_size_jit = 96,
-	.cframe_ofs_l = 16, .cframe_ofs_prev = 32, .cframe_ofs_pc = 24,
-	.cframe_l_size = 8, .cframe_rbp_cfa = 16,
-	.gg_g2disp = 3968, .gg_g2j = 728, .gg_g2l = -96, .gg_ndisp = 243,
-	.g_vmstate = 184, .g_cur_l = 368, .g_jit_base = 376,
-	.g_mainthref = 192, .g_tmpbuf_l = 224, .g_strempty = 120,
-	.j_trace = 384, .j_sizetrace = 396,
-	.l_glref = 16, .l_status = 11, .l_base = 32, .l_top = 40,
-	.l_maxstack = 48, .l_stack = 56, .l_cframe = 80, .l_stacksize = 88,
-	.gc_gct = 9, .fn_ffid = 10, .fn_pc = 32, .fn_f = 40,
-	.pt_size = 104, .pt_sizebc = 12, .pt_chunkname = 64,
-	.pt_firstline = 72, .pt_numline = 76, .pt_lineinfo = 80,
-	.str_len = 20, .str_size = 24,
-	.tr_startpt = 64, .tr_startpc = 72, .tr_spadjust = 102,
-	.tr_mcode = 88, .tr_szmcode = 84, .tr_traceno = 104,
-	.stack_extra = 7,
-	.gct_str = 4, .gct_thread = 6, .gct_proto = 7,
-	.gct_func = 8, .gct_trace = 9,
-	.n_vmst = 7, .vmst_map = VMST_STOCK,
-};
-
-/* luajit2 2.1-20230119-1 (OpenResty): GC64, more in GG_State/jit_State */
-static const struct luw_lj_layout ly_openresty_gc64 = {
-	.size = sizeof(struct luw_lj_layout),
-	.version = LUW_LJ_LAYOUT_VERSION,
-	.flags = LUW_LJ_F_GC64 | LUW_LJ_F_JIT,
-	.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,
-	.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,
-	.cframe_size = 80, .cframe_size_jit = 96,
-	.cframe_ofs_l = 16, .cframe_ofs_prev = 32, .cframe_ofs_pc = 24,
-	.cframe_l_size = 8, .cframe_rbp_cfa = 16,
-	.gg_g2disp = 4008, .gg_g2j = 736, .gg_g2l = -112, .gg_ndisp = 243,
-	.g_vmstate = 184, .g_cur_l = 368, .g_jit_base = 376,
-	.g_mainthref = 192, .g_tmpbuf_l = 224, .g_strempty = 120,
-	.j_trace = 384, .j_sizetrace = 396,
-	.l_glref = 16, .l_status = 11, .l_base = 32, .l_top = 40,
-	.l_maxstack = 48, .l_stack = 56, .l_cframe = 80, .l_stacksize = 88,
-	.gc_gct = 9, .fn_ffid = 10, .fn_pc = 32, .fn_f = 40,
-	.pt_size = 104, .pt_sizebc = 12, .pt_chunkname = 64,
-	.pt_firstline = 72, .pt_numline = 76, .pt_lineinfo = 80,
-	.str_len = 20, .str_size = 24,
-	.tr_startpt = 64, .tr_startpc = 72, .tr_spadjust = 102,
-	.tr_mcode = 88, .tr_szmcode = 84, .tr_traceno = 104,
-	.stack_extra = 7,
-	.gct_str = 4, .gct_thread = 6, .gct_proto = 7,
-	.gct_func = 8, .gct_trace = 9,
-	.n_vmst = 7, .vmst_map = VMST_STOCK,
-};
-
-/* tarantool 2.6.0-1.2+b1 bundled LuaJIT: 32-bit refs, smart strings */
-static const struct luw_lj_layout ly_tarantool26 = {
-	.size = sizeof(struct luw_lj_layout),
-	.version = LUW_LJ_LAYOUT_VERSION,
-	.flags = LUW_LJ_F_JIT,
-	.reg_base = LUW_X86_RDX, .reg_pc = LUW_X86_RBX,
-	.reg_dispatch = LUW_X86_R14, .reg_kbase = LUW_X86_R15,
-	.cframe_size = 80, .cframe_size_jit = 96,
-	.cframe_ofs_l = 24, .cframe_ofs_prev = 32, .cframe_ofs_pc = 28,
-	.cframe_l_size = 4, .cframe_rbp_cfa = 16,
-	.gg_g2disp = 3144, .gg_g2j = 448, .gg_g2l = -64, .gg_ndisp = 243,
-	.g_vmstate = 120, .g_cur_l = 280, .g_jit_base = 284,
-	.g_mainthref = 160, .g_tmpbuf_l = 136, .g_strempty = 140,
-	.j_trace = 368, .j_sizetrace = 380,
-	.l_glref = 8, .l_status = 7, .l_base = 16, .l_top = 24,
-	.l_maxstack = 32, .l_stack = 36, .l_cframe = 48, .l_stacksize = 56,
-	.gc_gct = 5, .fn_ffid = 6, .fn_pc = 16, .fn_f = 24,
-	.pt_size = 64, .pt_sizebc = 8, .pt_chunkname = 40,
-	.pt_firstline = 44, .pt_numline = 48, .pt_lineinfo = 52,
-	.str_len = 12, .str_size = 16,
-	.tr_startpt = 48, .tr_startpc = 52, .tr_spadjust = 78,
-	.tr_mcode = 64, .tr_szmcode = 60, .tr_traceno = 80,
-	.stack_extra = 5,
-	.gct_str = 4, .gct_thread = 6, .gct_proto = 7,
-	.gct_func = 8, .gct_trace = 9,
-	.n_vmst = 7, .vmst_map = VMST_STOCK,
-};
-
-/* ffam: the family of names (ffnames.h) each build was checked against. */
-static const struct luw_layout_known known[] = {
-	{ "Debian luajit 2.1.0~beta3+git20220320 (luajit)",
-	  "79b0b8114f05a2726860c3141195279ceb0f6e29", LUW_FF_STOCK, &ly_debian_gc64 },
-	{ "Debian luajit 2.1.0~beta3+git20220320 (libluajit-5.1.so.2)",
-	  "2e18b5eadde600273e47ba2f83a1df8b6a5b2540", LUW_FF_STOCK, &ly_debian_gc64 },
-	{ "Debian luajit2 2.1-20230119 (luajit)",
-	  "3e3d615119e82f1b42bd151e94701750bfd15a9d", LUW_FF_OPENRESTY, &ly_openresty_gc64 },
-	{ "Debian luajit2 2.1-20230119 (libluajit-5.1.so.2)",
-	  "0a6563c55d870716908fd332f88bf7cdd9bc6a71", LUW_FF_OPENRESTY, &ly_openresty_gc64 },
-	{ "Debian tarantool 2.6.0-1.2+b1",
-	  "979be6afc59bd8217b8b9ee495740b86ca0e77e9", LUW_FF_TARANTOOL, &ly_tarantool26 },
-	/*
-	 * Families, tried in order on an unknown build-id.  Their layouts
-	 * are validated against the process; their fast-function ids cannot
-	 * be (LUA52COMPAT and forks shift them), so they lend no names.
-	 */
-	{ "LuaJIT 2.1 GC64 (as Debian luajit 2022)", NULL, 0, &ly_debian_gc64 },
-	{ "OpenResty luajit2 GC64 (as 2.1-20230119)", NULL, 0,
-	  &ly_openresty_gc64 },
-	{ "Tarantool 2.6 LuaJIT (non-GC64)", NULL, 0, &ly_tarantool26 },
-};
-
-const struct luw_layout_known *luw_layout_known_layouts(size_t *n)
-{
-	*n = sizeof(known) / sizeof(known[0]);
-	return known;
-}
 
 /* ---- helpers ------------------------------------------------------------ */
 
@@ -868,8 +746,9 @@ static int try_object(struct luw_layout_target *t, const struct luw_map *m,
 	struct luw_lj_layout dly;
 	struct luw_ffnames *dff;
 	char why[256], src[4400], mpath[4200];
+	const struct luw_known *known;
 	uint64_t sym;
-	size_t i;
+	size_t i, nknown;
 
 	/* Messages and t->path: the object as /proc/PID/maps names it. */
 	snprintf(mpath, sizeof(mpath), "%s%s", m->path,
@@ -907,7 +786,8 @@ static int try_object(struct luw_layout_target *t, const struct luw_map *m,
 	t->kind = kind ? kind : "embedded";
 	t->src = LUW_LJL_SRC_NONE;
 	luw_ffnames_init(&t->ff, NULL);
-	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+	known = luw_known_layouts(&nknown);
+	for (i = 0; i < nknown; i++) {
 		if (known[i].build_id && !strcmp(known[i].build_id, t->build_id)) {
 			t->layout = *known[i].layout;
 			t->src = LUW_LJL_SRC_KNOWN;
@@ -1895,11 +1775,12 @@ static int try_families(struct luw_layout_target *t, int round,
 			int *ncand)
 {
 	char why[512], fields[720], name[800];
-	size_t i;
+	size_t nknown, i;
+	const struct luw_known *known = luw_known_layouts(&nknown);
 	int k = 0, code;
 
 	for (code = 0; code < 2; code++) {
-		for (i = 0; i < sizeof(known) / sizeof(known[0]); i++) {
+		for (i = 0; i < nknown; i++) {
 			struct luw_lj_layout ly;
 			int bad;
 

@@ -131,13 +131,5 @@ int luw_layout_caught(const struct luw_layout_target *t, uint64_t ip,
 int luw_layout_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend, uint64_t *end,
 		   uint32_t *cfa, char *err, size_t n);
 
-/* Known layouts, for tests and tools. */
-struct luw_layout_known {
-	const char *name;
-	const char *build_id;	/* NULL: a family entry, matched by trial */
-	unsigned int ffam;	/* LUW_FF_* family of its fast functions */
-	const struct luw_lj_layout *layout;
-};
-const struct luw_layout_known *luw_layout_known_layouts(size_t *n);
 
 #endif
