@@ -212,7 +212,7 @@
  * a host frame after the segment; a lua_CFunction called from Lua appears
  * once, as a host frame above the segment that called it.
  *
- * How the module builds them (kmod/luawalk.c): host frames are walked
+ * How the module builds them (kmod/mergewalk.c): host frames are walked
  * innermost first.  A frame whose pc is in the interpreter
  * ([vm_start, interp_end) of attach), or in the machine code of the
  * running JIT trace, is a VM activation: the Lua stack is walked once, at

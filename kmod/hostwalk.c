@@ -15,7 +15,7 @@
  * frame count, strictly increasing CFAs, a stack window above the
  * interrupted sp, and the sample's read budget.
  *
- * The walk is a cursor (struct luw_hw) so that the Lua side (luawalk.c)
+ * The walk is a cursor (struct luw_hw) so that the Lua side (mergewalk.c)
  * can look at each frame and restart it at the caller of a VM entry.
  */
 #include <linux/hash.h>

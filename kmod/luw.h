@@ -9,7 +9,7 @@
  *   reap.c      targets that exit or exec: tracepoint probes, the reaper
  *   sample.c    the perf overflow handler: builds one record per sample
  *   hostwalk.c  host (C) stack walk: compact unwind tables, frame pointers
- *   luawalk.c   Lua stack walk merged with the host walk (the record body)
+ *   mergewalk.c   Lua stack walk merged with the host walk (the record body)
  *   ring.c      a session's per-CPU lock-free rings, read() and poll()
  *
  * Locking, in this order: a session's read_lock (its reader), its lock
@@ -305,9 +305,9 @@ void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		  unsigned int max, u8 *rflags, struct luw_cost *cost);
 
-/* luawalk.c */
-int luw_luawalk_init(void);
-void luw_luawalk_exit(void);
+/* mergewalk.c */
+int luw_mergewalk_init(void);
+void luw_mergewalk_exit(void);
 u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		    struct luw_sample *s, struct luw_cost *cost);
 

@@ -34,7 +34,7 @@ int luw_sample_init(void)
 	luw_scratch = alloc_percpu(struct luw_scratch);
 	if (!luw_scratch)
 		return -ENOMEM;
-	if (luw_luawalk_init()) {
+	if (luw_mergewalk_init()) {
 		free_percpu(luw_scratch);
 		luw_scratch = NULL;
 		return -ENOMEM;
@@ -44,7 +44,7 @@ int luw_sample_init(void)
 
 void luw_sample_exit(void)
 {
-	luw_luawalk_exit();
+	luw_mergewalk_exit();
 	free_percpu(luw_scratch);
 	luw_scratch = NULL;
 }

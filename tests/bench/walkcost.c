@@ -11,7 +11,7 @@
  * kmod/uwtable.c over the tables cfi.c builds from .eh_frame,
  * the tables luaunwind-ctl uploads) and the Lua walk (luw_lj_walk of
  * kmod/ljwalk.c with the layout target/layout.c proves), glued
- * the way kmod/luawalk.c's luw_merged_walk() glues them (mirrored here:
+ * the way kmod/mergewalk.c's luw_merged_walk() glues them (mirrored here:
  * the glue is kernel code).  Every read the walkers make goes through
  * their read callbacks and the module's read cache (kmod/ucache.c,
  * with kmod/hostwalk.c's storage sizes and budget) into a snapshot: the
@@ -65,7 +65,7 @@
 #define PROG "luw-walkcost"
 #define PAGE 4096u
 #define MAX_THREADS 256
-/* The module's bounds (include/luaunwind.h, kmod/luawalk.c, hostwalk.c). */
+/* The module's bounds (include/luaunwind.h, kmod/mergewalk.c, hostwalk.c). */
 #define LUA_READS 2048
 #define TRACE_SCAN 128
 #define STACK_WINDOW (64ULL << 20)
@@ -291,7 +291,7 @@ static const struct luw_uw_entry *proc_entry(const struct proc *p,
 	return luw_cfi_find(c, luw_uw_rel(key, mp->start, mp->offset));
 }
 
-/* ---- one sample: the merged walk of kmod/luawalk.c ---- */
+/* ---- one sample: the merged walk of kmod/mergewalk.c ---- */
 
 struct sample {
 	pid_t tid;

@@ -136,7 +136,7 @@ section=$(
 	echo "runs one sample's merged walk on it -- the host CFA walk of"
 	echo "kmod/uwtable.c over the .eh_frame tables luaunwind-ctl would"
 	echo "upload, the Lua walk of kmod/ljwalk.c, glued as"
-	echo "kmod/luawalk.c glues them -- with every read going through the walkers'"
+	echo "kmod/mergewalk.c glues them -- with every read going through the walkers'"
 	echo "read callbacks and the module's read cache (kmod/ucache.c,"
 	echo "the module's storage sizes and budget) into a snapshot (a page is copied"
 	echo "out of the target on first touch), walks it again without the cache"

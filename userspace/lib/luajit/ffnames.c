@@ -87,7 +87,7 @@ static int same_underscored(const char *a, const char *b, size_t n)
 	return 1;
 }
 
-int luw_ffname_from_enum(const char *en, char *out, size_t n)
+int luw_ffnames_from_enum(const char *en, char *out, size_t n)
 {
 	size_t i, best = 0, l;
 	const char *bestlib = NULL;
@@ -210,7 +210,7 @@ static void tnt_init(void)
 	luw_ffnames_family(&tnt, LUW_FF_TARANTOOL, "Tarantool");
 }
 
-const char *luw_ffname(uint64_t ffid)
+const char *luw_ffnames_tarantool(uint64_t ffid)
 {
 	if (ffid == 0)
 		return "Lua";

@@ -67,7 +67,7 @@ void luw_ffnames_family(struct luw_ffnames *f, unsigned int family,
  * library prefix the list knows ("FF_jit_util_new" -> "jit.util.new").
  * 0, or -1 when `en` is no FF_ enumerator.
  */
-int luw_ffname_from_enum(const char *en, char *out, size_t n);
+int luw_ffnames_from_enum(const char *en, char *out, size_t n);
 
 /* 1 when the list has `name` (as spelled there). */
 int luw_ffnames_listed(const char *name);
@@ -88,6 +88,6 @@ unsigned int luw_ffnames_fill_gaps(struct luw_ffnames *f);
  * streams (the fixtures confirm: ffid 122 is os.clock, 170 is
  * ffi.meta.__call), or NULL.  "Lua" and "C" for 0 and 1.
  */
-const char *luw_ffname(uint64_t ffid);
+const char *luw_ffnames_tarantool(uint64_t ffid);
 
 #endif

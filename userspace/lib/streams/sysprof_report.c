@@ -265,7 +265,7 @@ static int compat_sample(struct luw_sysprof_report *rep, const struct luw_sp_sam
 
 		sp->type = f->type;
 		if (f->type == LUW_FRAME_FFUNC) {
-			const char *n = luw_ffname(f->addr);
+			const char *n = luw_ffnames_tarantool(f->addr);
 
 			sp->ext = n ? n : "";
 			sp->off = 0;
@@ -358,7 +358,7 @@ static int32_t name_lfunc(struct luw_sysprof_report *rep, uint64_t addr, uint64_
 
 static int32_t name_ffunc(struct luw_sysprof_report *rep, uint64_t ffid)
 {
-	const char *n = luw_ffname(ffid);
+	const char *n = luw_ffnames_tarantool(ffid);
 
 	if (n)
 		return intern_clean(rep, n, strlen(n));

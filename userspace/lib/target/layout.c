@@ -494,7 +494,7 @@ static void dw_ffnames(Dwarf_Die *en, struct luw_ffnames *ff, const char *src)
 		if (!nm || !dwarf_attr(&e, DW_AT_const_value, &a) ||
 		    dwarf_formudata(&a, &v) || v < 2 || v >= LUW_FF_MAX ||
 		    !strcmp(nm, "FF__MAX") ||
-		    luw_ffname_from_enum(nm, name, sizeof(name)))
+		    luw_ffnames_from_enum(nm, name, sizeof(name)))
 			continue;
 		luw_ffnames_set(ff, (unsigned int)v, name);
 	} while (dwarf_siblingof(&e, &e) == 0);

@@ -35,7 +35,7 @@ struct luw_lua_scratch {
 
 static struct luw_lua_scratch __percpu *luw_lws;
 
-int luw_luawalk_init(void)
+int luw_mergewalk_init(void)
 {
 	luw_lws = alloc_percpu(struct luw_lua_scratch);
 	if (!luw_lws)
@@ -48,7 +48,7 @@ int luw_luawalk_init(void)
 	return 0;
 }
 
-void luw_luawalk_exit(void)
+void luw_mergewalk_exit(void)
 {
 	luw_hostwalk_exit();
 	free_percpu(luw_lws);
