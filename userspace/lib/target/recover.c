@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "elf/ehframe.h"
+#include "elf/elf.h"
 #include "elf/symbols.h"
 
 /* x86 register (any width) -> DWARF number 0..15, or -1. */
@@ -69,23 +70,7 @@ static void clobber_call_px(struct px_state *s);
 /* The bytes of `len` at link-time address `addr`, from its section. */
 static const uint8_t *code_at(Elf *elf, uint64_t addr, size_t *len)
 {
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_EXECINSTR) || addr < sh.sh_addr ||
-		    addr >= sh.sh_addr + sh.sh_size)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size != sh.sh_size)
-			return NULL;
-		*len = sh.sh_addr + sh.sh_size - addr;
-		return (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
-	}
-	return NULL;
+	return luw_elf_bytes_at(elf, addr, 1, SHF_EXECINSTR, len);
 }
 
 /* A memory operand [reg + disp] without index: the register, else -1. */
@@ -1412,38 +1397,6 @@ static void clobber_call_px(struct px_state *s)
 #define PX_PATHS 256
 #define PX_INSNS 40000
 
-/* n bytes at link-time address addr, from any section with contents. */
-static int data_at(Elf *elf, uint64_t addr, void *v, size_t n)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-		    !(sh.sh_flags & SHF_ALLOC) || addr < sh.sh_addr ||
-		    addr + n > sh.sh_addr + sh.sh_size)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (!d || !d->d_buf || d->d_size != sh.sh_size)
-			return -1;
-		memcpy(v, (const uint8_t *)d->d_buf + (addr - sh.sh_addr), n);
-		return 0;
-	}
-	return -1;
-}
-
-/* The FDE starting at addr (a function's entry): its end, else 0. */
-static uint64_t fde_end(const struct luw_fdes *f, uint64_t addr)
-{
-	size_t i;
-
-	for (i = 0; f && i < f->n; i++)
-		if (f->v[i].start == addr)
-			return f->v[i].end;
-	return 0;
-}
 
 /* lj_debug_line returned: which of pt's dwords its result holds. */
 static void px_ret_line(const struct px_state *s, struct px_found *fd)
@@ -1624,7 +1577,7 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 					 * paths are followed with the caller's values.
 					 */
 					uint64_t to = (uint64_t)x->operands[0].imm;
-					uint64_t end = fde_end(fdes, to);
+					uint64_t end = luw_ehframe_end(fdes, to);
 
 					if (end) {
 						work[nw].at = to;
@@ -1661,12 +1614,12 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 					uint64_t to;
 
 					if (rel) {
-						if (data_at(elf, (uint64_t)v->imm + 4u * (unsigned)e,
-							    &r32, 4))
+						if (luw_elf_read_at(elf, (uint64_t)v->imm +
+								    4u * (unsigned)e, &r32, 4))
 							break;
 						to = (uint64_t)v->imm + (uint64_t)(int64_t)r32;
-					} else if (data_at(elf, (uint64_t)o->mem.disp +
-							   8u * (unsigned)e, &to, 8)) {
+					} else if (luw_elf_read_at(elf, (uint64_t)o->mem.disp +
+								   8u * (unsigned)e, &to, 8)) {
 						break;
 					}
 					if (to < s.lo || to >= s.hi)
@@ -1685,7 +1638,7 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 				if (in->id == X86_INS_JMP) {
 					/* A tail call: into the next function. */
 					if (to < s.lo || to >= s.hi) {
-						uint64_t end = fde_end(fdes, to);
+						uint64_t end = luw_ehframe_end(fdes, to);
 
 						if (!end)
 							break;
@@ -1724,22 +1677,6 @@ out:
 		cs_free(in, 1);
 }
 
-/* The section holding link-time address addr, or NULL. */
-static Elf_Scn *scn_of(Elf *elf, uint64_t addr)
-{
-	Elf_Scn *scn = NULL;
-
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-
-		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_ALLOC) &&
-		    sh.sh_type != SHT_NOBITS && addr >= sh.sh_addr &&
-		    addr < sh.sh_addr + sh.sh_size)
-			return scn;
-	}
-	return NULL;
-}
-
 /*
  * The C frame a VM entry builds (see target/recover.h): lua_pcall calls
  * lj_vm_pcall, an address inside the interpreter's FDE, not at its start.
@@ -1753,6 +1690,8 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	size_t len, i;
 	int nl = 0, n = 0, k, isl[16] = { 0 }, prev[16] = { 0 }, done = 0;
 	int32_t ofs_prev = LUW_LJR_NONE;
+	Elf_Scn *text;
+	GElf_Shdr sh;
 	cs_insn *in;
 
 	if (r->l_cframe == LUW_LJR_NONE ||
@@ -1761,6 +1700,7 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 		return;
 	if (len > sz)
 		len = sz;
+	text = luw_elf_section_at(elf, a, 1, SHF_ALLOC, &sh);
 	addr = a;
 	while (cs_disasm_iter(h, &code, &len, &addr, in)) {
 		const cs_x86 *x = &in->detail->x86;
@@ -1771,7 +1711,7 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 			continue;
 		t = (uint64_t)x->operands[0].imm;
 		/* Not a PLT stub (the PLT's FDE covers every stub). */
-		if (scn_of(elf, t) != scn_of(elf, a))
+		if (luw_elf_section_at(elf, t, 1, SHF_ALLOC, &sh) != text)
 			continue;
 		for (i = 0; i < fdes->n; i++) {
 			if (t <= fdes->v[i].start || t >= fdes->v[i].end)
@@ -1894,7 +1834,7 @@ static int debug_line(csh h, Elf *elf, const struct luw_fdes *fdes,
 		      struct luw_recover_result *r)
 {
 	struct px_found l = *fd;
-	uint64_t end = fde_end(fdes, to);
+	uint64_t end = luw_ehframe_end(fdes, to);
 	int i, fl = LUW_LJR_NONE, nfl = 0, b = 0;
 
 	if (!end)
@@ -1973,7 +1913,7 @@ static int ptr_at(Elf *elf, uint64_t addr, uint64_t *v)
 			return 0;
 		}
 	}
-	return data_at(elf, addr, v, 8);
+	return luw_elf_read_at(elf, addr, v, 8);
 }
 
 /*
@@ -2037,7 +1977,7 @@ static int code_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
 		uint64_t t = branches ? branch_target(in) : lea_rip(in, &reg);
 
 		if (!t || (!branches && want_reg >= 0 && reg != want_reg) ||
-		    ((branches || want_reg < 0) && !fde_end(fdes, t)))
+		    ((branches || want_reg < 0) && !luw_ehframe_end(fdes, t)))
 			continue;
 		for (i = 0; i < k && out[i] != t; i++)
 			;
@@ -2078,7 +2018,7 @@ static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	fd.st_g = fd.tr_g = fd.mc = fd.szmc = LUW_LJR_NONE;
 	nf = fn_leas(h, elf, fdes, a, sz, -1, fns, 16);
 	for (i = 0; i < nf; i++) {
-		uint64_t end = fde_end(fdes, fns[i]);
+		uint64_t end = luw_ehframe_end(fdes, fns[i]);
 
 		na = fn_leas(h, elf, fdes, fns[i], end - fns[i], 2, arrs, 8);
 		for (j = 0; j < na; j++) {
@@ -2086,7 +2026,7 @@ static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 				uint64_t f, fe;
 
 				if (ptr_at(elf, arrs[j] + 8u * (unsigned)e, &f) ||
-				    !(fe = fde_end(fdes, f)))
+				    !(fe = luw_ehframe_end(fdes, f)))
 					break;
 				px_explore(h, elf, fdes, f, fe - f, PG_CHECKTRACE, &fd);
 				nread++;
@@ -2228,7 +2168,7 @@ static void gct_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 		px_explore(h, elf, fdes, a, sz, PG_STACKFREE, &fd);
 		/* close_state(L), called or tail-called with the main thread */
 		for (i = 0; i < n; i++)
-			px_explore(h, elf, fdes, to[i], fde_end(fdes, to[i]) - to[i],
+			px_explore(h, elf, fdes, to[i], luw_ehframe_end(fdes, to[i]) - to[i],
 				   PG_STACKFREE, &fd);
 	}
 	if (fd.ss_off != LUW_LJR_NONE && !fd.ss_conflict)
