@@ -3,7 +3,6 @@
  */
 #include "target/recover.h"
 
-#include <capstone/capstone.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -14,36 +13,7 @@
 #include "elf/ehframe.h"
 #include "elf/elf.h"
 #include "elf/symbols.h"
-
-/* x86 register (any width) -> DWARF number 0..15, or -1. */
-static int canon(x86_reg r)
-{
-	static const x86_reg fam[16][4] = {
-		{ X86_REG_RAX, X86_REG_EAX, X86_REG_AX, X86_REG_AL },
-		{ X86_REG_RDX, X86_REG_EDX, X86_REG_DX, X86_REG_DL },
-		{ X86_REG_RCX, X86_REG_ECX, X86_REG_CX, X86_REG_CL },
-		{ X86_REG_RBX, X86_REG_EBX, X86_REG_BX, X86_REG_BL },
-		{ X86_REG_RSI, X86_REG_ESI, X86_REG_SI, X86_REG_SIL },
-		{ X86_REG_RDI, X86_REG_EDI, X86_REG_DI, X86_REG_DIL },
-		{ X86_REG_RBP, X86_REG_EBP, X86_REG_BP, X86_REG_BPL },
-		{ X86_REG_RSP, X86_REG_ESP, X86_REG_SP, X86_REG_SPL },
-		{ X86_REG_R8, X86_REG_R8D, X86_REG_R8W, X86_REG_R8B },
-		{ X86_REG_R9, X86_REG_R9D, X86_REG_R9W, X86_REG_R9B },
-		{ X86_REG_R10, X86_REG_R10D, X86_REG_R10W, X86_REG_R10B },
-		{ X86_REG_R11, X86_REG_R11D, X86_REG_R11W, X86_REG_R11B },
-		{ X86_REG_R12, X86_REG_R12D, X86_REG_R12W, X86_REG_R12B },
-		{ X86_REG_R13, X86_REG_R13D, X86_REG_R13W, X86_REG_R13B },
-		{ X86_REG_R14, X86_REG_R14D, X86_REG_R14W, X86_REG_R14B },
-		{ X86_REG_R15, X86_REG_R15D, X86_REG_R15W, X86_REG_R15B },
-	};
-	int i, j;
-
-	for (i = 0; i < 16; i++)
-		for (j = 0; j < 4; j++)
-			if (fam[i][j] == r)
-				return i;
-	return -1;
-}
+#include "x86/decode.h"
 
 /* What a register holds, as far as the analysis knows. */
 enum val { V_UNK, V_L, V_G, V_ML, V_ZERO, V_LOADL };
@@ -53,48 +23,17 @@ struct regs {
 	int32_t disp[16];	/* V_LOADL: the offset loaded from L */
 };
 
-static const int caller_saved[] = { 0, 1, 2, 4, 5, 8, 9, 10, 11 };
-
 static void clobber_call(struct regs *s)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
-		s->v[caller_saved[i]] = V_UNK;
+	for (i = 0; i < LUW_DECODE_NCLOBBERED; i++)
+		s->v[luw_decode_clobbered[i]] = V_UNK;
 }
 
 /* After a call: the caller-saved registers hold new unknown values. */
 struct px_state;
 static void clobber_call_px(struct px_state *s);
-
-/* The bytes of `len` at link-time address `addr`, from its section. */
-static const uint8_t *code_at(Elf *elf, uint64_t addr, size_t *len)
-{
-	return luw_elf_bytes_at(elf, addr, 1, SHF_EXECINSTR, len);
-}
-
-/* A memory operand [reg + disp] without index: the register, else -1. */
-static int mem_base(const cs_x86_op *o, int32_t *disp)
-{
-	if (o->type != X86_OP_MEM || o->mem.index != X86_REG_INVALID ||
-	    o->mem.segment != X86_REG_INVALID)
-		return -1;
-	*disp = (int32_t)o->mem.disp;
-	return canon(o->mem.base);
-}
-
-/* Does the instruction write register r (its first operand)? */
-static int writes_op0(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	switch (in->id) {
-	case X86_INS_CMP: case X86_INS_TEST: case X86_INS_PUSH:
-		return 0;
-	default:
-		return x->op_count > 0 && x->operands[0].type == X86_OP_REG;
-	}
-}
 
 static void set_once(int *f, int v)
 {
@@ -115,8 +54,7 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	while (in && n++ < 200 && cs_disasm_iter(h, &code, &len, &addr, in)) {
 		const cs_x86 *x = &in->detail->x86;
 		const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
-		int d = x->op_count > 0 && o0->type == X86_OP_REG ?
-			canon(o0->reg) : -1, b;
+		int d = luw_decode_reg_op(x, 0), b;
 		int32_t disp;
 
 		if (in->id == X86_INS_RET || in->id == X86_INS_JMP)
@@ -126,7 +64,7 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		if (in->id == X86_INS_MOV && d >= 0 && x->op_count == 2 &&
-		    (b = mem_base(o1, &disp)) >= 0) {
+		    (b = luw_decode_mem_base(o1, &disp)) >= 0) {
 			enum val nv = V_UNK;
 
 			if (s.v[b] == V_L && !gettop && r->l_glref == LUW_LJR_NONE &&
@@ -149,7 +87,7 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		if (in->id == X86_INS_SUB && gettop && d >= 0 &&
-		    s.v[d] == V_LOADL && (b = mem_base(o1, &disp)) >= 0 &&
+		    s.v[d] == V_LOADL && (b = luw_decode_mem_base(o1, &disp)) >= 0 &&
 		    s.v[b] == V_L) {
 			/* top - base */
 			r->l_top = s.disp[d];
@@ -157,10 +95,10 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			break;
 		}
 		if (in->id == X86_INS_MOV && x->op_count == 2 &&
-		    (b = mem_base(o0, &disp)) >= 0 &&
+		    (b = luw_decode_mem_base(o0, &disp)) >= 0 &&
 		    ((o1->type == X86_OP_IMM && o1->imm == 0) ||
-		     (o1->type == X86_OP_REG && canon(o1->reg) >= 0 &&
-		      s.v[canon(o1->reg)] == V_ZERO))) {
+		     (o1->type == X86_OP_REG && luw_decode_reg(o1->reg) >= 0 &&
+		      s.v[luw_decode_reg(o1->reg)] == V_ZERO))) {
 			if (s.v[b] == V_G && o0->size == r->ref_size)
 				set_once(&r->g_cur_l, disp);
 			else if (s.v[b] == V_ML && o0->size == 1)
@@ -171,17 +109,17 @@ static void analyse(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		if (in->id == X86_INS_MOV && d >= 0 && o1->type == X86_OP_REG &&
-		    canon(o1->reg) >= 0) {
-			s.v[d] = s.v[canon(o1->reg)];
-			s.disp[d] = s.disp[canon(o1->reg)];
+		    luw_decode_reg(o1->reg) >= 0) {
+			s.v[d] = s.v[luw_decode_reg(o1->reg)];
+			s.disp[d] = s.disp[luw_decode_reg(o1->reg)];
 			continue;
 		}
 		if (in->id == X86_INS_XOR && d >= 0 && o1->type == X86_OP_REG &&
-		    canon(o1->reg) == d) {
+		    luw_decode_reg(o1->reg) == d) {
 			s.v[d] = V_ZERO;
 			continue;
 		}
-		if (d >= 0 && writes_op0(in))
+		if (d >= 0 && luw_decode_writes_op0(in))
 			s.v[d] = V_UNK;
 	}
 	if (in)
@@ -239,22 +177,19 @@ static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	int ld[16], op[16], isl[16], adv[16];
 	struct vote disp = { .nk = 0 }, base = { .nk = 0 }, kb = { .nk = 0 };
 	cs_insn *in = cs_malloc(h);
-	int i, k;
+	int i, k, got;
 
 	memset(ld, 0, sizeof(ld));
 	memset(op, 0, sizeof(op));
 	memset(isl, 0, sizeof(isl));
 	memset(adv, 0, sizeof(adv));
-	while (in && len) {
+	while (in && (got = luw_decode_sweep(h, &code, &len, &addr, in)) >= 0) {
 		const cs_x86 *x;
 		const cs_x86_op *o0, *o1;
 		int d, s1, b;
 		int32_t dsp;
 
-		if (!cs_disasm_iter(h, &code, &len, &addr, in)) {
-			code++;
-			len--;
-			addr++;
+		if (!got) {
 			memset(ld, 0, sizeof(ld));
 			memset(op, 0, sizeof(op));
 			memset(isl, 0, sizeof(isl));
@@ -264,14 +199,14 @@ static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		x = &in->detail->x86;
 		o0 = &x->operands[0];
 		o1 = &x->operands[1];
-		d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
-		s1 = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+		d = luw_decode_reg_op(x, 0);
+		s1 = luw_decode_reg_op(x, 1);
 		if (in->id == X86_INS_JMP) {
 			if (x->op_count == 1 && o0->type == X86_OP_MEM &&
 			    o0->size == 8 && o0->mem.scale == 8 &&
 			    o0->mem.segment == X86_REG_INVALID &&
-			    (b = canon(o0->mem.base)) >= 0 &&
-			    (k = canon(o0->mem.index)) >= 0 && op[k] &&
+			    (b = luw_decode_reg(o0->mem.base)) >= 0 &&
+			    (k = luw_decode_reg(o0->mem.index)) >= 0 && op[k] &&
 			    adv[op[k] - 1])
 				vote_add(&disp, b * 16 + op[k] - 1);
 			memset(ld, 0, sizeof(ld));
@@ -288,13 +223,13 @@ static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		if (in->id == X86_INS_CALL) {
-			for (i = 0; i < (int)(sizeof(caller_saved) / sizeof(caller_saved[0])); i++) {
-				k = caller_saved[i];
+			for (i = 0; i < LUW_DECODE_NCLOBBERED; i++) {
+				k = luw_decode_clobbered[i];
 				ld[k] = op[k] = isl[k] = adv[k] = 0;
 			}
 			continue;
 		}
-		if (d < 0 || !writes_op0(in))
+		if (d < 0 || !luw_decode_writes_op0(in))
 			continue;
 		/* add P, 4 after P's instruction was loaded: PC advanced. */
 		if (in->id == X86_INS_ADD && (o0->size == 8 || o0->size == 4) &&
@@ -307,7 +242,7 @@ static void vm_regs(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			continue;
 		}
 		if (in->id == X86_INS_MOV && x->op_count == 2 &&
-		    (b = mem_base(o1, &dsp)) >= 0) {
+		    (b = luw_decode_mem_base(o1, &dsp)) >= 0) {
 			int nl = 0;
 
 			if (b != 7 && isl[b] && r->l_base != LUW_LJR_NONE &&
@@ -402,7 +337,7 @@ static int vmst_note(struct vmst_seen *v, const cs_x86 *x, unsigned int dreg,
 
 	if (x->op_count != 2 || x->operands[0].size != 4 ||
 	    x->operands[1].type != X86_OP_IMM ||
-	    mem_base(&x->operands[0], &disp) != (int)dreg)
+	    luw_decode_mem_base(&x->operands[0], &disp) != (int)dreg)
 		return -1;
 	imm = x->operands[1].imm;
 	if ((int32_t)imm >= 0 || (int32_t)imm < -16)
@@ -451,17 +386,14 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	int32_t jdisp = 0, jfirst = 0, d, ld_disp = 0;
 	/* instruction counts of the last state store, slot load, call */
 	long sites = 0, st_at = -100, ld_at = -100, call_at = -100;
-	int si, sk, st_i = 0, st_k = 0;
+	int si, sk, st_i = 0, st_k = 0, got;
 
-	while (in && len) {
+	while (in && (got = luw_decode_sweep(h, &code, &len, &addr, in)) >= 0) {
 		const cs_x86 *x;
 		int32_t disp;
 
-		if (!cs_disasm_iter(h, &code, &len, &addr, in)) {
+		if (!got) {
 			/* Not code (alignment, data): resume a byte later. */
-			code++;
-			len--;
-			addr++;
 			have = 0;
 			continue;
 		}
@@ -479,7 +411,7 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		} else if (in->id == X86_INS_MOV && x->op_count == 2 &&
 			   x->operands[0].type == X86_OP_REG &&
 			   x->operands[0].size == 4 &&
-			   mem_base(&x->operands[1], &d) == (int)dreg) {
+			   luw_decode_mem_base(&x->operands[1], &d) == (int)dreg) {
 			ld_at = sites;
 			ld_disp = d;
 		} else if (in->id == X86_INS_CALL && x->op_count == 1 &&
@@ -493,7 +425,7 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		/* J->trace[idx]: an indexed load from what DISPATCH+x held. */
 		if (jreg >= 0 && x->op_count == 2 &&
 		    x->operands[1].type == X86_OP_MEM &&
-		    canon(x->operands[1].mem.base) == jreg &&
+		    luw_decode_reg(x->operands[1].mem.base) == jreg &&
 		    x->operands[1].mem.index != X86_REG_INVALID &&
 		    x->operands[1].mem.scale == r->ref_size &&
 		    x->operands[1].mem.disp == 0) {
@@ -512,13 +444,13 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			if (in->id == X86_INS_MOV && x->op_count == 2 &&
 			    x->operands[0].type == X86_OP_REG &&
 			    x->operands[1].type == X86_OP_MEM &&
-			    canon(x->operands[1].mem.base) == 7 &&
-			    (rr = canon(x->operands[0].reg)) >= 0) {
+			    luw_decode_reg(x->operands[1].mem.base) == 7 &&
+			    (rr = luw_decode_reg(x->operands[0].reg)) >= 0) {
 				savel |= 1u << rr;
 			} else if (in->id == X86_INS_MOV && x->op_count == 2 &&
 				   x->operands[1].type == X86_OP_REG &&
-				   mem_base(&x->operands[0], &d2) == (int)dreg &&
-				   (rr = canon(x->operands[1].reg)) >= 0) {
+				   luw_decode_mem_base(&x->operands[0], &d2) == (int)dreg &&
+				   (rr = luw_decode_reg(x->operands[1].reg)) >= 0) {
 				if (rr == (int)breg && !jbset) {
 					agree(d2, &r->jitbase_disp, &hjb);
 					jbset = 1;
@@ -535,11 +467,11 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 		    x->operands[0].type == X86_OP_REG &&
 		    (x->operands[0].size == 8 ||
 		     x->operands[0].size == r->ref_size) &&
-		    mem_base(&x->operands[1], &jdisp) == (int)dreg)
-			jreg = canon(x->operands[0].reg);
+		    luw_decode_mem_base(&x->operands[1], &jdisp) == (int)dreg)
+			jreg = luw_decode_reg(x->operands[0].reg);
 		if (in->id == X86_INS_LEA && x->op_count == 2 &&
-		    canon(x->operands[0].reg) == 5 &&
-		    mem_base(&x->operands[1], &disp) == (int)dreg) {
+		    luw_decode_reg(x->operands[0].reg) == 5 &&
+		    luw_decode_mem_base(&x->operands[1], &disp) == (int)dreg) {
 			pending = disp;
 			have = 1;
 			age = 0;
@@ -557,8 +489,8 @@ static void vm_leas(csh h, const uint8_t *code, size_t len, uint64_t addr,
 			have = 0;
 		} else if (++age > 8 || (x->op_count > 0 &&
 					 x->operands[0].type == X86_OP_REG &&
-					 canon(x->operands[0].reg) == 5 &&
-					 writes_op0(in))) {
+					 luw_decode_reg(x->operands[0].reg) == 5 &&
+					 luw_decode_writes_op0(in))) {
 			have = 0;
 		}
 	}
@@ -756,7 +688,7 @@ static int px_addr(const struct px_state *s, const cs_x86_op *o, uint16_t *id,
 	int b;
 
 	if (o->type != X86_OP_MEM || o->mem.index != X86_REG_INVALID ||
-	    o->mem.segment != X86_REG_INVALID || (b = canon(o->mem.base)) < 0 ||
+	    o->mem.segment != X86_REG_INVALID || (b = luw_decode_reg(o->mem.base)) < 0 ||
 	    b == 7)
 		return 0;
 	*id = s->r[b].id;
@@ -822,7 +754,7 @@ static int px_pt_dword(struct px_state *s, const cs_x86_op *o,
 	if (o->type == X86_OP_MEM && px_addr(s, o, &id, &off) &&
 	    px_is_pt(s, id, fd))
 		return off;
-	if (o->type == X86_OP_REG && (r = canon(o->reg)) >= 0 && !s->r[r].off &&
+	if (o->type == X86_OP_REG && (r = luw_decode_reg(o->reg)) >= 0 && !s->r[r].off &&
 	    s->v[s->r[r].id].origin == PO_LOAD && s->v[s->r[r].id].size == 4 &&
 	    px_is_pt(s, s->v[s->r[r].id].src, fd))
 		return s->v[s->r[r].id].off;
@@ -848,7 +780,7 @@ static void px_cmp_pt(struct px_state *s, const cs_x86_op *a,
 		    (q->imm == 0xff || q->imm == 0x100 || q->imm == 0xffff ||
 		     q->imm == 0x10000))
 			px_note(&fd->numline, &fd->numline_conflict, o);
-		else if (q->type == X86_OP_REG && (r = canon(q->reg)) >= 0 &&
+		else if (q->type == X86_OP_REG && (r = luw_decode_reg(q->reg)) >= 0 &&
 			 (s->v[s->r[r].id].origin == PO_PCARG ||
 			  (fd->inl && s->v[s->r[r].id].origin == PO_RET)))
 			px_note(&fd->sizebc, &fd->sizebc_conflict, o);
@@ -894,8 +826,8 @@ static int px_push(struct px_state *s, const cs_insn *in, enum px_goal goal,
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
-	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
-	int sr = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+	int d = luw_decode_reg_op(x, 0);
+	int sr = luw_decode_reg_op(x, 1);
 	uint16_t id;
 	int32_t off;
 
@@ -981,8 +913,8 @@ static int px_push(struct px_state *s, const cs_insn *in, enum px_goal goal,
 static int px_stackfree(struct px_state *s, const cs_insn *in)
 {
 	const cs_x86 *x = &in->detail->x86;
-	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
-	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
+	const cs_x86_op *o1 = &x->operands[1];
+	int d = luw_decode_reg_op(x, 0);
 	int k;
 	uint16_t src;
 
@@ -993,7 +925,7 @@ static int px_stackfree(struct px_state *s, const cs_insn *in)
 	else if (in->id == X86_INS_LEA && o1->mem.base == X86_REG_INVALID &&
 		 o1->mem.scale == 8 && !o1->mem.disp &&
 		 o1->mem.segment == X86_REG_INVALID)
-		k = canon(o1->mem.index);
+		k = luw_decode_reg(o1->mem.index);
 	else
 		return 0;
 	if (k < 0 || s->r[k].off || s->v[s->r[k].id].origin != PO_LOAD ||
@@ -1037,7 +969,7 @@ static int px_checktrace(struct px_state *s, const cs_insn *in,
 			const cs_x86_op *m = i ? o0 : o1, *t = i ? o1 : o0;
 
 			if (m->type == X86_OP_MEM && m->size == 4 &&
-			    t->type == X86_OP_REG && (k = canon(t->reg)) >= 0 &&
+			    t->type == X86_OP_REG && (k = luw_decode_reg(t->reg)) >= 0 &&
 			    !s->r[k].off && s->r[k].id &&
 			    px_addr(s, m, &id, &off) && px_is_g(s, id, 0, fd)) {
 				s->trno_id = s->r[k].id;
@@ -1047,10 +979,10 @@ static int px_checktrace(struct px_state *s, const cs_insn *in,
 		return 0;
 	}
 	if ((in->id != X86_INS_MOV && in->id != X86_INS_MOVSXD) ||
-	    o0->type != X86_OP_REG || (d = canon(o0->reg)) < 0 ||
+	    o0->type != X86_OP_REG || (d = luw_decode_reg(o0->reg)) < 0 ||
 	    o1->type != X86_OP_MEM || o1->mem.disp ||
 	    o1->mem.segment != X86_REG_INVALID || o1->mem.scale != fd->ref_size ||
-	    (b = canon(o1->mem.base)) < 0 || (k = canon(o1->mem.index)) < 0 ||
+	    (b = luw_decode_reg(o1->mem.base)) < 0 || (k = luw_decode_reg(o1->mem.index)) < 0 ||
 	    s->r[b].off || s->r[k].off || !s->trno_id ||
 	    s->r[k].id != s->trno_id)
 		return 0;
@@ -1082,7 +1014,7 @@ static uint16_t px_opval(struct px_state *s, const cs_x86_op *o)
 	int32_t off;
 	int r;
 
-	if (o->type == X86_OP_REG && (r = canon(o->reg)) >= 0 && !s->r[r].off)
+	if (o->type == X86_OP_REG && (r = luw_decode_reg(o->reg)) >= 0 && !s->r[r].off)
 		return s->r[r].id;
 	if (o->type != X86_OP_MEM || !px_addr(s, o, &id, &off))
 		return 0;
@@ -1120,7 +1052,7 @@ static void px_flush(struct px_state *s, const cs_insn *in, struct px_found *fd)
 		return;
 	}
 	if (in->id == X86_INS_MOV && o0->type == X86_OP_MEM && o0->size == 4 &&
-	    o1->type == X86_OP_REG && (r = canon(o1->reg)) >= 0 && !s->r[r].off &&
+	    o1->type == X86_OP_REG && (r = luw_decode_reg(o1->reg)) >= 0 && !s->r[r].off &&
 	    px_addr(s, o0, &id, &off) && !off &&
 	    (a = px_tload(s, id, fd->ref_size)) >= 0 &&
 	    px_tload(s, s->r[r].id, 4) >= 0)
@@ -1132,8 +1064,8 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 {
 	const cs_x86 *x = &in->detail->x86;
 	const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
-	int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
-	int src = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+	int d = luw_decode_reg_op(x, 0);
+	int src = luw_decode_reg_op(x, 1);
 	uint16_t id;
 	int32_t off;
 	int i;
@@ -1145,7 +1077,7 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		int b;
 
 		if (o->type != X86_OP_MEM || o->mem.index == X86_REG_INVALID ||
-		    (b = canon(o->mem.base)) < 0 || s->r[b].off)
+		    (b = luw_decode_reg(o->mem.base)) < 0 || s->r[b].off)
 			continue;
 		bv = &s->v[s->r[b].id];
 		if (bv->origin == PO_LOAD && bv->size == fd->ref_size &&
@@ -1188,10 +1120,10 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		/* movsxd r, [table + idx*4]: a switch's jump table */
 		if (in->id == X86_INS_MOVSXD && o1->type == X86_OP_MEM &&
 		    o1->mem.index != X86_REG_INVALID && o1->mem.scale == 4 &&
-		    !o1->mem.disp && canon(o1->mem.base) >= 0 &&
-		    !s->r[canon(o1->mem.base)].off &&
-		    s->v[s->r[canon(o1->mem.base)].id].origin == PO_CONST) {
-			int64_t t = s->v[s->r[canon(o1->mem.base)].id].imm;
+		    !o1->mem.disp && luw_decode_reg(o1->mem.base) >= 0 &&
+		    !s->r[luw_decode_reg(o1->mem.base)].off &&
+		    s->v[s->r[luw_decode_reg(o1->mem.base)].id].origin == PO_CONST) {
+			int64_t t = s->v[s->r[luw_decode_reg(o1->mem.base)].id].imm;
 
 			px_set_new(s, d, PO_JTENT);
 			s->v[s->r[d].id].imm = t;
@@ -1199,7 +1131,7 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		}
 		if (o1->type == X86_OP_MEM) {
 			uint16_t nid;
-			int b = canon(o1->mem.base);
+			int b = luw_decode_reg(o1->mem.base);
 
 			/* A load through mref(fn->pc) - k held in a register: pt. */
 			if (goal == PG_DEBUGLINE && fd->inl && b >= 0 && b != 7 &&
@@ -1254,10 +1186,10 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 			return;
 		}
 		if (d >= 0 && o1->mem.index != X86_REG_INVALID &&
-		    o1->mem.scale == 1 && !o1->mem.disp && canon(o1->mem.base) >= 0 &&
-		    canon(o1->mem.index) >= 0) {
-			uint16_t a = s->r[canon(o1->mem.base)].id;
-			uint16_t b2 = s->r[canon(o1->mem.index)].id;
+		    o1->mem.scale == 1 && !o1->mem.disp && luw_decode_reg(o1->mem.base) >= 0 &&
+		    luw_decode_reg(o1->mem.index) >= 0) {
+			uint16_t a = s->r[luw_decode_reg(o1->mem.base)].id;
+			uint16_t b2 = s->r[luw_decode_reg(o1->mem.index)].id;
 
 			px_set_new(s, d, PO_SUM);
 			s->v[s->r[d].id].src = a;
@@ -1372,7 +1304,7 @@ static void px_step1(const cs_insn *in, struct px_state *s,
 		break;
 	}
 	/* Anything else writing a register leaves it unknown. */
-	if (d >= 0 && writes_op0(in))
+	if (d >= 0 && luw_decode_writes_op0(in))
 		px_set_new(s, d, PO_UNK);
 }
 
@@ -1388,8 +1320,8 @@ static void clobber_call_px(struct px_state *s)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(caller_saved) / sizeof(caller_saved[0]); i++)
-		px_set_new(s, caller_saved[i], PO_UNK);
+	for (i = 0; i < LUW_DECODE_NCLOBBERED; i++)
+		px_set_new(s, luw_decode_clobbered[i], PO_UNK);
 	s->v[s->r[0].id].origin = s->r[0].id ? PO_RET : PO_UNK;
 	s->cmp_valid = 0;
 }
@@ -1497,7 +1429,7 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 			}
 			if (++seen[k].n > 3 || --budget <= 0)
 				break;
-			if (!(code = code_at(elf, addr, &len)) ||
+			if (!(code = luw_decode_code(elf, addr, UINT64_MAX, &len)) ||
 			    !cs_disasm_iter(h, &code, &len, &addr, in))
 				break;
 			x = &in->detail->x86;
@@ -1600,7 +1532,7 @@ static void px_explore(csh h, Elf *elf, const struct luw_fdes *fdes,
 			    (x->operands[0].type == X86_OP_REG ||
 			     x->operands[0].type == X86_OP_MEM)) {
 				const cs_x86_op *o = &x->operands[0];
-				int r = o->type == X86_OP_REG ? canon(o->reg) : -1, e;
+				int r = o->type == X86_OP_REG ? luw_decode_reg(o->reg) : -1, e;
 				const struct px_val *v = r >= 0 ? &s.v[s.r[r].id] : NULL;
 				int rel = v && !s.r[r].off && v->origin == PO_JTADDR;
 				int ab = o->type == X86_OP_MEM &&
@@ -1688,7 +1620,7 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	uint64_t a, sz, entry = 0, lo = 0, hi = 0, addr;
 	const uint8_t *code;
 	size_t len, i;
-	int nl = 0, n = 0, k, isl[16] = { 0 }, prev[16] = { 0 }, done = 0;
+	int nl = 0, n = 0, k, isl[16] = { 0 }, prev[16] = { 0 }, done = 0, got;
 	int32_t ofs_prev = LUW_LJR_NONE;
 	Elf_Scn *text;
 	GElf_Shdr sh;
@@ -1696,10 +1628,8 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 
 	if (r->l_cframe == LUW_LJR_NONE ||
 	    luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_pcall", 1, &a, &sz) ||
-	    !(code = code_at(elf, a, &len)) || !(in = cs_malloc(h)))
+	    !(code = luw_decode_code(elf, a, sz, &len)) || !(in = cs_malloc(h)))
 		return;
-	if (len > sz)
-		len = sz;
 	text = luw_elf_section_at(elf, a, 1, SHF_ALLOC, &sh);
 	addr = a;
 	while (cs_disasm_iter(h, &code, &len, &addr, in)) {
@@ -1733,12 +1663,13 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	 */
 	isl[5] = 1;
 	addr = entry;
-	while (!done && n++ < 64 && (code = code_at(elf, addr, &len)) &&
+	while (!done && n++ < 64 &&
+	       (code = luw_decode_code(elf, addr, UINT64_MAX, &len)) &&
 	       cs_disasm_iter(h, &code, &len, &addr, in)) {
 		const cs_x86 *x = &in->detail->x86;
 		const cs_x86_op *o0 = &x->operands[0], *o1 = &x->operands[1];
-		int d = x->op_count > 0 && o0->type == X86_OP_REG ? canon(o0->reg) : -1;
-		int sr = x->op_count > 1 && o1->type == X86_OP_REG ? canon(o1->reg) : -1;
+		int d = luw_decode_reg_op(x, 0);
+		int sr = luw_decode_reg_op(x, 1);
 
 		if (in->id == X86_INS_JMP && x->op_count == 1 && o0->type == X86_OP_IMM) {
 			addr = (uint64_t)o0->imm;
@@ -1748,12 +1679,12 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 		    cs_insn_group(h, in, CS_GRP_JUMP))
 			break;
 		if (in->id != X86_INS_MOV || x->op_count != 2) {
-			if (d >= 0 && writes_op0(in))
+			if (d >= 0 && luw_decode_writes_op0(in))
 				isl[d] = prev[d] = 0;
 			continue;
 		}
 		if (o0->type == X86_OP_MEM && o0->mem.index == X86_REG_INVALID) {
-			int b = canon(o0->mem.base);
+			int b = luw_decode_reg(o0->mem.base);
 
 			if (b == 7 && sr >= 0 && prev[sr])
 				ofs_prev = (int32_t)o0->mem.disp;
@@ -1772,7 +1703,7 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 			isl[d] = isl[sr];
 			prev[d] = prev[sr];
 		} else if (o1->type == X86_OP_MEM && o1->mem.index == X86_REG_INVALID &&
-			   canon(o1->mem.base) >= 0 && isl[canon(o1->mem.base)] &&
+			   luw_decode_reg(o1->mem.base) >= 0 && isl[luw_decode_reg(o1->mem.base)] &&
 			   o1->mem.disp == r->l_cframe && o1->size == 8) {
 			isl[d] = 0;
 			prev[d] = 1;
@@ -1786,28 +1717,21 @@ static void cframe_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	 * Of the two, the saved PC is the one the interpreter also stores its
 	 * PC register (rbx, vm_x64.dasc and vm_x86.dasc's x64 mode) into.
 	 */
-	code = code_at(elf, lo, &len);
+	code = luw_decode_code(elf, lo, hi - lo, &len);
 	if (!code)
 		goto out;
-	if (len > hi - lo)
-		len = hi - lo;
 	addr = lo;
-	while (len) {
-		const cs_x86 *x;
+	while ((got = luw_decode_sweep(h, &code, &len, &addr, in)) >= 0) {
+		const cs_x86 *x = &in->detail->x86;
 
-		if (!cs_disasm_iter(h, &code, &len, &addr, in)) {
-			code++;
-			len--;
-			addr++;
+		if (!got)
 			continue;
-		}
-		x = &in->detail->x86;
 		if (in->id != X86_INS_MOV || x->op_count != 2 ||
 		    x->operands[0].type != X86_OP_MEM ||
-		    canon(x->operands[0].mem.base) != 7 ||
+		    luw_decode_reg(x->operands[0].mem.base) != 7 ||
 		    x->operands[0].mem.index != X86_REG_INVALID ||
 		    x->operands[1].type != X86_OP_REG ||
-		    canon(x->operands[1].reg) != 3)
+		    luw_decode_reg(x->operands[1].reg) != 3)
 			continue;
 		for (k = 0; k < nl; k++)
 			if (lst[k].ofs == (int32_t)x->operands[0].mem.disp)
@@ -1917,85 +1841,6 @@ static int ptr_at(Elf *elf, uint64_t addr, uint64_t *v)
 }
 
 /*
- * An address put into a register: `lea R, [rip + x]` (PIC) or `mov R,
- * imm`: the address, R in *reg; else 0.
- */
-static uint64_t lea_rip(const cs_insn *in, int *reg)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	/* Not PIC: an absolute address as an immediate. */
-	if (in->id == X86_INS_MOV && x->op_count == 2 &&
-	    x->operands[0].type == X86_OP_REG &&
-	    x->operands[1].type == X86_OP_IMM && x->operands[1].imm > 0) {
-		*reg = canon(x->operands[0].reg);
-		return (uint64_t)x->operands[1].imm;
-	}
-	if (in->id != X86_INS_LEA || x->op_count != 2 ||
-	    x->operands[0].type != X86_OP_REG ||
-	    x->operands[1].type != X86_OP_MEM ||
-	    x->operands[1].mem.base != X86_REG_RIP ||
-	    x->operands[1].mem.index != X86_REG_INVALID)
-		return 0;
-	*reg = canon(x->operands[0].reg);
-	return in->address + in->size + (uint64_t)x->operands[1].mem.disp;
-}
-
-/* The address a direct call or jmp goes to; else 0. */
-static uint64_t branch_target(const cs_insn *in)
-{
-	const cs_x86 *x = &in->detail->x86;
-
-	if ((in->id != X86_INS_CALL && in->id != X86_INS_JMP) ||
-	    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-		return 0;
-	return (uint64_t)x->operands[0].imm;
-}
-
-/*
- * The distinct addresses the instructions of [a, a + n) put into a
- * register (lea_rip; into want_reg, or any register for an FDE start) or,
- * with branches set, call or jump to directly (FDE starts), up to max.
- */
-static int code_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
-			uint64_t a, uint64_t n, int branches, int want_reg,
-			uint64_t *out, int max)
-{
-	const uint8_t *code;
-	size_t len;
-	cs_insn *in = cs_malloc(h);
-	int k = 0, i, reg = -1;
-
-	if (!in || !(code = code_at(elf, a, &len))) {
-		if (in)
-			cs_free(in, 1);
-		return 0;
-	}
-	if (len > n)
-		len = n;
-	while (k < max && cs_disasm_iter(h, &code, &len, &a, in)) {
-		uint64_t t = branches ? branch_target(in) : lea_rip(in, &reg);
-
-		if (!t || (!branches && want_reg >= 0 && reg != want_reg) ||
-		    ((branches || want_reg < 0) && !luw_ehframe_end(fdes, t)))
-			continue;
-		for (i = 0; i < k && out[i] != t; i++)
-			;
-		if (i == k)
-			out[k++] = t;
-	}
-	cs_free(in, 1);
-	return k;
-}
-
-/* The rip-relative lea targets in [a, a + n) that start an FDE. */
-static int fn_leas(csh h, Elf *elf, const struct luw_fdes *fdes, uint64_t a,
-		   uint64_t n, int want_reg, uint64_t *out, int max)
-{
-	return code_targets(h, elf, fdes, a, n, 0, want_reg, out, max);
-}
-
-/*
  * J->sizetrace, J->trace, T->mcode and T->szmcode from jit.util (see
  * target/recover.h): luaopen_jit hands luaopen_jit_util to lj_lib_prereg (a
  * function address lea'd in luaopen_jit), which hands its lua_CFunction
@@ -2008,6 +1853,7 @@ static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	uint64_t a, sz, fns[16], arrs[8];
 	int nf, na, i, j, e, nread = 0;
 	struct px_found fd;
+	struct luw_decode_file file = { .h = h, .elf = elf, .fdes = fdes };
 
 	if (r->ref_size == LUW_LJR_NONE || r->l_glref == LUW_LJR_NONE ||
 	    luw_elf_symbol_sized(elf, SHT_DYNSYM, "luaopen_jit", 1, &a, &sz))
@@ -2016,11 +1862,11 @@ static void checktrace_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	fd.ref_size = r->ref_size;
 	fd.l_glref = r->l_glref;
 	fd.st_g = fd.tr_g = fd.mc = fd.szmc = LUW_LJR_NONE;
-	nf = fn_leas(h, elf, fdes, a, sz, -1, fns, 16);
+	nf = luw_decode_addresses(&file, a, sz, -1, fns, 16);
 	for (i = 0; i < nf; i++) {
 		uint64_t end = luw_ehframe_end(fdes, fns[i]);
 
-		na = fn_leas(h, elf, fdes, fns[i], end - fns[i], 2, arrs, 8);
+		na = luw_decode_addresses(&file, fns[i], end - fns[i], 2, arrs, 8);
 		for (j = 0; j < na; j++) {
 			for (e = 0; e < 64; e++) {
 				uint64_t f, fe;
@@ -2083,13 +1929,6 @@ static int tag_gct(int64_t tag, int ref_size)
 	return (int)(~t & 0xff);
 }
 
-/* The functions [a, a + n) calls or jumps to directly (FDE starts). */
-static int direct_targets(csh h, Elf *elf, const struct luw_fdes *fdes,
-			  uint64_t a, uint64_t n, uint64_t *out, int max)
-{
-	return code_targets(h, elf, fdes, a, n, 1, -1, out, max);
-}
-
 /* The type tag a dynsym function stores with the object it pushes. */
 static int push_gct(csh h, Elf *elf, const struct luw_fdes *fdes,
 		    struct luw_recover_result *r, const char *fn)
@@ -2138,6 +1977,7 @@ static void gct_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 			struct luw_recover_result *r)
 {
 	struct px_found fd;
+	struct luw_decode_file file = { .h = h, .elf = elf, .fdes = fdes };
 	uint64_t a, sz;
 
 	if (r->ref_size == LUW_LJR_NONE || r->l_top == LUW_LJR_NONE)
@@ -2163,7 +2003,7 @@ static void gct_recover(csh h, Elf *elf, const struct luw_fdes *fdes,
 	if (r->l_stack != LUW_LJR_NONE &&
 	    !luw_elf_symbol_sized(elf, SHT_DYNSYM, "lua_close", 1, &a, &sz)) {
 		uint64_t to[16];
-		int n = direct_targets(h, elf, fdes, a, sz, to, 16), i;
+		int n = luw_decode_callees(&file, a, sz, to, 16), i;
 
 		px_explore(h, elf, fdes, a, sz, PG_STACKFREE, &fd);
 		/* close_state(L), called or tail-called with the main thread */
@@ -2293,27 +2133,27 @@ int luw_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	r->tr_startpt = r->tr_startpc = r->tr_traceno = LUW_LJR_NONE;
 	r->gct_str = r->gct_thread = r->gct_func = LUW_LJR_NONE;
 	r->vmst_c = r->vmst_interp = r->vmst_exit = LUW_LJR_NONE;
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK) {
+	if (luw_decode_open(&h)) {
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;
 	}
-	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
-	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_close", 1, &a) || !(code = code_at(elf, a, &len))) {
+	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_close", 1, &a) ||
+	    !(code = luw_decode_code(elf, a, UINT64_MAX, &len))) {
 		snprintf(why, n, "no lua_close in .dynsym");
 		cs_close(&h);
 		return -1;
 	}
 	analyse(h, code, len, a, r, 0);
-	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_gettop", 1, &a) || !(code = code_at(elf, a, &len))) {
+	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_gettop", 1, &a) ||
+	    !(code = luw_decode_code(elf, a, UINT64_MAX, &len))) {
 		snprintf(why, n, "no lua_gettop in .dynsym");
 		cs_close(&h);
 		return -1;
 	}
 	analyse(h, code, len, a, r, 1);
 	px_recover(h, elf, r);
-	if (vm_end > vm_start && (code = code_at(elf, vm_start, &len))) {
-		if (len > vm_end - vm_start)
-			len = vm_end - vm_start;
+	if (vm_end > vm_start &&
+	    (code = luw_decode_code(elf, vm_start, vm_end - vm_start, &len))) {
 		vm_regs(h, code, len, vm_start, r);
 		/* The VM's own registers where its code showed them. */
 		if (r->reg_dispatch != LUW_LJR_NONE)
