@@ -1,7 +1,7 @@
 /*
  * decode: x86-64 instructions and the code of an ELF file, as the readers
- * of LuaJIT's machine code (target/recover.c) ask for them; see
- * decode.h.  Here so that every reader names registers, operands and
+ * of LuaJIT's machine code (target/recover*.c, x86/flow.c) ask for them;
+ * see decode.h.  Here so that every reader names registers, operands and
  * code the same way.
  */
 #include "x86/decode.h"

@@ -6,8 +6,8 @@
  * first operand is written, where a branch goes; of a file's code: the
  * bytes at an address, one instruction there, a linear sweep over bytes
  * that mix code and data, the functions a stretch of code names.
- * Knows nothing of LuaJIT: target/recover.c reads LuaJIT's functions
- * with it.
+ * Knows nothing of LuaJIT: target/recover*.c read LuaJIT's functions
+ * with it, x86/flow.c follows their paths.
  */
 #ifndef LUW_X86_DECODE_H
 #define LUW_X86_DECODE_H
@@ -32,7 +32,7 @@ extern const int luw_decode_clobbered[LUW_DECODE_NCLOBBERED];
 
 /* Capstone for x86-64 with operand details into *h: 0, or -1. */
 int luw_decode_open(csh *h);
-/* A register of any width -> the DWARF number 0..15 of its 64-bit one, or -1. */
+/* A register of any width -> its 64-bit register's DWARF number, or -1. */
 int luw_decode_reg(x86_reg r);
 /* Operand i of x when it is a register: luw_decode_reg of it, else -1. */
 int luw_decode_reg_op(const cs_x86 *x, int i);
