@@ -215,3 +215,13 @@ void luw_ehframe_free(struct luw_fdes *f)
 	free(f->v);
 	memset(f, 0, sizeof(*f));
 }
+
+uint64_t luw_ehframe_end(const struct luw_fdes *f, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; f && i < f->n; i++)
+		if (f->v[i].start == addr)
+			return f->v[i].end;
+	return 0;
+}

@@ -2,8 +2,10 @@
  * ehframe: the FDEs of an ELF file's .eh_frame, each as the address range
  * it covers -- the one reader of that section.  The unwind tables (cfi.c)
  * walk each FDE's rows, the symbols (elf/symbols.c) name code no symbol
- * covers after the FDE holding it, and the LuaJIT layout (target/layout.c)
- * finds the interpreter as the largest FDE with a CFA on rsp.
+ * covers after the FDE holding it, the LuaJIT layout (target/layout.c)
+ * finds the interpreter as the largest FDE with a CFA on rsp, and the
+ * machine-code readers (x86/) take an FDE for the extent of the function
+ * a call or jump leads into.
  *
  * Entries come from libdw (dwarf_next_cfi); libdw hands the FDE's
  * initial location and range in the pointer encoding its CIE's 'R'
@@ -37,5 +39,7 @@ struct luw_fdes {
  */
 int luw_ehframe_fdes(Elf *elf, struct luw_fdes *out);
 void luw_ehframe_free(struct luw_fdes *f);
+/* The end of the FDE that starts at addr (a function's entry), else 0. */
+uint64_t luw_ehframe_end(const struct luw_fdes *f, uint64_t addr);
 
 #endif

@@ -48,6 +48,46 @@ Elf_Scn *luw_elf_section(Elf *elf, const char *name, GElf_Shdr *sh)
 	return NULL;
 }
 
+Elf_Scn *luw_elf_section_at(Elf *elf, uint64_t addr, size_t n,
+			    uint64_t flags, GElf_Shdr *sh)
+{
+	Elf_Scn *scn = NULL;
+
+	/* Offsets, not ends: an address near 2^64 must not wrap inside. */
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, sh) && sh->sh_type == SHT_PROGBITS &&
+		    (sh->sh_flags & flags) == flags && addr >= sh->sh_addr &&
+		    addr - sh->sh_addr < sh->sh_size &&
+		    n <= sh->sh_size - (addr - sh->sh_addr))
+			return scn;
+	return NULL;
+}
+
+const uint8_t *luw_elf_bytes_at(Elf *elf, uint64_t addr, size_t n,
+				uint64_t flags, size_t *len)
+{
+	GElf_Shdr sh;
+	Elf_Scn *scn = luw_elf_section_at(elf, addr, n, flags, &sh);
+	Elf_Data *d;
+
+	if (!scn || !(d = elf_getdata(scn, NULL)) || !d->d_buf ||
+	    d->d_size != sh.sh_size)
+		return NULL;
+	*len = sh.sh_addr + sh.sh_size - addr;
+	return (const uint8_t *)d->d_buf + (addr - sh.sh_addr);
+}
+
+int luw_elf_read_at(Elf *elf, uint64_t addr, void *v, size_t n)
+{
+	size_t len;
+	const uint8_t *p = luw_elf_bytes_at(elf, addr, n, SHF_ALLOC, &len);
+
+	if (!p)
+		return -1;
+	memcpy(v, p, n);
+	return 0;
+}
+
 int luw_elf_symbol(Elf *elf, unsigned int sh_type, const char *name,
 		   int func_only, uint64_t *addr)
 {
