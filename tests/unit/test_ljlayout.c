@@ -18,6 +18,7 @@
 
 #include "luajit/known.h"
 #include "target/layout.h"
+#include "target/validate.h"
 #include "kmod/ljwalk.h"
 #include "testlib.h"
 
@@ -123,7 +124,7 @@ static void check_target(const char *what, char *const argv[],
 			*c = *t;
 			mutate(&bad, &fields[i], d);
 			err[0] = 0;
-			CHECK(luw_layout_use_layout(c, &bad, "mutated", err,
+			CHECK(luw_validate_use(c, &bad, "mutated", err,
 					      sizeof(err)) != 0,
 			       "%s: %s%+d accepted", what, fields[i].name, d);
 			CHECK(strstr(err, t->path) && strstr(err, t->build_id) &&
@@ -144,7 +145,7 @@ static void check_target(const char *what, char *const argv[],
 
 		if (w && c) {
 			*c = *t;
-			CHECK(luw_layout_use_layout(c, w, wrong_family, err,
+			CHECK(luw_validate_use(c, w, wrong_family, err,
 					      sizeof(err)) != 0,
 			       "%s: layout %s accepted", what, wrong_family);
 			printf("  %s layout refused: %s\n", wrong_family, err);

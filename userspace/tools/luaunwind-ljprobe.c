@@ -121,36 +121,13 @@ static void print_layout(const struct luw_lj_layout *ly)
 static void print_recovered(const struct luw_layout_target *t)
 {
 	const struct luw_recover_result *r = &t->rec;
+#define REC_ROW(name) { #name, r->name },
+#define REC_ROW_O(name, label) { label, r->name },
 	const struct { const char *n; int v; } f[] = {
-		{ "l_glref", r->l_glref }, { "g_mainthref", r->g_mainthref },
-		{ "g_cur_l", r->g_cur_l }, { "l_stack", r->l_stack },
-		{ "l_status", r->l_status }, { "l_cframe", r->l_cframe },
-		{ "l_top", r->l_top }, { "l_base", r->l_base },
-		{ "l_maxstack", r->l_maxstack }, { "fn_ffid", r->fn_ffid },
-		{ "fn_pc", r->fn_pc }, { "fn_f", r->fn_f },
-		{ "pt_size", r->pt_size }, { "pt_sizebc", r->pt_sizebc },
-		{ "pt_chunkname", r->pt_chunkname },
-		{ "pt_firstline", r->pt_firstline },
-		{ "pt_numline", r->pt_numline },
-		{ "pt_lineinfo", r->pt_lineinfo },
-		{ "cframe_ofs_l", r->cframe_ofs_l },
-		{ "cframe_ofs_prev", r->cframe_ofs_prev },
-		{ "cframe_ofs_pc", r->cframe_ofs_pc },
-		{ "cframe_l_size", r->cframe_l_size },
-		{ "cframe_rbp_cfa", r->cframe_rbp_cfa },
-		{ "reg_base", r->reg_base }, { "reg_pc", r->reg_pc },
-		{ "reg_dispatch", r->reg_dispatch }, { "reg_kbase", r->reg_kbase },
-		{ "g.j_sizetrace", r->jsizetrace_g }, { "g.j_trace", r->jtrace_g },
-		{ "tr_mcode", r->tr_mcode }, { "tr_szmcode", r->tr_szmcode },
-		{ "l_stacksize", r->l_stacksize }, { "gc_gct", r->gc_gct },
-		{ "gct_str", r->gct_str }, { "gct_thread", r->gct_thread },
-		{ "gct_func", r->gct_func },
-		{ "tr_startpt", r->tr_startpt }, { "tr_startpc", r->tr_startpc },
-		{ "tr_traceno", r->tr_traceno },
-		/* raw ~LJ_VMST_* index of each role (target/recover.h) */
-		{ "vmst.interp", r->vmst_interp }, { "vmst.c", r->vmst_c },
-		{ "vmst.exit", r->vmst_exit },
+		LUW_RECOVER_FIELDS(REC_ROW, REC_ROW, REC_ROW_O)
 	};
+#undef REC_ROW
+#undef REC_ROW_O
 	size_t i;
 	int k;
 

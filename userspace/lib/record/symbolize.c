@@ -22,6 +22,7 @@
 #include "target/funcname.h"
 #include "target/obj.h"
 #include "target/proto.h"
+#include "target/states.h"
 #include "record/dev.h"
 #include "proc/maps.h"
 
@@ -41,7 +42,7 @@ struct proc {
 	/* Protos named so far, for finding each one's parent (its FNEW). */
 	struct known *known;
 	size_t nknown, capknown;
-	int rescans;		/* luw_layout_find_states runs for traces */
+	int rescans;		/* luw_states_find runs for traces */
 	struct luw_obj obj;	/* the objects of t's layout */
 	/* Tables read for names held by globals (target/global.h): 0 not
 	 * worked out yet, 1 in obj, -1 refused. */
@@ -550,7 +551,7 @@ static uint64_t trace_universe(struct proc *p, uint32_t n, uint64_t pt)
 		if (hits > 1 || pass || p->rescans >= 4)
 			return 0;
 		p->rescans++;
-		if (luw_layout_find_states(p->t, err, sizeof(err)))
+		if (luw_states_find(p->t, err, sizeof(err)))
 			return 0;
 	}
 	return 0;

@@ -68,34 +68,16 @@ struct luw_layout_target {
 /* Finds LuaJIT in PID and picks a layout.  0, or -1 with a message. */
 int luw_layout_open(pid_t pid, struct luw_layout_target *t, char *err, size_t errlen);
 
-/* Fills t->states by scanning memory.  0 (even with none), -1 on error. */
-int luw_layout_find_states(struct luw_layout_target *t, char *err, size_t errlen);
-
 /*
- * Checks `ly` against global_State `g` of t's process.  0 when every check
- * passes; else -1 and `why` names the first failed check.
- */
-int luw_layout_validate(const struct luw_layout_target *t, const struct luw_lj_layout *ly,
-		 uint64_t g, char *why, size_t whylen);
-
-/*
- * luw_layout_open + luw_layout_find_states + luw_layout_validate on every state found; without
+ * luw_layout_open + luw_states_find + luw_validate_state on every state found; without
  * a known layout, tries each known layout of the table.  The target runs
  * while it is read: every candidate is checked again, derived afresh, in
  * up to 3 rounds, and a pass after a failed read must be confirmed by the
- * next (target/layout.c, "Reading a running target"); t->rounds says which
+ * next (target/validate.c, "Reading a running target"); t->rounds says which
  * round passed.  On a mismatch the message says so and names the binary,
  * its build-id and each candidate's failed check.
  */
 int luw_layout_attach(pid_t pid, struct luw_layout_target *t, char *err, size_t errlen);
-
-/*
- * Installs `ly` (called `name` in messages) after finding the states and
- * validating it on every one; -1 with a message naming the binary, its
- * build-id and the failed check otherwise.
- */
-int luw_layout_use_layout(struct luw_layout_target *t, const struct luw_lj_layout *ly,
-		   const char *name, char *err, size_t errlen);
 
 /* A ptrace-stopped thread's registers as the Lua walk takes them. */
 struct user_regs_struct;
@@ -130,6 +112,5 @@ int luw_layout_caught(const struct luw_layout_target *t, uint64_t ip,
  */
 int luw_layout_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend, uint64_t *end,
 		   uint32_t *cfa, char *err, size_t n);
-
 
 #endif

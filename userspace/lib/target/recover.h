@@ -145,33 +145,46 @@
 #define LUW_LJR_NONE (-1)
 #define LUW_LJR_MAX_DISP 16
 
+/*
+ * The fields recovered as the descriptor's field of the same name
+ * (include/luaunwind_layout.h) or, O rows, read for one, each
+ * LUW_LJR_NONE when its code was not found:
+ *   R  required: lua_close's G(L) and mainthread(g)
+ *   D  taken as they are (target/fromcode.c): lua_settop, lua_gettop,
+ *      lua_checkstack, lua_iscfunction/tocfunction, lua_getinfo ->
+ *      lj_debug_line, lua_pcall -> lj_vm_pcall's C frame, the
+ *      interpreter's registers and its FDE's rbp rule, lua_newthread,
+ *      lua_pushlstring and lua_pushcclosure
+ *   O  read for other fields (NAME, the label the probe prints): jit.util's
+ *      J->sizetrace and J->trace relative to G and GCtrace's machine code,
+ *      the type tags, trace_flushroot's GCtrace fields, and the raw
+ *      LJ_VMST_* index (~value) of C code, the interpreter and EXIT
+ */
+#define LUW_RECOVER_FIELDS(R, D, O)					\
+	R(l_glref) R(g_mainthref) D(g_cur_l) D(l_stack) D(l_status)	\
+	D(l_cframe) D(l_top) D(l_base) D(l_maxstack) D(fn_ffid) D(fn_pc) \
+	D(fn_f) D(pt_size) D(pt_sizebc) D(pt_chunkname) D(pt_firstline)	\
+	D(pt_numline) D(pt_lineinfo) D(cframe_ofs_l) D(cframe_ofs_prev)	\
+	D(cframe_ofs_pc) D(cframe_l_size) D(cframe_rbp_cfa) D(reg_base)	\
+	D(reg_pc) D(reg_dispatch) D(reg_kbase)				\
+	O(jsizetrace_g, "g.j_sizetrace") O(jtrace_g, "g.j_trace")	\
+	O(tr_mcode, "tr_mcode") O(tr_szmcode, "tr_szmcode")		\
+	D(l_stacksize) D(gc_gct) O(gct_str, "gct_str")			\
+	O(gct_thread, "gct_thread") O(gct_func, "gct_func")		\
+	O(tr_startpt, "tr_startpt") O(tr_startpc, "tr_startpc")		\
+	O(tr_traceno, "tr_traceno") O(vmst_interp, "vmst.interp")	\
+	O(vmst_c, "vmst.c") O(vmst_exit, "vmst.exit")
+
+#define LUW_RECOVER_DECL(name)		int name;
+#define LUW_RECOVER_DECL_O(name, label)	int name;
+
 struct luw_recover_result {
 	int ref_size;		/* 8 (GC64) or 4, LUW_LJR_NONE */
-	int l_glref, g_mainthref, g_cur_l, l_stack, l_status, l_cframe;
-	int l_top, l_base;
-	int l_maxstack;		/* lua_checkstack */
-	int fn_ffid;		/* lua_iscfunction */
-	int fn_pc, fn_f;	/* lua_tocfunction */
-	/* lua_getinfo -> lj_debug_getinfo -> lj_debug_line */
-	int pt_size, pt_sizebc, pt_chunkname, pt_firstline, pt_numline;
-	int pt_lineinfo;
-	/* lua_pcall -> lj_vm_pcall: the C frame's saved L, cframe and PC */
-	int cframe_ofs_l, cframe_ofs_prev, cframe_ofs_pc, cframe_l_size;
-	/* The interpreter's fixed registers (DWARF numbers), from its code */
-	int reg_base, reg_pc, reg_dispatch, reg_kbase;
+	LUW_RECOVER_FIELDS(LUW_RECOVER_DECL, LUW_RECOVER_DECL, LUW_RECOVER_DECL_O)
 	unsigned int nvote_disp, nvote_base, nvote_kbase;	/* sites seen */
-	int cframe_rbp_cfa;	/* the VM FDE's rule: rbp saved at CFA - this */
-	/* jit.util: J->sizetrace and J->trace relative to G; GCtrace fields */
-	int jsizetrace_g, jtrace_g, tr_mcode, tr_szmcode;
 	int ncheck_fns;		/* jit.util functions read */
-	/* luaJIT_setmode -> lj_trace_flush -> trace_flushroot */
-	int tr_startpt, tr_startpc, tr_traceno;
-	/* lua_newthread, lua_pushlstring, lua_pushcclosure */
-	int gc_gct, l_stacksize, gct_str, gct_thread, gct_func;
 	int32_t vmstate_disp;	/* g_vmstate - gg_g2disp; valid if have_vmstate */
 	int have_vmstate;
-	/* raw LJ_VMST_* index (~value) of C code, the interpreter, EXIT */
-	int vmst_c, vmst_interp, vmst_exit;
 	int32_t jtrace_disp;	/* &J->trace - DISPATCH; valid if have_jtrace */
 	int have_jtrace;
 	int32_t jitbase_disp, tmpbufl_disp;
