@@ -106,11 +106,14 @@ struct luw_mp_nums {
  * LUW_MP_MAX_EVENT bytes); NULL for a longer one, left to the checked
  * path.  One and two bytes (sizes, lines) take no squeezing; longer ones
  * (addresses take 6-7) are squeezed from one load in three steps.
+ *
+ * What both decoders do first: one and two bytes straight, their end
+ * returned; otherwise p itself, the 8 bytes at p in *v and in *stop the
+ * high bits of those that end the number; NULL when none of the 8 does.
  */
-static inline const uint8_t *luw_mp_uleb8(const uint8_t *p, uint64_t *out)
+static inline const uint8_t *luw_mp_uleb8_head(const uint8_t *p, uint64_t *out,
+						uint64_t *v, uint64_t *stop)
 {
-	uint64_t v, stop;
-
 	if (!(p[0] & 0x80)) {
 		*out = p[0];
 		return p + 1;
@@ -119,10 +122,18 @@ static inline const uint8_t *luw_mp_uleb8(const uint8_t *p, uint64_t *out)
 		*out = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
 		return p + 2;
 	}
-	memcpy(&v, p, 8);
-	stop = ~v & 0x8080808080808080ULL;
-	if (!stop)
-		return NULL;
+	memcpy(v, p, 8);
+	*stop = ~*v & 0x8080808080808080ULL;
+	return *stop ? p : NULL;
+}
+
+static inline const uint8_t *luw_mp_uleb8(const uint8_t *p, uint64_t *out)
+{
+	uint64_t v, stop;
+	const uint8_t *q = luw_mp_uleb8_head(p, out, &v, &stop);
+
+	if (q != p)
+		return q;
 	v &= stop ^ (stop - 1);
 	v = (v & 0x007f007f007f007fULL) | (v & 0x7f007f007f007f00ULL) >> 1;
 	v = (v & 0x00003fff00003fffULL) | (v & 0x3fff00003fff0000ULL) >> 2;
@@ -142,19 +153,10 @@ static inline __attribute__((target("bmi2"))) const uint8_t *
 luw_mp_uleb8_bmi2(const uint8_t *p, uint64_t *out)
 {
 	uint64_t v, stop;
+	const uint8_t *q = luw_mp_uleb8_head(p, out, &v, &stop);
 
-	if (!(p[0] & 0x80)) {
-		*out = p[0];
-		return p + 1;
-	}
-	if (!(p[1] & 0x80)) {
-		*out = (p[0] & 0x7fu) | (uint64_t)p[1] << 7;
-		return p + 2;
-	}
-	memcpy(&v, p, 8);
-	stop = ~v & 0x8080808080808080ULL;
-	if (!stop)
-		return NULL;
+	if (q != p)
+		return q;
 	*out = _pext_u64(v & (stop ^ (stop - 1)), 0x7f7f7f7f7f7f7f7fULL);
 	return p + (__builtin_ctzll(stop) >> 3) + 1;
 }

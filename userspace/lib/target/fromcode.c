@@ -71,6 +71,33 @@ void luw_fromcode_tags(const struct luw_recover_result *r,
 }
 
 /*
+ * The VM's constants, which no DWARF holds, from this binary's code: the
+ * C frame's offsets (assembler constants; all four or none), the fixed
+ * registers (all four or none), the FDE's rbp rule and the type tags.
+ */
+void luw_fromcode_vm_constants(const struct luw_recover_result *r,
+			       struct luw_lj_layout *ly)
+{
+	if (r->cframe_ofs_l != LUW_LJR_NONE && r->cframe_ofs_prev != LUW_LJR_NONE &&
+	    r->cframe_ofs_pc != LUW_LJR_NONE && r->cframe_l_size != LUW_LJR_NONE) {
+		ly->cframe_ofs_l = (__u16)r->cframe_ofs_l;
+		ly->cframe_ofs_prev = (__u16)r->cframe_ofs_prev;
+		ly->cframe_ofs_pc = (__u16)r->cframe_ofs_pc;
+		ly->cframe_l_size = (__u8)r->cframe_l_size;
+	}
+	if (r->reg_base != LUW_LJR_NONE && r->reg_pc != LUW_LJR_NONE &&
+	    r->reg_dispatch != LUW_LJR_NONE && r->reg_kbase != LUW_LJR_NONE) {
+		ly->reg_base = (__u8)r->reg_base;
+		ly->reg_pc = (__u8)r->reg_pc;
+		ly->reg_dispatch = (__u8)r->reg_dispatch;
+		ly->reg_kbase = (__u8)r->reg_kbase;
+	}
+	if (r->cframe_rbp_cfa != LUW_LJR_NONE)
+		ly->cframe_rbp_cfa = (__u8)r->cframe_rbp_cfa;
+	luw_fromcode_tags(r, ly, NULL, 0);
+}
+
+/*
  * Whether the family map `ly` agrees with where the VM's code stores its
  * states: 0, or -1 with the state it misplaces.
  */

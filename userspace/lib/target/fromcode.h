@@ -25,6 +25,13 @@ int luw_fromcode_layout(struct luw_layout_target *t, const struct luw_lj_layout 
 void luw_fromcode_tags(const struct luw_recover_result *r,
 		       struct luw_lj_layout *ly, char *used, size_t un);
 
+/*
+ * Onto a layout from DWARF: the VM's C frame, registers, rbp rule and
+ * type tags, which no DWARF holds, where the code shows them.
+ */
+void luw_fromcode_vm_constants(const struct luw_recover_result *r,
+			       struct luw_lj_layout *ly);
+
 /* 0 when the code's VM states agree with ly's vmst_map; -1 with why. */
 int luw_fromcode_vmst_agrees(const struct luw_recover_result *r,
 			     const struct luw_lj_layout *ly, char *why, size_t n);

@@ -344,37 +344,9 @@ static int try_object(struct luw_layout_target *t, const struct luw_map *m,
 	luw_ffnames_init(dff, NULL);
 	if (!luw_dwlayout_any(t, o.elf, m->path, &dly, dff, src, sizeof(src), why,
 			      sizeof(why))) {
-		/*
-		 * The C frame's offsets are the VM's assembler constants, in
-		 * no DWARF: from this binary's VM entry when the machine code
-		 * gives all four (target/recover.h), else x64's (layout_from_dwarf).
-		 */
-		if (!t->why_rec[0] && t->rec.cframe_ofs_l != LUW_LJR_NONE &&
-		    t->rec.cframe_ofs_prev != LUW_LJR_NONE &&
-		    t->rec.cframe_ofs_pc != LUW_LJR_NONE &&
-		    t->rec.cframe_l_size != LUW_LJR_NONE) {
-			dly.cframe_ofs_l = (__u16)t->rec.cframe_ofs_l;
-			dly.cframe_ofs_prev = (__u16)t->rec.cframe_ofs_prev;
-			dly.cframe_ofs_pc = (__u16)t->rec.cframe_ofs_pc;
-			dly.cframe_l_size = (__u8)t->rec.cframe_l_size;
-		}
-		/*
-		 * The VM's registers and the FDE's rbp rule are in no DWARF
-		 * either: this binary's own when its code shows them.
-		 */
-		if (!t->why_rec[0] && t->rec.reg_base != LUW_LJR_NONE &&
-		    t->rec.reg_pc != LUW_LJR_NONE &&
-		    t->rec.reg_dispatch != LUW_LJR_NONE &&
-		    t->rec.reg_kbase != LUW_LJR_NONE) {
-			dly.reg_base = (__u8)t->rec.reg_base;
-			dly.reg_pc = (__u8)t->rec.reg_pc;
-			dly.reg_dispatch = (__u8)t->rec.reg_dispatch;
-			dly.reg_kbase = (__u8)t->rec.reg_kbase;
-		}
-		if (!t->why_rec[0] && t->rec.cframe_rbp_cfa != LUW_LJR_NONE)
-			dly.cframe_rbp_cfa = (__u8)t->rec.cframe_rbp_cfa;
+		/* What no DWARF holds: this binary's own, from its code. */
 		if (!t->why_rec[0])
-			luw_fromcode_tags(&t->rec, &dly, NULL, 0);
+			luw_fromcode_vm_constants(&t->rec, &dly);
 		t->layout = dly;
 		t->src = LUW_LJL_SRC_DWARF;
 		snprintf(t->layout_name, sizeof(t->layout_name), "DWARF of %.80s",
