@@ -1,8 +1,8 @@
 /*
- * ljrecover (layout fields from a stripped LuaJIT's machine code) against
+ * target/recover.c (layout fields from a stripped LuaJIT's machine code) against
  * what DWARF says of the same build, with no process: every cell of the
  * build matrix (${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/CELL:
- * luajit.stripped read by ljrecover, luajit's DWARF the reference), and
+ * luajit.stripped read by recover.c, luajit's DWARF the reference), and
  * tarantool (its own DWARF).  Debian's luajit, libluajit-5.1.so.2 and
  * OpenResty's libluajit (build/luajit2) have no DWARF here: their
  * reference is the layout the known-build table holds for their build-id.
@@ -14,7 +14,7 @@
  * J->sizetrace and J->trace are compared G-relative (GG_State.J - g + the
  * member); a build without jit_State must give neither, nor GCtrace's.
  *
- * Each field ljrecover gives must equal the reference, and every field
+ * Each field recover.c gives must equal the reference, and every field
  * must be given in every build.  One line per build says what was
  * compared.
  */
@@ -435,7 +435,7 @@ static void build_id_of(Elf *elf, char *out, size_t n)
 }
 
 /*
- * ljrecover on `stripped`; the reference from DWARF in `dwarf`, or (NULL)
+ * recover.c on `stripped`; the reference from DWARF in `dwarf`, or (NULL)
  * from the known-build table by build-id.
  */
 static void check_build(const char *stripped, const char *dwarf)
@@ -477,7 +477,7 @@ static void check_build(const char *stripped, const char *dwarf)
 	}
 	/* Fallback registers that no build uses: a wrong one shows. */
 	if (luw_recover(elf, vs, vi, 0, 0, &r, why, sizeof(why))) {
-		CHECK(0, "%s: ljrecover: %s", stripped, why);
+		CHECK(0, "%s: recover.c: %s", stripped, why);
 		goto out;
 	}
 	rec_fields(&r, got);
@@ -522,7 +522,7 @@ int main(int argc, char **argv)
 	int n, ncells = 0;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: test_ljrecover FIXTURES [CELL...]\n");
+		fprintf(stderr, "usage: test_recover FIXTURES [CELL...]\n");
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -534,7 +534,7 @@ int main(int argc, char **argv)
 			snprintf(q, sizeof(q), "%s/%s/luajit", dir, argv[i]);
 			check_build(p, q);
 		}
-		return luw_test_status("test_ljrecover");
+		return luw_test_status("test_recover");
 	}
 	n = scandir(dir, &cells, NULL, alphasort);
 	for (int i = 0; i < n; i++) {
@@ -559,5 +559,5 @@ int main(int argc, char **argv)
 		 argv[1]);
 	check_build(p, NULL);
 	check_build("/usr/bin/tarantool", "/usr/bin/tarantool");
-	return luw_test_status("test_ljrecover");
+	return luw_test_status("test_recover");
 }

@@ -1,5 +1,5 @@
 /*
- * Runs in headless Chromium on the page svg_check.sh writes: each
+ * Runs in headless Chromium on the page output/test_flamegraph_svg.sh writes: each
  * <object class="case"> holds a flame graph, and its data-folded
  * attribute (base64) the folded text it was drawn from.  The checks read
  * the rendered SVG DOM and compare it with the folded text, parsed here

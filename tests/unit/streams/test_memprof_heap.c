@@ -176,5 +176,5 @@ int main(void)
 	CHECK(!luw_memprof_heap_take(&m, 0x1000, &size, &site), "freed take");
 
 	churn(400000);
-	return luw_test_status("test_heapmap");
+	return luw_test_status("test_memprof_heap");
 }

@@ -4,7 +4,7 @@
 #   sysprof --compat: byte for byte after LC_ALL=C sort (as the fixtures are).
 #   memprof default and --leak-only: byte for byte, except the order inside
 #   runs of equal-count entries, which the reference itself randomises (see
-#   report_canon.pl); our own order must still be by count, most first.
+#   common/report_canon.pl); our own order must still be by count, most first.
 set -u
 bin=$1/luaunwind-report
 fix=$2
@@ -47,8 +47,8 @@ for exp in "$fix"/memprof_*.expected.txt "$fix"/memprof_*.expected.leak-only.txt
 		echo "ok: $opt $(basename "$bin_file") == $(basename "$exp") (exact)"
 		continue
 	fi
-	perl "$here/report_canon.pl" <"$tmp/out" >"$tmp/a"
-	perl "$here/report_canon.pl" <"$exp" >"$tmp/b"
+	perl "$here/../common/report_canon.pl" <"$tmp/out" >"$tmp/a"
+	perl "$here/../common/report_canon.pl" <"$exp" >"$tmp/b"
 	if cmp -s "$tmp/a" "$tmp/b"; then
 		echo "ok: $opt $(basename "$bin_file") == $(basename "$exp") (up to the order of ties)"
 	else

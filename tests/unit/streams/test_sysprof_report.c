@@ -120,7 +120,7 @@ static char *report(enum luw_sysprof_report_mode mode, const struct buf *b, size
 	int rc;
 
 	if (!rep) {
-		fprintf(stderr, "test_name_caches: out of memory\n");
+		fprintf(stderr, "test_sysprof_report: out of memory\n");
 		exit(1);
 	}
 	luw_reader_open_mem(&rd, b->p, b->len);
@@ -130,7 +130,7 @@ static char *report(enum luw_sysprof_report_mode mode, const struct buf *b, size
 	    (mode == LUW_SPR_FOLDED ? luw_stacks_write_folded(stacks, f)
 				    : luw_sysprof_report_write(rep, f)) ||
 	    fclose(f)) {
-		fprintf(stderr, "test_name_caches: decode/report %d\n", rc);
+		fprintf(stderr, "test_sysprof_report: decode/report %d\n", rc);
 		exit(1);
 	}
 	luw_reader_close(&rd);
@@ -173,7 +173,7 @@ static char *model(int folded, size_t *len)
 			       fn(2) + 10) < 0;
 	f = open_memstream(&exp, len);
 	if (bad || !f) {
-		fprintf(stderr, "test_name_caches: out of memory\n");
+		fprintf(stderr, "test_sysprof_report: out of memory\n");
 		exit(1);
 	}
 	qsort(want, n, sizeof(*want), line_cmp);
@@ -196,7 +196,7 @@ static int compare(const char *what, const char *got, size_t gotlen,
 	while (k < gotlen && k < explen && got[k] == exp[k])
 		k++;
 	fprintf(stderr,
-		"test_name_caches: %s report differs at byte %zu:\n"
+		"test_sysprof_report: %s report differs at byte %zu:\n"
 		"got:  %.80s\nwant: %.80s\n",
 		what, k, got + (k > 20 ? k - 20 : 0),
 		exp + (k > 20 ? k - 20 : 0));

@@ -2,7 +2,7 @@
 # The pprof writer against the real reader: Debian's `go tool pprof`
 # (golang-go) must list the same stacks and counts as the folded input.
 #
-# usage: test_flamegraph_pprof.sh BIN_DIR FIXTURES_DIR
+# usage: test_pprof.sh BIN_DIR FIXTURES_DIR
 set -euo pipefail
 
 bin=$1

@@ -1,4 +1,4 @@
-# Sourced by the command-line tests (report_cli.sh, ctl_cli.sh): a
+# Sourced by the command-line tests (tools/test_*_cli.sh): a
 # scratch directory $tmp, a verdict $fail, and
 #   expect STATUS REGEX(stderr) CMD...
 tmp=$(mktemp -d)

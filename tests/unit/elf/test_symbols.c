@@ -8,7 +8,7 @@
  * FDE ranges (ehframe.c) and the FDE lookup of unnamed code agree with
  * libdw's own lookup through .eh_frame_hdr.
  *
- * usage: test_elfsym FIXTURES TARGET_ELF
+ * usage: test_symbols FIXTURES TARGET_ELF
  */
 #include <elfutils/libdw.h>
 #include <errno.h>
@@ -308,7 +308,7 @@ static void test_maps_parse(void)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: test_elfsym FIXTURES TARGET_ELF\n");
+		fprintf(stderr, "usage: test_symbols FIXTURES TARGET_ELF\n");
 		return 2;
 	}
 	if (luw_maps_read(0, &maps)) {
@@ -323,7 +323,7 @@ int main(int argc, char **argv)
 	luw_maps_free(&maps);
 	luw_symbols_cache_clear();
 	luw_cfi_cache_clear();
-	if (luw_test_status("test_elfsym"))
+	if (luw_test_status("test_symbols"))
 		return 1;
 	printf("ok\n");
 	return 0;

@@ -5,7 +5,7 @@
  * finished: a global function is named by its global ("event"), a
  * module's by module and field ("svcmod.handle"); a function held by no
  * name (a local) or by two (an alias) and the main chunk stay unnamed.
- * usage: test_ljglobal FIXTURES
+ * usage: test_global FIXTURES
  */
 #include <signal.h>
 #include <stdio.h>
@@ -68,14 +68,14 @@ int main(int argc, char **argv)
 	char script[4096];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: test_ljglobal FIXTURES\n");
+		fprintf(stderr, "usage: test_global FIXTURES\n");
 		return 2;
 	}
 	snprintf(script, sizeof(script), "%s/workloads/heldnames.lua", argv[1]);
 	run("luajit", script, 0);
 	run("tarantool", script, 1);
-	if (luw_test_status("test_ljglobal"))
+	if (luw_test_status("test_global"))
 		return 1;
-	printf("test_ljglobal: ok\n");
+	printf("test_global: ok\n");
 	return 0;
 }

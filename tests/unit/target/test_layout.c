@@ -3,7 +3,7 @@
  * OpenResty's luajit2 (unpacked by scripts/luajit2-fetch.sh) and tarantool
  * 2.6 each run tests/fixtures/workloads/coro.lua, and a host of Debian's
  * libluajit empties its main thread's globals as ts_lua does
- * (targets/emptyglobals.c); for each, luw_layout_attach must
+ * (common/targets/emptyglobals.c); for each, luw_layout_attach must
  * pick the right layout, tarantool's DWARF layout must equal the table
  * generated from its sources, and a layout with any one offset moved must
  * be refused with a message naming the binary and its build-id.
@@ -159,8 +159,8 @@ int main(int argc, char **argv)
 {
 	char coro[4096], l2[4096], l2lib[4096], cmd[8300];
 
-	if (argc < 2) {
-		fprintf(stderr, "usage: test_ljlayout FIXTURES\n");
+	if (argc < 3) {
+		fprintf(stderr, "usage: test_layout FIXTURES TARGET_EMPTYGLOBALS\n");
 		return 2;
 	}
 	snprintf(coro, sizeof(coro), "%s/workloads/coro.lua", argv[1]);
@@ -180,15 +180,8 @@ int main(int argc, char **argv)
 		check_target("tarantool", a, NULL, LUW_LJL_SRC_DWARF, "LuaJIT 2.1 GC64");
 	}
 	{
-		/* Beside this test's binary (tests/unit/CMakeLists.txt). */
-		char eg[4096], *slash;
-		char *a[] = { eg, NULL };
+		char *a[] = { argv[2], NULL };
 
-		snprintf(eg, sizeof(eg), "%s", argv[0]);
-		slash = strrchr(eg, '/');
-		snprintf(slash ? slash + 1 : eg,
-			 sizeof(eg) - (size_t)(slash ? slash + 1 - eg : 0),
-			 "target_emptyglobals");
 		check_target("emptyglobals", a, NULL, LUW_LJL_SRC_KNOWN,
 			     "OpenResty");
 	}
@@ -199,5 +192,5 @@ int main(int argc, char **argv)
 		check_target("luajit2", a, l2lib, LUW_LJL_SRC_KNOWN, "LuaJIT 2.1 GC64");
 	}
 	printf("%s\n", luw_test_failures ? "FAILED" : "ok");
-	return luw_test_status("test_ljlayout");
+	return luw_test_status("test_layout");
 }

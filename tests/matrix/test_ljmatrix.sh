@@ -10,7 +10,7 @@
 #   refused  the probe declined it, with its reason;
 #   WRONG    anything else: a wrong fast-function name, a broken stack.
 # WRONG always fails the test; so does a refusal of a binary that
-# tests/unit/ljmatrix.expect does not list as refused.  A cell that does
+# tests/matrix/ljmatrix.expect does not list as refused.  A cell that does
 # not build is reported and fails only if the expect file says it builds.
 #
 # usage: test_ljmatrix.sh BINDIR FIXTURES [CELL...]
@@ -23,7 +23,7 @@ shift 2
 top=$(cd "$fix/../.." && pwd)
 probe=$bin/luaunwind-ljprobe
 wl=$fix/workloads/matrix.lua
-expect=$top/tests/unit/ljmatrix.expect
+expect=$top/tests/matrix/ljmatrix.expect
 subset=(bookworm-luajit-default bookworm-luajit-lua52 bookworm-luajit-nojit
 	sid-luajit-default bookworm-tarantool-gc64)
 if [ $# -gt 0 ]; then

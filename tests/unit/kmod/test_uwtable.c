@@ -531,7 +531,7 @@ int main(void)
 	test_sp_guess();
 	test_realigned_walk();
 	test_find();
-	if (luw_test_status("test_cfi_step"))
+	if (luw_test_status("test_uwtable"))
 		return 1;
 	printf("ok\n");
 	return 0;

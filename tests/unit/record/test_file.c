@@ -339,7 +339,7 @@ int main(int argc, char **argv)
 
 	/* The program: prints what it decoded, names the offset, exits 2. */
 	if (argc > 2) {
-		char path[] = "/tmp/test_luwfile.XXXXXX", out[8192];
+		char path[] = "/tmp/test_file.XXXXXX", out[8192];
 		int fd = mkstemp(path);
 
 		CHECK(fd >= 0 && write(fd, mem, samples_end + 3) ==
@@ -377,8 +377,8 @@ int main(int argc, char **argv)
 		unlink(path);
 	}
 	free(mem);
-	if (luw_test_status("test_luwfile"))
+	if (luw_test_status("test_file"))
 		return 1;
-	printf("test_luwfile: ok\n");
+	printf("test_file: ok\n");
 	return 0;
 }

@@ -6,7 +6,7 @@
  * passed as an argument is found (2) but unnamed; a proto that is not the
  * parent gives 0; the tail-call chain top -> vararg -> mid gets three
  * different names whatever calls them.
- * usage: test_ljname_def FIXTURES
+ * usage: test_funcname FIXTURES
  */
 #include <signal.h>
 #include <stdio.h>
@@ -75,14 +75,14 @@ int main(int argc, char **argv)
 	char script[4096];
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: test_ljname_def FIXTURES\n");
+		fprintf(stderr, "usage: test_funcname FIXTURES\n");
 		return 2;
 	}
 	snprintf(script, sizeof(script), "%s/workloads/defnames.lua", argv[1]);
 	run("luajit", script);
 	run("tarantool", script);
-	if (luw_test_status("test_ljname_def"))
+	if (luw_test_status("test_funcname"))
 		return 1;
-	printf("test_ljname_def: ok\n");
+	printf("test_funcname: ok\n");
 	return 0;
 }

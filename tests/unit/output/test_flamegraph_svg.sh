@@ -1,22 +1,22 @@
 #!/usr/bin/env bash
 # The SVG flame graph in a real browser: Debian's headless Chromium loads
 # flame graphs made by luaunwind-flamegraph from folded fixtures, and
-# svg_check.js compares the rendered DOM with the folded input and drives
+# common/svg_check.js compares the rendered DOM with the folded input and drives
 # the viewer.  Screenshots are kept next to the test output.
 #
-# usage: svg_check.sh BIN_DIR FIXTURES_DIR
+# usage: test_flamegraph_svg.sh BIN_DIR FIXTURES_DIR
 set -euo pipefail
 
 bin=$1
 fixtures=$2
 here=$(cd "$(dirname "$0")" && pwd)
-out=$PWD/svg_check
+out=$PWD/test_flamegraph_svg
 rm -rf "$out"
 mkdir -p "$out"
 
 chromium=$(command -v chromium || true)
 if [ -z "$chromium" ]; then
-	echo "svg_check: chromium is not installed (scripts/deps.sh test)" >&2
+	echo "test_flamegraph_svg: chromium is not installed (scripts/deps.sh test)" >&2
 	exit 1
 fi
 
@@ -53,7 +53,7 @@ fi
 
 run_start=$(grep -o 'data-name="run @sw.lua:20"[^>]*data-start="[0-9]*"' \
 	"$out/sample.svg" | sed 's/.*data-start="//; s/"$//')
-[ -n "$run_start" ] || { echo "svg_check: no 'run @sw.lua:20' box" >&2; exit 1; }
+[ -n "$run_start" ] || { echo "test_flamegraph_svg: no 'run @sw.lua:20' box" >&2; exit 1; }
 
 case_obj() {	# label mode svg folded
 	printf '<object class="case" data-label="%s" data-mode="%s" type="image/svg+xml" width="1200" height="400" data="%s" data-folded="%s"></object>\n' \
@@ -65,7 +65,7 @@ case_obj() {	# label mode svg folded
 	case_obj sample interact "sample.svg" "$fixtures/sample.folded"
 	case_obj sample-url url "sample.svg?z=6,$run_start&s=%5Ec_payload%24" "$fixtures/sample.folded"
 	case_obj sysprof plain "sysprof.svg" "$fixtures/sysprof_callchain.expected.folded"
-	echo "<script src=\"file://$here/svg_check.js\"></script>"
+	echo "<script src=\"file://$here/../common/svg_check.js\"></script>"
 	echo '</body></html>'
 } >"$out/check.html"
 
@@ -77,7 +77,7 @@ echo "$result" | sed 's/<[^>]*>//g'
 # exits on the first, the next write dies of SIGPIPE, and pipefail fails
 # a passing run (a CI run beside a guest did).
 [[ $result == '<pre id="result">PASS'* ]] || {
-	echo "svg_check: the checks in the browser failed (DOM in $out/dom.html)" >&2
+	echo "test_flamegraph_svg: the checks in the browser failed (DOM in $out/dom.html)" >&2
 	exit 1
 }
 
@@ -90,8 +90,8 @@ browser --screenshot="$out/flamegraph-zoom-search.png" \
 for png in "$out/flamegraph.png" "$out/flamegraph-zoom-search.png"; do
 	# A PNG of 1200x800: signature, then the IHDR width and height.
 	[ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
-		{ echo "svg_check: $png is not a PNG" >&2; exit 1; }
+		{ echo "test_flamegraph_svg: $png is not a PNG" >&2; exit 1; }
 	[ "$(od -An -tu1 -j16 -N8 "$png" | tr -s ' ')" = " 0 0 4 176 0 0 3 32" ] ||
-		{ echo "svg_check: $png is not 1200x800" >&2; exit 1; }
+		{ echo "test_flamegraph_svg: $png is not 1200x800" >&2; exit 1; }
 	echo "screenshot: $png"
 done

@@ -9,7 +9,7 @@
 #  - coroutines: the resumer's frames below the coroutine's;
 #  - pcall, a metamethod, a tail call, varargs, string.rep;
 #  - every target is left running, not stopped, after the probes.
-# usage: test_ljprobe.sh BINDIR FIXTURES
+# usage: test_ljwalk.sh BINDIR FIXTURES
 set -uo pipefail
 bin=$1
 fix=$2

@@ -8,7 +8,7 @@
  * workload (memory is asserted, never time).  Both formats: memprof (the
  * full report) and sysprof (folded stacks).
  *
- *   test_streaming LUW_SYNTH LUAUNWIND_REPORT FIXTURES_DIR
+ *   test_report_streaming LUW_SYNTH LUAUNWIND_REPORT FIXTURES_DIR
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -134,7 +134,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4) {
 		fprintf(stderr,
-			"usage: test_streaming LUW_SYNTH LUAUNWIND_REPORT FIXTURES\n");
+			"usage: test_report_streaming LUW_SYNTH LUAUNWIND_REPORT FIXTURES\n");
 		return 1;
 	}
 	synth = argv[1];
