@@ -14,7 +14,7 @@
 #            twin running the same): N attaches (LUW_LJATTACH_N, 40), each
 #            must succeed with the DWARF twin's layout, field for field.
 # A refusal or a layout other than DWARF's fails; so does a run whose
-# sweep never reached the gray state.
+# sweep never reached the gray state, and one where no cell built.
 #
 # usage: test_ljattach.sh BINDIR FIXTURES [CELL...]
 #   no CELL: the cells `make check` builds anyway (test_ljmatrix's and
@@ -23,28 +23,13 @@ set -uo pipefail
 bin=$1
 fix=$2
 shift 2
-top=$(cd "$fix/../.." && pwd)
-probe=$bin/luaunwind-ljprobe
+. "$(dirname "$0")/matrix_common.sh"
 wl=$fix/workloads/attach.lua
 nattach=${LUW_LJATTACH_N:-40}
-if [ $# -gt 0 ]; then
-	cells=("$@")
-elif [ "${LUW_LJATTACH_ALL:-0}" = 1 ]; then
-	mapfile -t cells < <("$top/scripts/ljmatrix.sh" list)
-else
-	cells=(bullseye-luajit-default bookworm-luajit2-lua52 trixie-luajit-assert
+default_cells=(bullseye-luajit-default bookworm-luajit2-lua52 trixie-luajit-assert
 	       bookworm-luajit-default bookworm-luajit-lua52 bookworm-luajit-nojit
 	       sid-luajit-default)
-fi
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	local p
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
+matrix_cells "${LUW_LJATTACH_ALL:-0}" "$@"
 
 # start BIN MODE [N]: runs attach.lua, prints its pid once it is ready.
 start() {
@@ -69,10 +54,11 @@ peek() {
 }
 
 for cell in "${cells[@]}"; do
-	"$top/scripts/ljmatrix.sh" build "$cell" >/dev/null ||
-		{ echo "FAIL: $cell: cannot build"; fails=$((fails + 1)); continue; }
-	d=$("$top/scripts/ljmatrix.sh" path "$cell")
-	[ -e "$d/build.failed" ] && { echo "$cell: not built (the source does not build so), skipped"; continue; }
+	matrix_build "$cell"
+	case $? in
+	1) continue ;;
+	2) echo "$cell: not built (the source does not build so), skipped"; continue ;;
+	esac
 	# The reference: the DWARF twin's layout, for the same workload.
 	p=$(start "$d/luajit" churn) || { echo "FAIL: $cell: workload did not start"; fails=$((fails + 1)); continue; }
 	pids+=("$p")
@@ -132,6 +118,7 @@ for cell in "${cells[@]}"; do
 	stop "$p"
 	[ -n "${sib:-}" ] && stop "$sib"
 
+	ran=$((ran + 1))
 	line="$cell stripped: $n_at attaches, $refused refused, $differ not DWARF's layout, $rounds passed after a recheck, $gray with G->strempty gray"
 	if [ $refused -gt 0 ] || [ $differ -gt 0 ]; then
 		echo "FAIL: $line"
@@ -147,4 +134,4 @@ for cell in "${cells[@]}"; do
 	[ -s "$tmp/rechecks" ] && sort "$tmp/rechecks" | uniq -c | sed 's/^/  /'
 	rm -f "$tmp/rechecks"
 done
-[ "$fails" -eq 0 ] && echo ok || { echo "$fails failure(s)"; exit 1; }
+matrix_verdict "stripped cell(s) attached"
