@@ -56,9 +56,10 @@ typedef int (*trunc_run_fn)(const uint8_t *data, size_t len, uint64_t *count,
  * fails with the reader's end-of-stream error at an offset within the
  * prefix and no more items than the whole; the prefix one byte short
  * keeps them all (the cut is in the epilogue).  `what` names the items.
+ * Failures are CHECKs (luw_test_status() gives the verdict).
  */
-static int trunc_main(const char *dir, const char *name, uint64_t want,
-		      const char *what, trunc_run_fn run)
+static void trunc_main(const char *dir, const char *name, uint64_t want,
+		       const char *what, trunc_run_fn run)
 {
 	size_t len, i, cut, tried = 0;
 	uint8_t *data = load(dir, name, &len);
@@ -67,37 +68,34 @@ static int trunc_main(const char *dir, const char *name, uint64_t want,
 	int rc, bad = 0;
 
 	rc = run(data, len, &all, &r);
+	CHECK(!rc && all == want, "%s whole: rc %d, %llu %s (want 0, %llu)",
+	      name, rc, (unsigned long long)all, what, (unsigned long long)want);
 	if (rc || all != want) {
-		fprintf(stderr, "whole stream: rc %d, %llu %s (want 0, %llu)\n",
-			rc, (unsigned long long)all, what,
-			(unsigned long long)want);
-		return 1;
+		free(data);
+		return;
 	}
 	for (i = 0; (cut = cut_at(i, len)) != SIZE_MAX; i++) {
+		char msg[256];
+
 		rc = run(data, cut, &got, &r);
 		tried++;
-		if (rc != -1 || !luw_reader_failed(&r) || !r.err_eof ||
-		    r.err_off > cut || got > all) {
-			char msg[256];
-
-			luw_reader_strerror(&r, msg, sizeof(msg));
-			fprintf(stderr, "cut at %zu: rc %d, %llu %s, %s\n",
-				cut, rc, (unsigned long long)got, what, msg);
-			if (++bad > 10)
-				break;
-		}
+		if (rc == -1 && luw_reader_failed(&r) && r.err_eof &&
+		    r.err_off <= cut && got <= all)
+			continue;
+		luw_reader_strerror(&r, msg, sizeof(msg));
+		CHECK(0, "%s cut at %zu: rc %d, %llu %s, %s", name, cut, rc,
+		      (unsigned long long)got, what, msg);
+		if (++bad > 10)
+			break;
 	}
 	/* A cut in the epilogue loses nothing before it. */
 	run(data, len - 1, &got, &r);
-	if (got != all) {
-		fprintf(stderr, "cut before the epilogue: %llu %s of %llu\n",
-			(unsigned long long)got, what, (unsigned long long)all);
-		bad++;
-	}
+	CHECK(got == all, "%s cut before the epilogue: %llu %s of %llu", name,
+	      (unsigned long long)got, what, (unsigned long long)all);
+	CHECK(tried >= 2 * EDGE + SPREAD, "%s: %zu prefixes tried", name, tried);
 	printf("%zu prefixes of %zu bytes: %s\n", tried, len,
 	       bad ? "FAILED" : "all end with the offset error");
 	free(data);
-	return bad != 0 || tried < 2 * EDGE + SPREAD;
 }
 
 #endif

@@ -12,18 +12,7 @@
 #include <string.h>
 
 #include "kmod/ucache.h"
-
-static int failures;
-
-#define CHECK(cond, ...)                                                   \
-	do {                                                               \
-		if (!(cond)) {                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                      \
-			fputc('\n', stderr);                               \
-			failures++;                                        \
-		}                                                          \
-	} while (0)
+#include "testlib.h"
 
 #define PG 4096ULL
 /* The stack: 2 readable pages, nothing above (the mapping ends). */
@@ -99,11 +88,9 @@ static int rd(struct luw_uc *uc, __u64 addr, __u32 len, int line)
 	int rc = luw_uc_read(uc, addr, got, len);
 	int wrc = direct(addr, want, len);
 
-	if (rc != (wrc ? -EFAULT : 0) || (!rc && memcmp(got, want, len))) {
-		fprintf(stderr, "FAIL line %d: read %#llx+%u: rc %d, direct %d\n",
-			line, (unsigned long long)addr, len, rc, wrc);
-		failures++;
-	}
+	CHECK(rc == (wrc ? -EFAULT : 0) && (rc || !memcmp(got, want, len)),
+	      "line %d: read %#llx+%u: rc %d, direct %d", line,
+	      (unsigned long long)addr, len, rc, wrc);
 	return rc;
 }
 
@@ -272,10 +259,8 @@ int main(void)
 	test_prefetch();
 	test_limits();
 	test_random();
-	if (failures) {
-		fprintf(stderr, "test_ucache: %d failures\n", failures);
+	if (luw_test_status("test_ucache"))
 		return 1;
-	}
 	printf("test_ucache: ok\n");
 	return 0;
 }

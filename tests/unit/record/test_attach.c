@@ -32,10 +32,9 @@ int main(void)
 	int fd, r;
 
 	pid = luw_test_spawn(lj, NULL, NULL, 0, NULL);
-	if (pid < 0) {
-		fprintf(stderr, "FAIL: cannot start luajit\n");
-		return 1;
-	}
+	CHECK(pid > 0, "cannot start luajit");
+	if (pid < 0)
+		return luw_test_status("test_attach");
 	usleep(200000);
 
 	/* With Lua: everything the module needs. */

@@ -74,10 +74,7 @@ static void check(const char *what, const struct rec *r, int keep_vm,
 					      i ? ";" : "");
 		}
 	}
-	if (strcmp(got, want)) {
-		fprintf(stderr, "FAIL %s:\n  got  %s\n  want %s\n", what, got, want);
-		luw_test_failures++;
-	}
+	CHECK(!strcmp(got, want), "%s:\n  got  %s\n  want %s", what, got, want);
 }
 
 int main(void)

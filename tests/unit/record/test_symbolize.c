@@ -87,10 +87,9 @@ int main(void)
 		struct luw_splice sp[1];
 	} rec;
 
-	if (pid < 0 || !t) {
-		fprintf(stderr, "FAIL: cannot start luajit\n");
-		return 1;
-	}
+	CHECK(pid > 0 && t, "cannot start luajit");
+	if (pid < 0 || !t)
+		return luw_test_status("test_symbolize");
 	CHECK(luw_layout_attach(pid, t, err, sizeof(err)) == 0, "luw_layout_attach: %s", err);
 	CHECK(luw_maps_read(pid, &maps) == 0, "maps");
 	e = luw_symbols_get(t->path, err, sizeof(err));

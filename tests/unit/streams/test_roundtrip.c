@@ -715,7 +715,7 @@ int main(int argc, char **argv)
 		long_strings(3u << 20);
 		long_strings(40u << 20);
 		long_strings((64u << 20) + 1);
-		return luw_test_failures ? 1 : 0;
+		return luw_test_status("test_roundtrip --long-strings");
 	}
 	n = scandir(dir, &ents, NULL, alphasort);
 	if (n < 0) {

@@ -20,6 +20,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "testlib.h"
+
 #define SMALL "5M"
 #define LARGE "100M"
 /* Allowed growth: allocator noise and one more doubling of a small table. */
@@ -76,62 +78,55 @@ static long peak_kb(const char *fixture, const char *size,
 		perror("wait");
 		exit(1);
 	}
-	if (!WIFEXITED(st_s) || WEXITSTATUS(st_s)) {
-		fprintf(stderr, "FAIL: luw-synth %s %s failed (status 0x%x)\n",
-			fixture, size, st_s);
-		exit(1);
-	}
-	if (!WIFEXITED(st_r) || WEXITSTATUS(st_r)) {
-		fprintf(stderr, "FAIL: %s %s on %s %s failed (status 0x%x)\n",
-			consumer[0], consumer[1], fixture, size, st_r);
-		exit(1);
-	}
-	return ru.ru_maxrss;
+	CHECK(WIFEXITED(st_s) && !WEXITSTATUS(st_s),
+	      "luw-synth %s %s failed (status 0x%x)", fixture, size, st_s);
+	CHECK(WIFEXITED(st_r) && !WEXITSTATUS(st_r),
+	      "%s %s on %s %s failed (status 0x%x)", consumer[0], consumer[1],
+	      fixture, size, st_r);
+	return st_s || st_r ? -1 : ru.ru_maxrss;
 }
 
-static int check(const char *fixture, const char *mode)
+static void check(const char *fixture, const char *mode)
 {
 	char *argv[] = { (char *)report, (char *)mode, "-", NULL };
 	long small, large;
-	int ok;
 
 	if (!mode)
 		argv[1] = "-", argv[2] = NULL;
 	small = peak_kb(fixture, SMALL, argv);
 	large = peak_kb(fixture, LARGE, argv);
-	ok = large <= small + SLACK_KB;
-	printf("%s %s: peak RSS %ld KiB at %s, %ld KiB at %s (%+ld KiB): %s\n",
+	if (small < 0 || large < 0)
+		return;
+	printf("%s %s: peak RSS %ld KiB at %s, %ld KiB at %s (%+ld KiB)\n",
 	       fixture, mode ? mode : "(default)", small, SMALL, large, LARGE,
-	       large - small, ok ? "ok" : "FAIL: memory grows with the stream");
-	return ok;
+	       large - small);
+	CHECK(large <= small + SLACK_KB, "%s %s: memory grows with the stream",
+	      fixture, mode ? mode : "(default)");
 }
 
 /*
  * The measurement itself: a reader that keeps the last 64 MB it read
  * (tail -c) must be seen to grow, or the checks above prove nothing.
  */
-static int control(void)
+static void control(void)
 {
 	char *argv[] = { "/usr/bin/tail", "-c", "64000000", NULL };
 	long small, large;
-	int ok;
 
 	if (access(argv[0], X_OK))
-		return 1;
+		return;
 	small = peak_kb("memprof_leak.bin", SMALL, argv);
 	large = peak_kb("memprof_leak.bin", LARGE, argv);
-	ok = large > small + 8 * SLACK_KB;
-	printf("control: tail -c 64000000 peaks at %ld KiB at %s, %ld KiB at "
-	       "%s: %s\n",
-	       small, SMALL, large, LARGE,
-	       ok ? "growth seen" : "FAIL: the measurement does not see growth");
-	return ok;
+	if (small < 0 || large < 0)
+		return;
+	printf("control: tail -c 64000000 peaks at %ld KiB at %s, %ld KiB at %s\n",
+	       small, SMALL, large, LARGE);
+	CHECK(large > small + 8 * SLACK_KB,
+	      "control: the measurement does not see growth");
 }
 
 int main(int argc, char **argv)
 {
-	int ok = 1;
-
 	if (argc != 4) {
 		fprintf(stderr,
 			"usage: test_report_streaming LUW_SYNTH LUAUNWIND_REPORT FIXTURES\n");
@@ -140,10 +135,10 @@ int main(int argc, char **argv)
 	synth = argv[1];
 	report = argv[2];
 	fixtures = argv[3];
-	ok &= control();
-	ok &= check("memprof_leak.bin", NULL);
-	ok &= check("memprof_basic.bin", "--leak-only");
-	ok &= check("sysprof_callchain.bin", "--folded");
-	ok &= check("sysprof_callchain_jit.bin", "--compat");
-	return ok ? 0 : 1;
+	control();
+	check("memprof_leak.bin", NULL);
+	check("memprof_basic.bin", "--leak-only");
+	check("sysprof_callchain.bin", "--folded");
+	check("sysprof_callchain_jit.bin", "--compat");
+	return luw_test_status("test_report_streaming");
 }
