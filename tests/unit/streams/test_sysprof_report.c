@@ -1,12 +1,14 @@
 /*
- * The sysprof reports cache frame names while the symbol table stays the
- * same (--compat by (addr, line), bounded; --folded frame ids and symbol
- * starts).  This stream has more distinct host frames than the caches keep
- * (so they are emptied or overwritten mid-stream and names come back
+ * streams/sysprof_report.c's name caches, against a model that names
+ * every frame from scratch.  The sysprof reports cache frame names while
+ * the symbol table stays the same (--compat by (addr, line), bounded;
+ * --folded frame ids and symbol starts).  This stream (written with
+ * tests/encoder) has more distinct host frames than the caches keep (so
+ * they are emptied or overwritten mid-stream and names come back
  * recomputed), and symtab updates that rename a symbol and add symbols
- * inside others, right after the affected frames were seen, so that cached
- * names and symbol starts are stale.  Both reports must equal a model that
- * names every frame from scratch.
+ * inside others, right after the affected frames were seen, so that
+ * cached names and symbol starts are stale.  Both reports must equal the
+ * model.
  */
 #include "streams/symtab.h"
 #include "streams/sysprof.h"
@@ -18,56 +20,35 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "encoder.h"
+#include "testlib.h"
+
 #define NSYM 70000u		/* more than the name cache's entries */
 #define MAIN 0x1000u
 #define BASE 0x100000u
 #define STEP 0x40u
 
-struct buf {
-	uint8_t *p;
-	size_t len, cap;
-};
-
-static void put(struct buf *b, const void *s, size_t n)
+/* A C symbol: in the leading symtab (header = type), or an update. */
+static void csym(struct luw_enc *e, uint8_t header, uint64_t addr,
+		 const char *name)
 {
-	if (b->len + n > b->cap) {
-		b->cap = (b->len + n) * 2;
-		b->p = realloc(b->p, b->cap);
-		if (!b->p) {
-			perror("realloc");
-			exit(1);
-		}
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-}
+	struct luw_sym s = {
+		.header = header, .type = LUW_SYM_CFUNC, .addr = addr,
+		.name = name, .name_len = strlen(name),
+	};
 
-static void u8(struct buf *b, uint8_t v)
-{
-	put(b, &v, 1);
-}
-
-static void uleb(struct buf *b, uint64_t v)
-{
-	do {
-		u8(b, (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0)));
-		v >>= 7;
-	} while (v);
-}
-
-static void str(struct buf *b, const char *s)
-{
-	uleb(b, strlen(s));
-	put(b, s, strlen(s));
+	luw_enc_sym(e, &s);
 }
 
 /* An INTERP sample with host frames pc (innermost) and main. */
-static void sample(struct buf *b, uint64_t pc)
+static void sample(struct luw_enc *e, uint64_t pc)
 {
-	u8(b, LUW_VMST_INTERP);
-	uleb(b, pc);
-	uleb(b, MAIN + 0x10);
-	uleb(b, 0);
+	uint64_t host[] = { pc, MAIN + 0x10 };
+	struct luw_sp_sample s = {
+		.vmstate = LUW_VMST_INTERP, .host = host, .nhost = 2,
+	};
+
+	luw_enc_sp_sample(e, &s);
 }
 
 /*
@@ -75,15 +56,16 @@ static void sample(struct buf *b, uint64_t pc)
  * stack hpc (innermost) and main.  --folded anchors the Lua frame at the
  * host frame when both fall in the same C symbol.
  */
-static void sample_c(struct buf *b, uint64_t lpc, uint64_t hpc)
+static void sample_c(struct luw_enc *e, uint64_t lpc, uint64_t hpc)
 {
-	u8(b, LUW_VMST_CFUNC);
-	u8(b, LUW_FRAME_CFUNC);
-	uleb(b, lpc);
-	u8(b, LUW_FRAME_LUA_LAST);
-	uleb(b, hpc);
-	uleb(b, MAIN + 0x10);
-	uleb(b, 0);
+	struct luw_sp_frame lua = { .type = LUW_FRAME_CFUNC, .addr = lpc };
+	uint64_t host[] = { hpc, MAIN + 0x10 };
+	struct luw_sp_sample s = {
+		.vmstate = LUW_VMST_CFUNC, .lua = &lua, .nlua = 1,
+		.host = host, .nhost = 2,
+	};
+
+	luw_enc_sp_sample(e, &s);
 }
 
 static uint64_t fn(unsigned int i)
@@ -108,7 +90,7 @@ static int line_cmp(const void *a, const void *b)
 }
 
 /* The report of mode on the stream as a malloc'd string. */
-static char *report(enum luw_sysprof_report_mode mode, const struct buf *b, size_t *len)
+static char *report(enum luw_sysprof_report_mode mode, const struct luw_enc *b, size_t *len)
 {
 	struct luw_symtab *st = luw_symtab_new();
 	struct luw_stacks *stacks = luw_stacks_new();
@@ -123,7 +105,7 @@ static char *report(enum luw_sysprof_report_mode mode, const struct buf *b, size
 		fprintf(stderr, "test_sysprof_report: out of memory\n");
 		exit(1);
 	}
-	luw_reader_open_mem(&rd, b->p, b->len);
+	luw_reader_open_mem(&rd, b->buf, b->len);
 	rc = luw_sysprof_decode(&rd, &luw_sysprof_report_ops, rep);
 	f = open_memstream(&out, len);
 	if (rc || !f ||
@@ -186,43 +168,41 @@ static char *model(int folded, size_t *len)
 	return exp;
 }
 
-static int compare(const char *what, const char *got, size_t gotlen,
-		   const char *exp, size_t explen)
+/* got equals want, or a CHECK failure showing where they part. */
+static void compare(const char *what, const char *got, size_t gotlen,
+		    const char *exp, size_t explen)
 {
 	size_t k = 0;
 
 	if (gotlen == explen && !memcmp(got, exp, explen))
-		return 0;
+		return;
 	while (k < gotlen && k < explen && got[k] == exp[k])
 		k++;
-	fprintf(stderr,
-		"test_sysprof_report: %s report differs at byte %zu:\n"
-		"got:  %.80s\nwant: %.80s\n",
-		what, k, got + (k > 20 ? k - 20 : 0),
-		exp + (k > 20 ? k - 20 : 0));
-	return 1;
+	CHECK(0, "%s report differs at byte %zu:\ngot:  %.80s\nwant: %.80s",
+	      what, k, got + (k > 20 ? k - 20 : 0),
+	      exp + (k > 20 ? k - 20 : 0));
 }
 
 int main(void)
 {
-	struct buf b = { 0 };
+	static const struct luw_prologue ljs = { "ljs", LUW_LJS_VERSION, { 0 }, 0 };
+	static const struct luw_prologue ljp = { "ljp", LUW_LJP_VERSION, { 0 }, 0 };
+	static const struct luw_sym final = { .header = 0x80, .final = 1 };
+	struct luw_enc b;
 	char name[64], *got, *exp;
 	size_t gotlen, explen;
 	unsigned int i;
-	int rc = 0, folded;
+	int folded;
 
-	put(&b, "ljs\3\0\0\0", 7);
-	u8(&b, LUW_SYM_CFUNC);
-	uleb(&b, MAIN);
-	str(&b, "main");
+	luw_enc_init_mem(&b);
+	luw_enc_prologue(&b, &ljs);
+	csym(&b, LUW_SYM_CFUNC, MAIN, "main");
 	for (i = 0; i < NSYM; i++) {
 		snprintf(name, sizeof(name), "f%u", i);
-		u8(&b, LUW_SYM_CFUNC);
-		uleb(&b, fn(i));
-		str(&b, name);
+		csym(&b, LUW_SYM_CFUNC, fn(i), name);
 	}
-	u8(&b, 0x80);
-	put(&b, "ljp\2\0\0\0", 7);
+	luw_enc_sym(&b, &final);
+	luw_enc_prologue(&b, &ljp);
 	for (i = 0; i < NSYM; i++)
 		sample(&b, fn(i) + 8);
 	for (i = 0; i < NSYM; i += 7)	/* after the caches were emptied */
@@ -232,29 +212,27 @@ int main(void)
 	sample(&b, fn(0) + 8);
 	sample(&b, fn(1) + 8);
 	sample_c(&b, fn(2) + 8, fn(2) + 12);
-	u8(&b, LUW_LJP_SYM_CFUNC);
-	uleb(&b, fn(0));
-	str(&b, "renamed");
-	u8(&b, LUW_LJP_SYM_CFUNC);
-	uleb(&b, fn(1) + 4);
-	str(&b, "inner");
-	u8(&b, LUW_LJP_SYM_CFUNC);
-	uleb(&b, fn(2) + 10);
-	str(&b, "mid");
+	csym(&b, LUW_LJP_SYM_CFUNC, fn(0), "renamed");
+	csym(&b, LUW_LJP_SYM_CFUNC, fn(1) + 4, "inner");
+	csym(&b, LUW_LJP_SYM_CFUNC, fn(2) + 10, "mid");
 	sample(&b, fn(0) + 8);
 	sample(&b, fn(1) + 8);
 	sample_c(&b, fn(2) + 8, fn(2) + 12);
-	u8(&b, LUW_LJP_EPILOGUE);
+	luw_enc_epilogue(&b);
+	if (luw_enc_finish(&b)) {
+		fprintf(stderr, "test_sysprof_report: out of memory\n");
+		return 1;
+	}
 
 	for (folded = 0; folded < 2; folded++) {
 		got = report(folded ? LUW_SPR_FOLDED : LUW_SPR_COMPAT, &b,
 			     &gotlen);
 		exp = model(folded, &explen);
-		rc |= compare(folded ? "--folded" : "--compat", got, gotlen,
-			      exp, explen);
+		compare(folded ? "--folded" : "--compat", got, gotlen, exp,
+			explen);
 		free(got);
 		free(exp);
 	}
-	free(b.p);
-	return rc;
+	luw_enc_free(&b);
+	return luw_test_status("test_sysprof_report");
 }
