@@ -12,21 +12,15 @@
 set -uo pipefail
 wc=$1
 fix=$2
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../unit/common/testlib.sh"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
 cc -O2 -fPIC -shared -o "$tmp/libc_payload.so" "$fix/workloads/c_payload.c" || exit 1
 luajit "$fix/workloads/payload_stock.lua" nojit 120 "$tmp" >"$tmp/out" 2>&1 &
 pid=$!
-for _ in $(seq 1200); do grep -q ready "$tmp/out" && break; sleep 0.05; done
-grep -q ready "$tmp/out" || { cat "$tmp/out"; exit 1; }
+pids+=("$pid")
+wait_line "$tmp/out" ready "$pid" || { cat "$tmp/out"; exit 1; }
 sleep 0.3
 
 "$wc" -n 12 -i 20 "$pid" >"$tmp/wc.txt" 2>"$tmp/wc.err"

@@ -1,8 +1,9 @@
 # Sourced by the matrix tests (test_ljmatrix.sh, test_ljattach.sh) once
 # $bin (the programs) and $fix (tests/fixtures) are set.  It gives them
+# what tests/unit/common/testlib.sh gives every shell test ($tmp, pids[]
+# killed on exit, wait_line) and
 #   top, probe    the checkout, luaunwind-ljprobe
-#   tmp           a scratch directory; on exit it is removed and the
-#                 processes in $pid and pids[] are killed
+#   pid           a process killed on exit too
 #   fails, ran    the failures counted, the binaries tested
 #   matrix_cells ALL CELL...   cells=(): the CELLs given to the test; none:
 #                 every cell of the matrix when ALL is 1, else the test's
@@ -14,20 +15,15 @@
 #   matrix_verdict WHAT        "ok", or the failures and exit 1.  A run
 #                 that tested nothing fails: no cell it asked for built.
 top=$(cd "$fix/../.." && pwd)
+. "$top/tests/unit/common/testlib.sh"
 probe=$bin/luaunwind-ljprobe
-tmp=$(mktemp -d)
 pid=
-pids=()
 fails=0
 ran=0
 
 matrix_cleanup() {
-	local p
-
-	for p in $pid "${pids[@]}"; do
-		kill -9 "$p" 2>/dev/null
-	done
-	rm -rf "$tmp"
+	[ -n "$pid" ] && kill -9 "$pid" 2>/dev/null
+	testlib_cleanup
 }
 trap matrix_cleanup EXIT
 

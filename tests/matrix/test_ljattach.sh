@@ -37,12 +37,7 @@ start() {
 	: >"$out"
 	"$1" "$wl" "$2" "${3:-}" >"$out" 2>&1 &
 	p=$!
-	for _ in $(seq 400); do
-		grep -q ready "$out" && break
-		kill -0 "$p" 2>/dev/null || break
-		sleep 0.025
-	done
-	grep -q ready "$out" || { cat "$out" >&2; kill -9 "$p" 2>/dev/null; return 1; }
+	wait_line "$out" ready "$p" || { cat "$out" >&2; kill -9 "$p" 2>/dev/null; return 1; }
 	echo "$p"
 }
 stop() { kill -9 "$1" 2>/dev/null; wait "$1" 2>/dev/null; }

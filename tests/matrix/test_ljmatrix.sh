@@ -70,11 +70,7 @@ start() {
 	: >"$out"
 	"$1" "$wl" "$2" "$tmp" >"$out" 2>&1 &
 	pid=$!
-	for _ in $(seq 1200); do
-		grep -q 'ready\|nojit' "$out" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_line "$out" 'ready|nojit' "$pid"
 	grep -q nojit "$out" && { wait "$pid" 2>/dev/null; pid=; return 2; }
 	grep -q ready "$out" || { cat "$out" >&2; return 1; }
 	sleep 0.2

@@ -16,13 +16,7 @@ fix=$2
 top=$(cd "$fix/../.." && pwd)
 probe=$bin/luaunwind-ljprobe
 wl=$fix/workloads
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../common/testlib.sh"
 fails=0
 fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
 
@@ -38,11 +32,8 @@ start() {
 	(cd "$tmp" && exec timeout -s KILL 120 "$@" >"$tmp/$name.out" 2>&1) &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 1200); do
-		grep -q ready "$tmp/$name.out" 2>/dev/null && break
-		sleep 0.05
-	done
-	grep -q ready "$tmp/$name.out" || { fail "$name did not start"; cat "$tmp/$name.out"; return 1; }
+	wait_line "$tmp/$name.out" ready "$pid" ||
+		{ fail "$name did not start"; cat "$tmp/$name.out"; return 1; }
 	# `timeout` forks: probe the workload, its child.
 	local child
 	child=$(pgrep -P "$pid" | head -1 || true)

@@ -5,7 +5,7 @@
 # the usage or the bad value named, before any work is done.
 set -u
 bin=$1
-. "$(dirname "$0")/../common/cli_expect.sh"
+. "$(dirname "$0")/../common/testlib.sh"
 
 for p in luaunwind-ctl luaunwind-report luaunwind-flamegraph \
 	 luaunwind-hostunwind luaunwind-ljprobe; do

@@ -7,7 +7,7 @@
 # checked in the guest (tests/kernel/t_perm.sh, t_lua_badlayout.sh).
 set -u
 ctl=$1/luaunwind-ctl
-. "$(dirname "$0")/../common/cli_expect.sh"
+. "$(dirname "$0")/../common/testlib.sh"
 
 expect 1 '^usage: luaunwind-ctl' "$ctl" attach
 expect 1 '^usage: luaunwind-ctl' "$ctl" bogus

@@ -4,7 +4,7 @@
 set -u
 bin=$1/luaunwind-report
 fix=$2
-. "$(dirname "$0")/../common/cli_expect.sh"
+. "$(dirname "$0")/../common/testlib.sh"
 
 expect 1 'no input file' "$bin"
 expect 1 "unknown option '--bogus'" "$bin" --bogus "$fix/memprof_basic.bin"

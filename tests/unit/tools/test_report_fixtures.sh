@@ -9,9 +9,7 @@ set -u
 bin=$1/luaunwind-report
 fix=$2
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$here/../common/testlib.sh"
 n=0
 
 for exp in "$fix"/*.expected.folded; do

@@ -4,9 +4,7 @@
 set -u
 bin=$1/luaunwind-report
 fix=$2
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "$(dirname "$0")/../common/testlib.sh"
 
 total() { awk '{ n += $NF } END { print n + 0 }' "$1"; }
 check() { if eval "$2"; then echo "ok: $1"; else echo "FAIL: $1"; fail=1; fi; }

@@ -19,23 +19,13 @@
 #                             TARGET_REALIGN
 set -euo pipefail
 tool=$1 omitfp=$2 fp=$3 vdso=$4 realign=$5
-tmp=$(mktemp -d)
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail=0
+. "$(dirname "$0")/../common/testlib.sh"
 
 start() { # TARGET NAME -> sets $pid once the target is running its loops
 	"$1" 2 >"$tmp/$2.ready" &
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 1200); do
-		grep -q ready "$tmp/$2.ready" 2>/dev/null && return 0
-		sleep 0.05
-	done
+	wait_line "$tmp/$2.ready" ready "$pid" && return 0
 	echo "FAIL: $1 did not start"
 	exit 1
 }

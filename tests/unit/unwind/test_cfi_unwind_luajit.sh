@@ -11,13 +11,7 @@
 set -euo pipefail
 tool=$1 so=$2
 luajit=${LUAJIT:-/usr/bin/luajit}
-tmp=$(mktemp -d)
-pid=
-cleanup() {
-	[ -z "$pid" ] || { kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; }
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/../common/testlib.sh"
 
 # The VM's FDE: an FDE (it follows a gap) whose first rule, rsp-based,
 # holds for more than 8 KiB: the interpreter's fixed CFRAME_SIZE frame,
@@ -47,10 +41,8 @@ while true do c.c_payload(25) end
 LUA
 "$luajit" -joff "$tmp/ffi.lua" "$so" >"$tmp/ready" &
 pid=$!
-for _ in $(seq 1200); do
-	grep -q ready "$tmp/ready" 2>/dev/null && break
-	sleep 0.05
-done
+pids+=("$pid")
+wait_line "$tmp/ready" ready "$pid"
 "$tool" -n 50 -i 20 "$pid" >"$tmp/out"
 
 read -r n full inc good < <(awk -v vm_lo="$vm_lo" -v vm_hi="$vm_hi" -v lj="$(basename "$luajit")" '
