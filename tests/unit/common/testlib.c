@@ -3,6 +3,7 @@
  */
 #include "testlib.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -57,6 +58,35 @@ uint8_t *luw_test_load(const char *path, size_t *len)
 	fclose(f);
 	*len = (size_t)n;
 	return buf;
+}
+
+int luw_test_sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int n, rc;
+
+	va_start(ap, fmt);
+	n = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		CHECK(0, "out of memory for a command");
+		return -1;
+	}
+	rc = system(cmd);
+	CHECK(rc == 0, "command failed (status %d): %s", rc, cmd);
+	free(cmd);
+	return rc;
+}
+
+int luw_test_tmpdir(const char *name, char *dir, size_t len)
+{
+	if ((size_t)snprintf(dir, len, "/tmp/luw-%s-XXXXXX", name) >= len ||
+	    !mkdtemp(dir)) {
+		CHECK(0, "no scratch directory for %s: %s", name, strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 void luw_test_stop(pid_t pid)

@@ -3,7 +3,9 @@
  *
  * CHECK(cond, fmt, ...) counts a failure and prints "FAIL FILE:LINE: msg"
  * on stderr when cond is false, then goes on; luw_test_status() turns
- * the count into the exit status.  luw_test_load() reads a fixture.
+ * the count into the exit status.  luw_test_load() reads a fixture,
+ * luw_test_sh() runs a shell command, luw_test_tmpdir() makes a scratch
+ * directory.
  *
  * Live targets: luw_test_spawn() starts a program with its stdout on a
  * pipe and waits for the line "ready" it prints once set up; before it,
@@ -37,6 +39,19 @@ int luw_test_status(const char *name);
 
 /* The file at path, whole (one spare byte after len); exits 1 if not. */
 uint8_t *luw_test_load(const char *path, size_t *len);
+
+/*
+ * The shell command printf(fmt, ...) makes, run: 0 when it exited 0, else
+ * its status after a CHECK failure naming it.
+ */
+int luw_test_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A new scratch directory /tmp/luw-NAME-XXXXXX, its path in dir (len at
+ * least strlen(name) + 16): 0, or -1 after a CHECK failure.  The test
+ * removes it: luw_test_sh("rm -rf '%s'", dir).
+ */
+int luw_test_tmpdir(const char *name, char *dir, size_t len);
 
 /*
  * Starts argv (argv[0] searched in PATH) with stdout on a pipe, with

@@ -209,28 +209,16 @@ out:
 	luw_cfi_free(t);
 }
 
-static int run(const char *cmd)
-{
-	int rc = system(cmd);
-
-	CHECK(rc == 0, "command failed (%d): %s", rc, cmd);
-	return rc;
-}
-
 static void test_debuglink(const char *target)
 {
-	char dir[] = "/tmp/luw-elfsym-XXXXXX", cmd[8192], path[4200], err[512];
+	char dir[64], path[4200], err[512];
 	struct luw_symbols *e;
 
-	if (!mkdtemp(dir)) {
-		CHECK(0, "mkdtemp: %s", strerror(errno));
+	if (luw_test_tmpdir("symbols", dir, sizeof(dir)))
 		return;
-	}
-	snprintf(cmd, sizeof(cmd),
-		 "cd %s && cp '%s' t && objcopy --only-keep-debug t t.debug && "
-		 "objcopy --strip-all --add-gnu-debuglink=t.debug t t.stripped",
-		 dir, target);
-	if (run(cmd))
+	if (luw_test_sh("cd %s && cp '%s' t && objcopy --only-keep-debug t t.debug && "
+			"objcopy --strip-all --add-gnu-debuglink=t.debug t t.stripped",
+			dir, target))
 		goto out;
 	snprintf(path, sizeof(path), "%s/t.stripped", dir);
 	e = luw_symbols_load(path, err, sizeof(err));
@@ -244,8 +232,7 @@ static void test_debuglink(const char *target)
 		luw_symbols_free(e);
 	}
 	/* A debug file of another build: CRC differs, must be refused. */
-	snprintf(cmd, sizeof(cmd), "cd %s && printf x >> t.debug", dir);
-	run(cmd);
+	luw_test_sh("cd %s && printf x >> t.debug", dir);
 	e = luw_symbols_load(path, err, sizeof(err));
 	CHECK(e && !e->debug_path && !luw_symbols_named(e, "rec_a"),
 	      "debug file with a wrong CRC used");
@@ -266,8 +253,7 @@ static void test_debuglink(const char *target)
 		      luw_cfi_get(target, err, sizeof(err)), "table alias cache");
 	}
 out:
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-	run(cmd);
+	luw_test_sh("rm -rf '%s'", dir);
 }
 
 static void test_maps_parse(void)
