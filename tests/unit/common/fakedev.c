@@ -1,0 +1,73 @@
+/*
+ * fakedev: the ioctl() of the tests of record/.  See fakedev.h.
+ */
+#include "fakedev.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct luw_fakedev luw_fakedev = { .fd = -1 };
+
+static void answer_list(struct luw_list *l)
+{
+	int32_t *out = (int32_t *)(uintptr_t)l->pids_ptr;
+
+	for (unsigned int i = 0; i < l->max && i < luw_fakedev.npids; i++)
+		out[i] = luw_fakedev.pids[i];
+	l->count = luw_fakedev.npids;
+}
+
+static void answer_stats(struct luw_stats *s)
+{
+	unsigned int k = luw_fakedev.stats_calls++;
+	struct luw_stats a = luw_fakedev.stats[k < 2 ? k : 1];
+
+	a.size = s->size;
+	a.pid = s->pid;
+	*s = a;
+}
+
+static int fake(unsigned long req, void *arg)
+{
+	size_t n = _IOC_SIZE(req);
+
+	luw_fakedev.calls++;
+	luw_fakedev.req = req;
+	memset(luw_fakedev.arg, 0, sizeof(luw_fakedev.arg));
+	memcpy(luw_fakedev.arg, arg,
+	       n < sizeof(luw_fakedev.arg) ? n : sizeof(luw_fakedev.arg));
+	if (luw_fakedev.err) {
+		errno = luw_fakedev.err;
+		return -1;
+	}
+	if (req == LUW_IOC_VERSION) {
+		struct luw_version *v = arg;
+
+		v->abi_version = LUW_ABI_VERSION;
+		v->record_version = LUW_RECORD_VERSION;
+		v->max_targets = LUW_MAX_TARGETS;
+	} else if (req == LUW_IOC_LIST) {
+		answer_list(arg);
+	} else if (req == LUW_IOC_STATS) {
+		answer_stats(arg);
+	}
+	return 0;
+}
+
+int ioctl(int fd, unsigned long req, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (fd >= 0 && fd == luw_fakedev.fd)
+		return fake(req, arg);
+	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
