@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -37,6 +38,7 @@ static int fake(unsigned long req, void *arg)
 	size_t n = _IOC_SIZE(req);
 
 	luw_fakedev.calls++;
+	luw_fakedev.count[_IOC_NR(req) & 15]++;
 	luw_fakedev.req = req;
 	memset(luw_fakedev.arg, 0, sizeof(luw_fakedev.arg));
 	memcpy(luw_fakedev.arg, arg,
@@ -70,4 +72,60 @@ int ioctl(int fd, unsigned long req, ...)
 	if (fd >= 0 && fd == luw_fakedev.fd)
 		return fake(req, arg);
 	return (int)syscall(SYS_ioctl, fd, req, arg);
+}
+
+static void *put(struct luw_fakedev_buf *b, const void *p, size_t n)
+{
+	void *at = (char *)b->w + b->len;
+
+	if (b->len + n > sizeof(b->w))
+		abort();	/* the test's own mistake */
+	memcpy(at, p, n);
+	b->len += n;
+	return at;
+}
+
+struct luw_sample *luw_fakedev_sample(struct luw_fakedev_buf *b, uint32_t pid,
+				      unsigned int nh, unsigned int nl,
+				      const struct luw_splice *sp,
+				      unsigned int ns)
+{
+	struct luw_sample s = { 0 };
+	struct luw_lua_frame lf = { .addr = 0x42, .kind = LUW_LF_LUA };
+	uint64_t pc = 0x401000;
+	struct luw_sample *at;
+
+	s.size = (uint16_t)(sizeof(s) + nh * 8 + nl * sizeof(lf) +
+			    ns * sizeof(*sp));
+	s.type = LUW_REC_SAMPLE;
+	s.vmstate = LUW_VMST_LFUNC;
+	s.nhost = (uint16_t)nh;
+	s.nlua = (uint16_t)nl;
+	s.nsplice = (uint16_t)ns;
+	s.pid = pid;
+	s.tid = pid;
+	at = put(b, &s, sizeof(s));
+	for (unsigned int i = 0; i < nh; i++, pc += 16)
+		put(b, &pc, 8);
+	for (unsigned int i = 0; i < nl; i++)
+		put(b, &lf, sizeof(lf));
+	put(b, sp, ns * sizeof(*sp));
+	return at;
+}
+
+struct luw_lost *luw_fakedev_lost(struct luw_fakedev_buf *b, uint32_t count)
+{
+	struct luw_lost l = { .size = sizeof(l), .type = LUW_REC_LOST,
+			      .count = count };
+
+	return put(b, &l, sizeof(l));
+}
+
+struct luw_end *luw_fakedev_end(struct luw_fakedev_buf *b, uint32_t pid,
+				uint8_t reason)
+{
+	struct luw_end e = { .size = sizeof(e), .type = LUW_REC_END,
+			     .reason = reason, .pid = pid };
+
+	return put(b, &e, sizeof(e));
 }

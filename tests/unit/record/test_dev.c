@@ -175,76 +175,19 @@ static void test_requests(void)
 	close(fd);
 }
 
-/* A read() buffer: 8-aligned, records appended. */
-struct rbuf {
-	uint64_t w[512];
-	size_t len;		/* bytes */
-};
-
-static void *put(struct rbuf *b, const void *p, size_t n)
-{
-	void *at = (char *)b->w + b->len;
-
-	memcpy(at, p, n);
-	b->len += n;
-	return at;
-}
-
-static struct luw_sample *put_sample(struct rbuf *b, unsigned int nh,
-				     unsigned int nl, const struct luw_splice *sp,
-				     unsigned int ns)
-{
-	struct luw_sample s = { 0 };
-	struct luw_lua_frame lf = { .addr = 0x42, .kind = LUW_LF_LUA };
-	uint64_t pc = 0x401000;
-	struct luw_sample *at;
-
-	s.size = (uint16_t)(sizeof(s) + nh * 8 + nl * sizeof(lf) +
-			    ns * sizeof(*sp));
-	s.type = LUW_REC_SAMPLE;
-	s.vmstate = LUW_VMST_LFUNC;
-	s.nhost = (uint16_t)nh;
-	s.nlua = (uint16_t)nl;
-	s.nsplice = (uint16_t)ns;
-	s.pid = 7;
-	at = put(b, &s, sizeof(s));
-	for (unsigned int i = 0; i < nh; i++, pc += 16)
-		put(b, &pc, 8);
-	for (unsigned int i = 0; i < nl; i++)
-		put(b, &lf, sizeof(lf));
-	put(b, sp, ns * sizeof(*sp));
-	return at;
-}
-
-static void put_lost(struct rbuf *b, uint32_t count)
-{
-	struct luw_lost l = { .size = sizeof(l), .type = LUW_REC_LOST,
-			      .count = count };
-
-	put(b, &l, sizeof(l));
-}
-
-static struct luw_end *put_end(struct rbuf *b, uint8_t reason)
-{
-	struct luw_end e = { .size = sizeof(e), .type = LUW_REC_END,
-			     .reason = reason, .pid = 7 };
-
-	return put(b, &e, sizeof(e));
-}
-
 static void test_next_valid(void)
 {
 	static const struct luw_splice sp[2] = { { 1, 1, 0, 2 }, { 3, 1, 2, 1 } };
-	struct rbuf b = { .len = 0 };
+	struct luw_fakedev_buf b = { .len = 0 };
 	struct luw_dev_rec r;
 	size_t off = 0;
 	int n = 0, rc;
 
-	put_sample(&b, 5, 3, sp, 2);
-	put_lost(&b, 9);
-	put_sample(&b, 0, 0, NULL, 0);
-	put_end(&b, LUW_END_EXIT);
-	put_end(&b, LUW_END_EXEC);
+	luw_fakedev_sample(&b, 7, 5, 3, sp, 2);
+	luw_fakedev_lost(&b, 9);
+	luw_fakedev_sample(&b, 7, 0, 0, NULL, 0);
+	luw_fakedev_end(&b, 7, LUW_END_EXIT);
+	luw_fakedev_end(&b, 7, LUW_END_EXEC);
 	while ((rc = luw_dev_next(b.w, b.len, &off, &r)) == 1) {
 		switch (n++) {
 		case 0:
@@ -274,7 +217,8 @@ static void test_next_valid(void)
 }
 
 /* The buffer b with its record at `at` malformed: -EBADMSG there. */
-static void expect_bad(const char *what, const struct rbuf *b, size_t at)
+static void expect_bad(const char *what, const struct luw_fakedev_buf *b,
+		       size_t at)
 {
 	struct luw_dev_rec r;
 	size_t off = 0;
@@ -294,7 +238,7 @@ static void test_next_bad(void)
 	};
 	static const struct luw_splice ok = { 0, 1, 0, 1 };
 	struct luw_splice sp[2];
-	struct rbuf b;
+	struct luw_fakedev_buf b;
 	struct luw_sample *s;
 	struct luw_end *e;
 	uint16_t v;
@@ -303,8 +247,8 @@ static void test_next_bad(void)
 	 * cut, and a tail shorter than any record. */
 	for (int k = 0; k < 5; k++) {
 		b.len = 0;
-		put_lost(&b, 1);
-		put_lost(&b, 2);
+		luw_fakedev_lost(&b, 1);
+		luw_fakedev_lost(&b, 2);
 		v = k == 0 ? 0 : k == 1 ? 36 : 4096;
 		if (k < 3)
 			memcpy((char *)b.w + sizeof(struct luw_lost), &v, 2);
@@ -313,49 +257,49 @@ static void test_next_bad(void)
 		expect_bad(sizes[k], &b, sizeof(struct luw_lost));
 	}
 	b.len = 0;
-	put_lost(&b, 1);
+	luw_fakedev_lost(&b, 1);
 	((unsigned char *)b.w)[2] = 9;
 	expect_bad("type 9", &b, 0);
 	b.len = 0;
-	put_lost(&b, 1);
-	put_lost(&b, 1);
+	luw_fakedev_lost(&b, 1);
+	luw_fakedev_lost(&b, 1);
 	v = 2 * sizeof(struct luw_lost);
 	memcpy(b.w, &v, 2);
 	expect_bad("a lost record of two lost sizes", &b, 0);
 	b.len = 0;
-	e = put_end(&b, 0);
+	e = luw_fakedev_end(&b, 7, 0);
 	expect_bad("end reason 0", &b, 0);
 	e->reason = LUW_END_EXEC + 1;
 	expect_bad("end reason 3", &b, 0);
 
 	b.len = 0;
-	put_lost(&b, 1);
-	s = put_sample(&b, 2, 1, &ok, 1);
+	luw_fakedev_lost(&b, 1);
+	s = luw_fakedev_sample(&b, 7, 2, 1, &ok, 1);
 	s->vmstate = LUW_VMST_COUNT;
 	expect_bad("vmstate past the last", &b, sizeof(struct luw_lost));
 	s->vmstate = 0;
 	s->nhost = 1;
 	expect_bad("nhost not the size's", &b, sizeof(struct luw_lost));
 	b.len = 0;
-	s = put_sample(&b, LUW_MAX_HOST_FRAMES + 1, 0, NULL, 0);
+	s = luw_fakedev_sample(&b, 7, LUW_MAX_HOST_FRAMES + 1, 0, NULL, 0);
 	expect_bad("nhost over the limit", &b, 0);
 	b.len = 0;
 	sp[0] = (struct luw_splice){ 1, 2, 0, 1 };	/* hosts 1, 2 of 2 */
-	put_sample(&b, 2, 1, sp, 1);
+	luw_fakedev_sample(&b, 7, 2, 1, sp, 1);
 	expect_bad("a splice past nhost", &b, 0);
 	b.len = 0;
 	sp[0] = (struct luw_splice){ 0, 1, 0, 2 };	/* lua 0, 1 of 1 */
-	put_sample(&b, 2, 1, sp, 1);
+	luw_fakedev_sample(&b, 7, 2, 1, sp, 1);
 	expect_bad("a splice past nlua", &b, 0);
 	b.len = 0;
 	sp[0] = (struct luw_splice){ 1, 1, 0, 1 };
 	sp[1] = (struct luw_splice){ 0, 1, 1, 1 };	/* host before the last */
-	put_sample(&b, 2, 2, sp, 2);
+	luw_fakedev_sample(&b, 7, 2, 2, sp, 2);
 	expect_bad("splices out of order", &b, 0);
 	b.len = 0;
 	sp[0] = (struct luw_splice){ 0, 2, 0, 1 };
 	sp[1] = (struct luw_splice){ 1, 1, 1, 1 };	/* overlapping hosts */
-	put_sample(&b, 2, 2, sp, 2);
+	luw_fakedev_sample(&b, 7, 2, 2, sp, 2);
 	expect_bad("splices overlapping", &b, 0);
 }
 
