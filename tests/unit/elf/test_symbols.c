@@ -1,4 +1,5 @@
 /*
+ * elf/symbols.c (with proc/maps.c and elf/ehframe.c, which it builds on):
  * ELF symbolization and /proc/PID/maps parsing on real files: this test's
  * own PIE (.symtab, ASLR bias from its maps), the libc it runs with
  * (.dynsym, plus the libc6-dbg file found by build-id), Debian's stripped

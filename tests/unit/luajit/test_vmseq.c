@@ -1,6 +1,7 @@
 /*
- * The exact rows cfi.c gives LuaJIT's VM entry prologues and exit
- * epilogues (vmseq.h), checked against the CPU running them.
+ * luajit/vmseq.c: the exact rows unwind/cfi.c gives LuaJIT's VM entry
+ * prologues and exit epilogues (vmseq.h), checked against the CPU
+ * running them.
  *
  * For every LuaJIT build at hand -- each cell of the build matrix
  * (${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/CELL/luajit and

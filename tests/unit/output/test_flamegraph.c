@@ -1,6 +1,6 @@
 /*
- * The SVG writer and the pprof writer on real folded input: structure,
- * escaping, determinism, and (for pprof) a protobuf decoder of our own
+ * output/flamegraph.c (the SVG writer) and output/pprof.c (the pprof
+ * writer) on real folded input: structure, escaping, determinism, and (for pprof) a protobuf decoder of our own
  * that reads the profile back into folded stacks.
  */
 #include "output/flamegraph.h"

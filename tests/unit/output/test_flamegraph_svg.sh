@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SVG flame graph in a real browser: Debian's headless Chromium loads
+# output/flamegraph.c's SVG in a real browser: Debian's headless Chromium loads
 # flame graphs made by luaunwind-flamegraph from folded fixtures, and
 # common/svg_check.js compares the rendered DOM with the folded input and drives
 # the viewer.  Screenshots are kept next to the test output.

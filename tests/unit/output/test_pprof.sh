@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The pprof writer against the real reader: Debian's `go tool pprof`
+# output/pprof.c against the real reader: Debian's `go tool pprof`
 # (golang-go) must list the same stacks and counts as the folded input.
 #
 # usage: test_pprof.sh BIN_DIR FIXTURES_DIR

@@ -1,6 +1,7 @@
 /*
- * The stack aggregator against hand-made cases and against a naive
- * reference (folded strings, sorted with memcmp, equal lines merged).
+ * output/stacks.c, the stack aggregator, against hand-made cases and a
+ * naive reference (folded strings, sorted with memcmp, equal lines
+ * merged).
  */
 #include "output/stacks.h"
 #include "testlib.h"

@@ -1,5 +1,5 @@
 /*
- * attach.c on live processes, without the module: what luaunwind-ctl
+ * record/attach.c on live processes, without the module: what luaunwind-ctl
  * attach would hand over for Debian's luajit (VM range, layout, G hint),
  * host-only mode, the refusal of a process without LuaJIT, and the
  * table pass over the executable mappings (with a file descriptor that

@@ -1,4 +1,5 @@
 /*
+ * record/file.c (with record/report.c, which reports what it reads):
  * .luw files: a hand-built file with every section kind reports the
  * expected merged, named stacks; cut at every length, the reader reports
  * what came before the cut and an error naming the offset; the program

@@ -1,5 +1,5 @@
 /*
- * merge.c on hand-built sample records: every rule of the "Merging"
+ * record/merge.c on hand-built sample records: every rule of the "Merging"
  * paragraph of include/luaunwind.h.  Host pcs in [0x9000, 0xa000) are "VM
  * code"; a stack prints as "h<pc>" / "l<index>" / "M" root first.
  */

@@ -1,5 +1,5 @@
 /*
- * symbolize.c against a live Debian luajit (stripped: .dynsym only): a
+ * record/symbolize.c against a live Debian luajit (stripped: .dynsym only): a
  * raw capture whose pcs are real addresses in the process is turned into
  * a .luw (luw_symbolize_raw) and reported: exported functions by name, unnamed
  * code as luajit+0xFILEOFFSET, interpreter pcs folded away as VM code,

@@ -1,6 +1,6 @@
 /*
- * The memprof report's live-heap table against a naive reference: random
- * alloc/free/realloc-like churn over clustered heap addresses (long probe
+ * streams/memprof_heap.c, the memprof report's live-heap table, against a
+ * naive reference: random alloc/free/realloc-like churn over clustered heap addresses (long probe
  * runs, wrap-around, growth), checking every answer and, periodically, the
  * table's probing invariant (each live chunk reachable from its home slot
  * without crossing an empty slot, which backward-shift deletion must keep)

@@ -1,5 +1,8 @@
 /*
- * Round trip through the test-only encoder (tests/encoder):
+ * The stream decoders of streams/ -- sysprof.c, memprof.c and symtab.c,
+ * over reader.c -- together, no one of them the main one, so the test is
+ * named after what it does: a round trip through the test-only encoder
+ * (tests/encoder):
  *
  *  1. every tests/fixtures/ *.bin decodes cleanly and, re-encoded from the
  *     decoders' callbacks alone, gives back the file byte for byte: the

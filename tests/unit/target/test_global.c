@@ -1,6 +1,6 @@
 /*
- * luw_global_names on live processes (Debian luajit: GC64, no DWARF, the
- * lj_obj.h model; tarantool 2.6: 32-bit refs, DWARF) running
+ * target/global.c: luw_global_names on live processes (Debian luajit:
+ * GC64, no DWARF, the lj_obj.h model; tarantool 2.6: 32-bit refs, DWARF) running
  * tests/fixtures/workloads/heldnames.lua, whose defining chunk has
  * finished: a global function is named by its global ("event"), a
  * module's by module and field ("svcmod.handle"); a function held by no

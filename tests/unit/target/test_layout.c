@@ -1,7 +1,7 @@
 /*
- * Layout detection and validation on live processes: Debian's luajit,
- * OpenResty's luajit2 (unpacked by scripts/luajit2-fetch.sh) and tarantool
- * 2.6 each run tests/fixtures/workloads/coro.lua, and a host of Debian's
+ * target/layout.c: layout detection and validation on live processes:
+ * Debian's luajit, OpenResty's luajit2 (unpacked by
+ * scripts/luajit2-fetch.sh) and tarantool 2.6 each run tests/fixtures/workloads/coro.lua, and a host of Debian's
  * libluajit empties its main thread's globals as ts_lua does
  * (common/targets/emptyglobals.c); for each, luw_layout_attach must
  * pick the right layout, tarantool's DWARF layout must equal the table

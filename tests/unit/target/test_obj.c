@@ -1,5 +1,5 @@
 /*
- * The remote object model (target/obj.h) on live processes: Debian's
+ * target/obj.c, the remote object model, on live processes: Debian's
  * luajit (GC64, no DWARF: tables from the lj_obj.h model) and tarantool
  * (32-bit references, DWARF) running tests/fixtures/workloads/objects.lua,
  * which hands over a table, its metatable, a Lua function and a C

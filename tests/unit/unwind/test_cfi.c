@@ -1,5 +1,5 @@
 /*
- * The table builder against binutils: every CFI row that
+ * unwind/cfi.c, the table builder, against binutils: every CFI row that
  * `readelf --debug-dump=frames-interp` prints for an ELF file must come
  * out of the compact table with the same CFA rule, return address and
  * saved-rbp location, at the first and the last byte the row covers;
