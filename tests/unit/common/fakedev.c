@@ -2,6 +2,7 @@
  * fakedev: the ioctl() of the tests of record/.  See fakedev.h.
  */
 #include "fakedev.h"
+#include "testlib.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -90,27 +91,18 @@ struct luw_sample *luw_fakedev_sample(struct luw_fakedev_buf *b, uint32_t pid,
 				      const struct luw_splice *sp,
 				      unsigned int ns)
 {
-	struct luw_sample s = { 0 };
-	struct luw_lua_frame lf = { .addr = 0x42, .kind = LUW_LF_LUA };
-	uint64_t pc = 0x401000;
-	struct luw_sample *at;
+	uint64_t host[LUW_MAX_HOST_FRAMES + 8];
+	struct luw_lua_frame lua[LUW_MAX_LUA_FRAMES + 8];
+	uint64_t rec[(LUW_RECORD_MAX + 64 * 32) / 8];
 
-	s.size = (uint16_t)(sizeof(s) + nh * 8 + nl * sizeof(lf) +
-			    ns * sizeof(*sp));
-	s.type = LUW_REC_SAMPLE;
-	s.vmstate = LUW_VMST_LFUNC;
-	s.nhost = (uint16_t)nh;
-	s.nlua = (uint16_t)nl;
-	s.nsplice = (uint16_t)ns;
-	s.pid = pid;
-	s.tid = pid;
-	at = put(b, &s, sizeof(s));
-	for (unsigned int i = 0; i < nh; i++, pc += 16)
-		put(b, &pc, 8);
+	if (nh > LUW_MAX_HOST_FRAMES + 8 || nl > LUW_MAX_LUA_FRAMES + 8)
+		abort();	/* the test's own mistake */
+	for (unsigned int i = 0; i < nh; i++)
+		host[i] = 0x401000 + 16 * (uint64_t)i;
 	for (unsigned int i = 0; i < nl; i++)
-		put(b, &lf, sizeof(lf));
-	put(b, sp, ns * sizeof(*sp));
-	return at;
+		lua[i] = (struct luw_lua_frame){ .addr = 0x42, .kind = LUW_LF_LUA };
+	return put(b, rec, luw_test_sample(rec, pid, LUW_VMST_LFUNC, host, nh,
+					   lua, nl, sp, ns));
 }
 
 struct luw_lost *luw_fakedev_lost(struct luw_fakedev_buf *b, uint32_t count)

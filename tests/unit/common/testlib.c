@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "luaunwind.h"
 #include "target/layout.h"
 #include "target/obj.h"
 
@@ -87,6 +88,33 @@ int luw_test_tmpdir(const char *name, char *dir, size_t len)
 		return -1;
 	}
 	return 0;
+}
+
+size_t luw_test_sample(void *out, uint32_t pid, uint8_t vmstate,
+		       const uint64_t *host, unsigned int nh,
+		       const struct luw_lua_frame *lua, unsigned int nl,
+		       const struct luw_splice *sp, unsigned int ns)
+{
+	struct luw_sample s = { 0 };
+	char *p = out;
+
+	s.size = (uint16_t)(sizeof(s) + nh * 8 + nl * sizeof(*lua) +
+			    ns * sizeof(*sp));
+	s.type = LUW_REC_SAMPLE;
+	s.vmstate = vmstate;
+	s.nhost = (uint16_t)nh;
+	s.nlua = (uint16_t)nl;
+	s.nsplice = (uint16_t)ns;
+	s.pid = pid;
+	s.tid = pid;
+	memcpy(p, &s, sizeof(s));
+	p += sizeof(s);
+	memcpy(p, host, nh * 8);
+	p += nh * 8;
+	memcpy(p, lua, nl * sizeof(*lua));
+	p += nl * sizeof(*lua);
+	memcpy(p, sp, ns * sizeof(*sp));
+	return s.size;
 }
 
 void luw_test_stop(pid_t pid)

@@ -23,6 +23,8 @@
 
 struct luw_layout_target;
 struct luw_lj_layout;
+struct luw_lua_frame;
+struct luw_splice;
 
 extern int luw_test_failures;
 
@@ -63,6 +65,17 @@ int luw_test_tmpdir(const char *name, char *dir, size_t len);
  */
 pid_t luw_test_spawn(char *const argv[], const char *libpath,
 		     const char *const *keys, int nkeys, uint64_t *addrs);
+
+/*
+ * A sample record of the module's stream (include/luaunwind.h) at out,
+ * 8-aligned, with room for it (LUW_RECORD_MAX): the header (pid as pid
+ * and tid, vmstate), the nh host pcs, nl Lua frames, ns splices.  Its
+ * size.
+ */
+size_t luw_test_sample(void *out, uint32_t pid, uint8_t vmstate,
+		       const uint64_t *host, unsigned int nh,
+		       const struct luw_lua_frame *lua, unsigned int nl,
+		       const struct luw_splice *sp, unsigned int ns);
 
 /* Kills and reaps a spawned target. */
 void luw_test_stop(pid_t pid);

@@ -63,26 +63,15 @@ static void proto(struct luw_file_writer *w, uint64_t addr, int32_t line,
 	proto_n(w, addr, line, 10, chunk, name);
 }
 
-/* A sample record: host pcs, Lua frames (kind, addr), splices. */
+/* A sample record of pid 42: host pcs, Lua frames (kind, addr), splices. */
 static void sample(struct luw_file_buf *b, uint8_t vmstate, const uint64_t *h,
 		   unsigned int nh, const struct luw_lua_frame *l,
 		   unsigned int nl, const struct luw_splice *sp, unsigned int ns)
 {
-	struct luw_sample s = { 0 };
+	uint64_t rec[LUW_RECORD_MAX / 8];
 
-	s.size = (uint16_t)(sizeof(s) + nh * 8 + nl * sizeof(*l) +
-			    ns * sizeof(*sp));
-	s.type = LUW_REC_SAMPLE;
-	s.vmstate = vmstate;
-	s.nhost = (uint16_t)nh;
-	s.nlua = (uint16_t)nl;
-	s.nsplice = (uint16_t)ns;
-	s.pid = 42;
-	s.tid = 42;
-	luw_file_put(b, &s, sizeof(s));
-	luw_file_put(b, h, nh * 8);
-	luw_file_put(b, l, nl * sizeof(*l));
-	luw_file_put(b, sp, ns * sizeof(*sp));
+	luw_file_put(b, rec, luw_test_sample(rec, 42, vmstate, h, nh, l, nl,
+					     sp, ns));
 }
 
 /*

@@ -119,32 +119,43 @@ static void set_stats(void)
 }
 
 /*
- * A fresh pipe as the device, buf written into it; the read end is the
- * fake device's fd, the write end in *wr (open: no end of file).
+ * One recording from a pipe standing for the device: the records in b
+ * written into it, LIST giving `listed` (0: nothing attached) or every
+ * request failing with err; read_error: recording from the pipe's write
+ * end, which read() refuses.
  */
-static int device(const struct luw_fakedev_buf *buf, int *wr)
+struct run {
+	struct luw_fakedev_buf b;
+	pid_t listed;
+	int err;
+	int read_error;
+	struct luw_rec_result res;
+	char msg[512];
+	int rc;
+};
+
+static void record(struct run *r, const struct luw_rec_opts *o)
 {
 	int p[2];
 
+	r->msg[0] = '\0';
+	r->rc = -2;
 	if (pipe(p)) {
 		CHECK(0, "pipe: %s", strerror(errno));
-		return -1;
+		return;
 	}
-	if (buf && buf->len && write(p[1], buf->w, buf->len) != (ssize_t)buf->len)
+	if (r->b.len && write(p[1], r->b.w, r->b.len) != (ssize_t)r->b.len)
 		CHECK(0, "write to the pipe: %s", strerror(errno));
-	luw_fakedev.fd = p[0];
-	luw_fakedev.err = 0;
+	luw_fakedev.fd = r->read_error ? p[1] : p[0];
+	luw_fakedev.err = r->err;
+	luw_fakedev.pids[0] = r->listed;
+	luw_fakedev.npids = r->listed ? 1 : 0;
 	memset(luw_fakedev.count, 0, sizeof(luw_fakedev.count));
 	set_stats();
-	*wr = p[1];
-	return p[0];
-}
-
-static void close_device(int fd, int wr)
-{
-	close(fd);
-	close(wr);
+	r->rc = luw_record(luw_fakedev.fd, o, &r->res, r->msg, sizeof(r->msg));
 	luw_fakedev.fd = -1;
+	close(p[0]);
+	close(p[1]);
 }
 
 /* A sample of lj, one of another process, a loss, lj's end. */
@@ -186,89 +197,71 @@ static void check_stats(const char *what, const struct luw_seen *g,
 }
 
 /* No target named: LIST's, everything kept but the END record. */
-static void test_list(void)
+static void test_list(struct luw_seen *g)
 {
-	struct luw_fakedev_buf b;
-	struct luw_rec_result res;
 	struct luw_rec_opts o = { .path = path, .duration = 0.3 };
-	struct luw_seen *g = calloc(1, sizeof(*g));
+	struct run r = { .listed = lj };
 	size_t a, other, lost;
-	char err[512] = "";
-	int wr, fd, rc;
 
-	usual_records(&b, &a, &other, &lost);
-	fd = device(&b, &wr);
-	if (fd < 0 || !g)
-		goto out;
-	luw_fakedev.pids[0] = lj;
-	luw_fakedev.npids = 1;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	CHECK(rc == 0, "list: %s", err);
+	usual_records(&r.b, &a, &other, &lost);
+	record(&r, &o);
+	CHECK(r.rc == 0, "list: %s", r.msg);
 	read_luw(path, g);
-	CHECK(g->complete && res.bytes == g->size, "list: %llu bytes said, %llu",
-	      (unsigned long long)res.bytes, (unsigned long long)g->size);
-	CHECK(res.records == 2 && res.lost == 7 && !res.targets_gone,
-	      "list: %llu records, %llu lost", (unsigned long long)res.records,
-	      (unsigned long long)res.lost);
-	CHECK(g->samples_len == b.len - sizeof(struct luw_end) &&
-	      !memcmp(g->samples, b.w, g->samples_len),
+	CHECK(g->complete && r.res.bytes == g->size, "list: %llu bytes said, %llu",
+	      (unsigned long long)r.res.bytes, (unsigned long long)g->size);
+	CHECK(r.res.records == 2 && r.res.lost == 7 && !r.res.targets_gone,
+	      "list: %llu records, %llu lost", (unsigned long long)r.res.records,
+	      (unsigned long long)r.res.lost);
+	CHECK(g->samples_len == r.b.len - sizeof(struct luw_end) &&
+	      !memcmp(g->samples, r.b.w, g->samples_len),
 	      "list: %zu bytes of samples kept, want the %zu read before the end",
-	      g->samples_len, b.len - sizeof(struct luw_end));
+	      g->samples_len, r.b.len - sizeof(struct luw_end));
 	/* Each process sampled is described, gone or not. */
 	CHECK(g->nproc == 2 && g->proc[0] == (uint32_t)lj &&
 	      g->proc[1] == OTHER_PID, "list: %u process sections", g->nproc);
-	CHECK(res.seconds >= 0.3 && res.seconds < 5, "list: %.2f s, want 0.3",
-	      res.seconds);
+	CHECK(r.res.seconds >= 0.3 && r.res.seconds < 5, "list: %.2f s, want 0.3",
+	      r.res.seconds);
 	CHECK(luw_fakedev.count[_IOC_NR(LUW_IOC_LIST)] == 1 &&
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_STATS)] == 2,
 	      "list: %u LIST, %u STATS requests",
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_LIST)],
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_STATS)]);
-	check_stats("list", g, &res);
-	close_device(fd, wr);
-out:
-	free(g);
+	check_stats("list", g, &r.res);
 }
 
 /*
  * The target named: the other process's sample dropped; past the first
- * second, the tick's table uploads and progress line.
+ * second, the tick's table uploads and progress line.  LIST would say
+ * nothing is attached: it is not asked.
  */
-static void test_named(void)
+static void test_named(struct luw_seen *g)
 {
-	struct luw_fakedev_buf b;
-	struct luw_rec_result res;
 	struct luw_attacher *att = NULL;
-	struct luw_seen *g = calloc(1, sizeof(*g));
-	char err[512] = "", *prog = NULL;
+	struct run r = { .listed = 0 };
+	char *prog = NULL;
 	size_t a, other, lost, plen = 0;
 	FILE *progress = open_memstream(&prog, &plen);
 	struct luw_rec_opts o = {
 		.path = path, .duration = 1.3, .att = &att, .natt = 1,
 		.progress = progress,
 	};
-	int wr, fd, rc;
 
-	CHECK(progress && g, "out of memory");
-	if (!progress || !g || luw_attach_open(lj, 1, &att, err, sizeof(err))) {
-		CHECK(0, "named: luw_attach_open: %s", err);
+	CHECK(progress, "out of memory");
+	if (!progress || luw_attach_open(lj, 1, &att, r.msg, sizeof(r.msg))) {
+		CHECK(0, "named: luw_attach_open: %s", r.msg);
 		goto out;
 	}
-	usual_records(&b, &a, &other, &lost);
-	fd = device(&b, &wr);
-	if (fd < 0)
-		goto out;
-	luw_fakedev.npids = 0;	/* LIST would say nothing is attached */
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	usual_records(&r.b, &a, &other, &lost);
+	record(&r, &o);
 	fflush(progress);
-	CHECK(rc == 0, "named: %s", err);
+	CHECK(r.rc == 0, "named: %s", r.msg);
 	read_luw(path, g);
-	CHECK(g->complete && res.records == 1 && res.lost == 7,
-	      "named: %llu records, %llu lost", (unsigned long long)res.records,
-	      (unsigned long long)res.lost);
+	CHECK(g->complete && r.res.records == 1 && r.res.lost == 7,
+	      "named: %llu records, %llu lost", (unsigned long long)r.res.records,
+	      (unsigned long long)r.res.lost);
 	CHECK(g->samples_len == other - a + sizeof(struct luw_lost) &&
-	      !memcmp(g->samples, (char *)b.w + a, other - a) &&
-	      !memcmp(g->samples + (other - a), (char *)b.w + lost,
+	      !memcmp(g->samples, (char *)r.b.w + a, other - a) &&
+	      !memcmp(g->samples + (other - a), (char *)r.b.w + lost,
 		      sizeof(struct luw_lost)),
 	      "named: %zu bytes of samples, want lj's sample and the loss",
 	      g->samples_len);
@@ -279,158 +272,103 @@ static void test_named(void)
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_UNWIND_TABLE)]);
 	CHECK(prog && strstr(prog, "\rrecording: 1 s, 1 samples, 7 lost"),
 	      "named: progress \"%s\"", prog ? prog : "");
-	check_stats("named", g, &res);
-	close_device(fd, wr);
+	check_stats("named", g, &r.res);
 out:
 	if (progress)
 		fclose(progress);
 	free(prog);
 	luw_attach_free(att);
-	free(g);
 }
 
-/* The stop flag: what is waiting is drained, then the end. */
-static void test_stop(void)
+/*
+ * The stop flag (what is waiting is drained, then the end), every
+ * target gone (noticed at the tick), a record the grammar refuses (an
+ * error, and still a whole file).
+ */
+static void test_ends(struct luw_seen *g)
 {
-	struct luw_fakedev_buf b;
-	struct luw_rec_result res;
 	volatile sig_atomic_t stop = 1;
 	struct luw_rec_opts o = { .path = path, .stop = &stop };
-	struct luw_seen *g = calloc(1, sizeof(*g));
+	struct run r = { .listed = lj };
 	size_t a, other, lost;
-	char err[512] = "";
-	int wr, fd, rc;
+	pid_t dead;
 
-	usual_records(&b, &a, &other, &lost);
-	fd = device(&b, &wr);
-	if (fd < 0 || !g)
-		goto out;
-	luw_fakedev.pids[0] = lj;
-	luw_fakedev.npids = 1;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	usual_records(&r.b, &a, &other, &lost);
+	record(&r, &o);
 	read_luw(path, g);
-	CHECK(rc == 0 && g->complete && res.records == 2 && res.seconds < 1,
-	      "stop: rc %d, %llu records in %.2f s: %s", rc,
-	      (unsigned long long)res.records, res.seconds, err);
-	close_device(fd, wr);
-out:
-	free(g);
-}
+	CHECK(r.rc == 0 && g->complete && r.res.records == 2 &&
+	      r.res.seconds < 1, "stop: rc %d, %llu records in %.2f s: %s",
+	      r.rc, (unsigned long long)r.res.records, r.res.seconds, r.msg);
 
-/* Every target gone: noticed at the tick, the recording ends. */
-static void test_gone(void)
-{
-	struct luw_rec_result res;
-	struct luw_rec_opts o = { .path = path };
-	struct luw_seen *g = calloc(1, sizeof(*g));
-	char err[512] = "";
-	pid_t dead = fork();
-	int wr, fd, rc;
-
+	dead = fork();
 	if (dead == 0)
 		_exit(0);
 	CHECK(dead > 0 && waitpid(dead, NULL, 0) == dead, "fork");
-	fd = device(NULL, &wr);
-	if (fd < 0 || dead <= 0 || !g)
-		goto out;
-	luw_fakedev.pids[0] = dead;
-	luw_fakedev.npids = 1;
+	o.stop = NULL;
+	r.b.len = 0;
+	r.listed = dead;
 	alarm(20);
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	record(&r, &o);
 	alarm(0);
 	read_luw(path, g);
-	CHECK(rc == 0 && res.targets_gone && g->complete && res.seconds >= 1 &&
-	      res.seconds < 3,
-	      "gone: rc %d, targets_gone %d after %.2f s: %s", rc,
-	      res.targets_gone, res.seconds, err);
-	close_device(fd, wr);
-out:
-	free(g);
-}
+	CHECK(r.rc == 0 && r.res.targets_gone && g->complete &&
+	      r.res.seconds >= 1 && r.res.seconds < 3,
+	      "gone: rc %d, targets_gone %d after %.2f s: %s", r.rc,
+	      r.res.targets_gone, r.res.seconds, r.msg);
 
-/* A record the grammar refuses: an error, and still a whole file. */
-static void test_malformed(void)
-{
-	struct luw_fakedev_buf b = { .len = 0 };
-	struct luw_rec_result res;
-	struct luw_rec_opts o = { .path = path, .duration = 5 };
-	struct luw_seen *g = calloc(1, sizeof(*g));
-	char err[512] = "";
-	int wr, fd, rc;
-
-	luw_fakedev_lost(&b, 1)->type = 9;
-	fd = device(&b, &wr);
-	if (fd < 0 || !g)
-		goto out;
-	luw_fakedev.pids[0] = lj;
-	luw_fakedev.npids = 1;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	o.duration = 5;
+	r.listed = lj;
+	luw_fakedev_lost(&r.b, 1)->type = 9;
+	record(&r, &o);
 	read_luw(path, g);
-	CHECK(rc == -1 && strstr(err, "malformed record") && g->complete &&
-	      res.seconds < 1,
-	      "malformed: rc %d \"%s\", file complete %d", rc, err, g->complete);
-	close_device(fd, wr);
-out:
-	free(g);
+	CHECK(r.rc == -1 && strstr(r.msg, "malformed record") && g->complete &&
+	      r.res.seconds < 1, "malformed: rc %d \"%s\", file complete %d",
+	      r.rc, r.msg, g->complete);
 }
 
 /* Failures before, while and after reading. */
-static void test_errors(void)
+static void test_errors(struct luw_seen *g)
 {
-	struct luw_rec_result res;
 	struct luw_rec_opts o = { .path = path, .duration = 0.2 };
-	struct luw_seen *g = calloc(1, sizeof(*g));
-	char err[512], bad[160];
-	int wr, fd, rc;
+	struct run r = { .listed = 0 };
+	char bad[160];
 
-	fd = device(NULL, &wr);
-	if (fd < 0 || !g)
-		goto out;
 	unlink(path);
-	luw_fakedev.npids = 0;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	CHECK(rc == -1 && strstr(err, "no process is attached") &&
-	      access(path, F_OK), "nothing attached: rc %d \"%s\"", rc, err);
-	luw_fakedev.err = EPERM;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	CHECK(rc == -1 && strstr(err, "listing targets: ") &&
-	      strstr(err, strerror(EPERM)) && access(path, F_OK),
-	      "LIST failing: rc %d \"%s\"", rc, err);
-	luw_fakedev.err = 0;
+	record(&r, &o);
+	CHECK(r.rc == -1 && strstr(r.msg, "no process is attached") &&
+	      access(path, F_OK), "nothing attached: rc %d \"%s\"", r.rc, r.msg);
+	r.err = EPERM;
+	record(&r, &o);
+	CHECK(r.rc == -1 && strstr(r.msg, "listing targets: ") &&
+	      strstr(r.msg, strerror(EPERM)) && access(path, F_OK),
+	      "LIST failing: rc %d \"%s\"", r.rc, r.msg);
 
-	luw_fakedev.pids[0] = lj;
-	luw_fakedev.npids = 1;
+	r.err = 0;
+	r.listed = lj;
 	snprintf(bad, sizeof(bad), "%s/no/such/dir.luw", dir);
 	o.path = bad;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	CHECK(rc == -1 && !strncmp(err, bad, strlen(bad)) &&
-	      strstr(err, strerror(ENOENT)), "unwritable: rc %d \"%s\"", rc, err);
+	record(&r, &o);
+	CHECK(r.rc == -1 && !strncmp(r.msg, bad, strlen(bad)) &&
+	      strstr(r.msg, strerror(ENOENT)), "unwritable: rc %d \"%s\"", r.rc,
+	      r.msg);
 	o.path = "/dev/full";
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
-	CHECK(rc == -1 && strstr(err, "/dev/full: ") &&
-	      strstr(err, strerror(ENOSPC)), "full: rc %d \"%s\"", rc, err);
-	close_device(fd, wr);
+	record(&r, &o);
+	CHECK(r.rc == -1 && strstr(r.msg, "/dev/full: ") &&
+	      strstr(r.msg, strerror(ENOSPC)), "full: rc %d \"%s\"", r.rc, r.msg);
 
-	/* The device's read failing: the write end cannot be read. */
-	fd = device(NULL, &wr);
-	if (fd < 0)
-		goto out;
-	luw_fakedev.fd = wr;
-	luw_fakedev.pids[0] = lj;
-	luw_fakedev.npids = 1;
 	o.path = path;
-	rc = luw_record(wr, &o, &res, err, sizeof(err));
+	r.read_error = 1;
+	record(&r, &o);
 	read_luw(path, g);
-	CHECK(rc == -1 && strstr(err, "reading " LUW_DEVICE) &&
-	      strstr(err, strerror(EBADF)) && g->complete,
-	      "read error: rc %d \"%s\", file complete %d", rc, err, g->complete);
-	close_device(fd, wr);
-out:
-	free(g);
+	CHECK(r.rc == -1 && strstr(r.msg, "reading " LUW_DEVICE) &&
+	      strstr(r.msg, strerror(EBADF)) && g->complete,
+	      "read error: rc %d \"%s\", file complete %d", r.rc, r.msg,
+	      g->complete);
 }
 
 int main(void)
 {
+	static struct luw_seen seen;
 	char *argv[] = { "luajit", "-e",
 			 "io.stdout:write('ready\\n') io.stdout:flush() "
 			 "local x = 0 while true do x = x + 1 end", NULL };
@@ -440,12 +378,10 @@ int main(void)
 	if (lj <= 0 || luw_test_tmpdir("record", dir, sizeof(dir)))
 		return luw_test_status("test_record");
 	snprintf(path, sizeof(path), "%s/r.luw", dir);
-	test_list();
-	test_named();
-	test_stop();
-	test_gone();
-	test_malformed();
-	test_errors();
+	test_list(&seen);
+	test_named(&seen);
+	test_ends(&seen);
+	test_errors(&seen);
 	luw_test_stop(lj);
 	luw_test_sh("rm -rf '%s'", dir);
 	if (luw_test_status("test_record"))

@@ -1,8 +1,8 @@
 /*
  * target/funcname.c: luw_funcname_def_name on live processes (Debian
  * luajit and tarantool 2.6 running tests/fixtures/workloads/defnames.lua):
- * every function the script
- * defines is named from its parent proto's FNEW and the store after it --
+ * every function the script defines is named from its parent proto's
+ * FNEW and the store after it --
  * local, global, M.f, obj:m, upvalue, table-constructor field; a closure
  * passed as an argument is found (2) but unnamed; a proto that is not the
  * parent gives 0; the tail-call chain top -> vararg -> mid gets three
