@@ -109,11 +109,14 @@ size_t luw_test_sample(void *out, uint32_t pid, uint8_t vmstate,
 	s.tid = pid;
 	memcpy(p, &s, sizeof(s));
 	p += sizeof(s);
-	memcpy(p, host, nh * 8);
+	if (nh)
+		memcpy(p, host, nh * 8);
 	p += nh * 8;
-	memcpy(p, lua, nl * sizeof(*lua));
+	if (nl)
+		memcpy(p, lua, nl * sizeof(*lua));
 	p += nl * sizeof(*lua);
-	memcpy(p, sp, ns * sizeof(*sp));
+	if (ns)
+		memcpy(p, sp, ns * sizeof(*sp));
 	return s.size;
 }
 

@@ -46,7 +46,7 @@ struct luw_tdw_s {
 	struct luw_tdw_inner *p;
 	luw_tdw_t14 deep15;	/* 15 typedefs: peeled */
 	luw_tdw_t15 deep16;	/* 16: not */
-	long tail;
+	unsigned int tail;
 };
 
 /* Declared only: its definition is dwstruct_def.c's. */
@@ -102,7 +102,7 @@ static void test_struct(Dwarf *dw)
 	check_member(&s, "deep15", offsetof(struct luw_tdw_s, deep15),
 		     DW_TAG_base_type, "int");
 	check_member(&s, "tail", offsetof(struct luw_tdw_s, tail),
-		     DW_TAG_base_type, "long int");
+		     DW_TAG_base_type, "unsigned int");
 	/* Too deep to peel: refused with a type, not without. */
 	{
 		Dwarf_Die t;
