@@ -119,7 +119,7 @@ check: deps
 check-matrix: deps userspace
 	rm -f $(BUILD)/ljmatrix.table
 	LUW_LJMATRIX_ALL=1 LUW_LJMATRIX_TABLE=$(CURDIR)/$(BUILD)/ljmatrix.table \
-		bash tests/unit/test_ljmatrix.sh $(BUILD)/bin tests/fixtures
+		bash tests/matrix/test_ljmatrix.sh $(BUILD)/bin tests/fixtures
 
 # libFuzzer targets (clang, ASan+UBSan) for FUZZ_SECONDS each, seeded with
 # a copy of tests/fuzz/corpus, the fixtures and the kept regressions.
@@ -151,8 +151,12 @@ check-kernels: deps
 	$(MAKE) -C kmod checkpatch
 	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_ALL)"
 
+# Every tests/bench/*.sh but test_*.sh (the bench tools' own CTest tests).
 bench: deps userspace
-	@set -e; for b in tests/bench/*.sh; do [ -e "$$b" ] && bash "$$b"; done; true
+	@set -e; for b in tests/bench/*.sh; do \
+		case $$b in */test_*) continue ;; esac; \
+		[ -e "$$b" ] && bash "$$b"; \
+	done; true
 
 # scripts/demo.sh builds the module itself: for the guest's kernel, or for
 # the running one with LOCAL=1.  The build's own output goes to a log, so

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Host unwinding from uploaded tables through a function gcc realigns
-# with a DRAP register (tests/unit/targets/realign.c: CFA = *(rbp - N),
+# with a DRAP register (tests/unit/common/targets/realign.c: CFA = *(rbp - N),
 # rbp saved at rbp + 0) below frame-pointer-less callers, in main and two
 # threads.  Every sample's host chain must be exactly [leaf_spin;]
 # realigned;outer_b;outer_a; then main ... _start or thread_main ...

@@ -27,7 +27,7 @@
 #    c_payload under ffi.meta.__call, work() in the coroutine, a trace;
 #  - in every lwstacks sample, each caller stands on its call's line and
 #    the innermost Lua frame on a line of its function (or "?" at entry).
-# No buildable cell of the matrix is refused today (tests/unit/
+# No buildable cell of the matrix is refused today (tests/matrix/
 # ljmatrix.expect lists none), so a refusal here fails the test as well.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh

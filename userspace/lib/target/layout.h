@@ -12,10 +12,10 @@
  *    the machine code says (target/recover.h) for a stripped unknown build.
  *    luw_layout_attach tries, for an unknown build, each family layout as is and
  *    then with the recovered fields and GG_State anchored in the process.
- * 2. luw_layout_find_states: every global_State of the process, found by its
+ * 2. luw_states_find (states.h): every global_State of the process, found by its
  *    dispatch table (GG_State.dispatch: a run of gg_ndisp code pointers all
  *    inside the VM) in the process's anonymous writable memory.
- * 3. luw_layout_validate: the layout checked against one live global_State.
+ * 3. luw_validate_state (validate.h): the layout checked against one live global_State.
  *
  * The VM code range in a stripped binary: buildvm emits one FDE for the
  * whole interpreter whose CFA is rsp + CFRAME_SIZE from its very first

@@ -42,7 +42,8 @@ static inline int luw_strbuf_failed(const struct luw_strbuf *b)
 
 static inline void luw_strbuf_putn(struct luw_strbuf *b, const char *s, size_t n)
 {
-	if (b->cap - b->len <= n && luw_strbuf_grow(b, n + 1))
+	/* Failed: nothing more, even what would fit (no text with a hole). */
+	if (b->oom || (b->cap - b->len <= n && luw_strbuf_grow(b, n + 1)))
 		return;
 	memcpy(b->p + b->len, s, n);
 	b->len += n;
