@@ -46,8 +46,8 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		CHECK(0, "%s: luw_obj_tables: %s", prog, err);
 		goto out;
 	}
-	CHECK((o.tables == 1) == want_dwarf, "%s: offsets from %s, want %s", prog,
-	      o.tables == 1 ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
+	CHECK((o.off.src == LUW_OBJ_DWARF) == want_dwarf, "%s: offsets from %s, want %s", prog,
+	      o.off.src == LUW_OBJ_DWARF ? "DWARF" : "the model", want_dwarf ? "DWARF" : "the model");
 	n = luw_global_names(&o, t->states, t->nstates, pt, NF, names);
 	for (int i = 0; i < NF; i++) {
 		CHECK(want[i] ? names[i] && !strcmp(names[i], want[i]) : !names[i],
@@ -56,8 +56,8 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		free(names[i]);
 	}
 	printf("%s: %d held functions named (offsets from %s: env %u node %u "
-	       "hmask %u Node %u key %u)\n", prog, n, o.tables == 1 ? "DWARF" : "model",
-	       o.l_env, o.t_node, o.t_hmask, o.node_size, o.node_key);
+	       "hmask %u Node %u key %u)\n", prog, n, o.off.src == LUW_OBJ_DWARF ? "DWARF" : "model",
+	       o.off.l_env, o.off.t_node, o.off.t_hmask, o.off.node_size, o.off.node_key);
 out:
 	luw_test_stop(pid);
 	free(t);

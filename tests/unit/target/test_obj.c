@@ -150,14 +150,16 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		CHECK(0, "%s: luw_layout_attach: %s", prog, err);
 		goto stop;
 	}
-	luw_obj_init(&o, pid, &t->layout);
-	CHECK(o.ref == (t->layout.flags & LUW_LJ_F_GC64 ? 8u : 4u), "%s: ref", prog);
-	if (luw_obj_tables(&o, t->path, err, sizeof(err))) {
-		CHECK(0, "%s: luw_obj_tables: %s", prog, err);
+	/* The target's offsets: worked out once, kept for the next reader. */
+	if (luw_layout_obj(t, &o, err, sizeof(err))) {
+		CHECK(0, "%s: luw_layout_obj: %s", prog, err);
 		goto stop;
 	}
-	CHECK((o.tables == 1) == want_dwarf, "%s: tables from %s", prog,
-	      o.tables == 1 ? "DWARF" : "the model");
+	CHECK(o.ref == (t->layout.flags & LUW_LJ_F_GC64 ? 8u : 4u), "%s: ref", prog);
+	CHECK(t->offs_state == 1 && !memcmp(&t->offs, &o.off, sizeof(o.off)),
+	      "%s: offsets not kept in the target", prog);
+	CHECK((o.off.src == LUW_OBJ_DWARF) == want_dwarf, "%s: tables from %s", prog,
+	      o.off.src == LUW_OBJ_DWARF ? "DWARF" : "the model");
 	check_table(prog, &o, a);
 	check_globals(prog, &o, t->states[0], a[TAB]);
 	check_functions(prog, &o, a);
@@ -167,7 +169,7 @@ static void run(const char *prog, const char *script, int want_dwarf)
 	CHECK(!luw_obj_trace(&o, t->states[0], 0) &&
 	      !luw_obj_trace(&o, t->states[0], 1u << 20), "%s: traces 0, 2^20", prog);
 	printf("%s: objects read (%s tables, ref %u, trace 1 at 0x%llx)\n", prog,
-	       o.tables == 1 ? "DWARF" : "model", o.ref, (unsigned long long)tr);
+	       o.off.src == LUW_OBJ_DWARF ? "DWARF" : "model", o.ref, (unsigned long long)tr);
 stop:
 	luw_test_stop(pid);
 out:

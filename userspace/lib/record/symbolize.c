@@ -666,7 +666,7 @@ static void name_held(struct luw_symbolize *z, struct proc *p)
 	if (!n)
 		return;
 	if (!p->tables_state)
-		p->tables_state = luw_obj_tables(&p->obj, p->t->path, why,
+		p->tables_state = luw_layout_obj(p->t, &p->obj, why,
 						 sizeof(why)) ? -1 : 1;
 	pts = malloc(n * sizeof(*pts));
 	names = malloc(n * sizeof(*names));

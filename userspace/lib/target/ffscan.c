@@ -153,8 +153,7 @@ int luw_ffscan_names(struct luw_layout_target *t, char *why, size_t n)
 		snprintf(why, n, "no global_State");
 		return -1;
 	}
-	luw_obj_init(&s.o, t->pid, &t->layout);
-	if (luw_obj_tables(&s.o, t->path, why, n))
+	if (luw_layout_obj(t, &s.o, why, n))
 		return -1;
 	mainl = luw_obj_mainthread(&s.o, t->states[0]);
 	env = mainl ? luw_obj_env(&s.o, mainl) : 0;

@@ -21,7 +21,7 @@
  * identifiers count.
  *
  * Tables and the main thread's environment are read through target/obj.h
- * (its luw_obj_tables must have succeeded).  Every object read is
+ * (it must have its offsets: luw_layout_obj).  Every object read is
  * checked for its type (thread, table, string, Lua function) before it is
  * used, and a closure matches only when its bytecode pointer is exactly
  * its proto's; a wrong offset reads no name rather than a wrong one.

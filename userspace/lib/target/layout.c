@@ -421,6 +421,20 @@ int luw_layout_open(pid_t pid, struct luw_layout_target *t, char *err, size_t n)
 		    "with LuaJIT's interpreter FDE", (int)pid);
 }
 
+int luw_layout_obj(struct luw_layout_target *t, struct luw_obj *o, char *why,
+		   size_t n)
+{
+	luw_obj_init(o, t->pid, &t->layout);
+	if (!t->offs_state)
+		t->offs_state = luw_obj_offsets(&t->offs, &t->layout, t->path,
+						t->why_offs,
+						sizeof(t->why_offs)) ? -1 : 1;
+	if (t->offs_state < 0)
+		return luw_fail(why, n, "%s", t->why_offs);
+	luw_obj_use(o, &t->offs);
+	return 0;
+}
+
 /*
  * Without DWARF's FF_* or a build checked by its build-id, the names come
  * from the target's tables; failing that, fast functions stay unnamed

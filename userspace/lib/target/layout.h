@@ -33,6 +33,7 @@
 #include <sys/types.h>
 
 #include "luajit/ffnames.h"
+#include "target/obj.h"
 #include "target/recover.h"
 #include "luaunwind_layout.h"
 
@@ -63,6 +64,10 @@ struct luw_layout_target {
 	int nstates;
 	int rounds;		/* round of checks the layout passed in, 1.. */
 	char why_round1[400];	/* its failed check in the round before */
+	/* The object readers' offsets (target/obj.h), by luw_layout_obj: */
+	struct luw_obj_offs offs;
+	int offs_state;		/* 0 not yet, 1 worked out, -1 failed */
+	char why_offs[128];	/* why, when -1 */
 };
 
 /* Finds LuaJIT in PID and picks a layout.  0, or -1 with a message. */
@@ -78,6 +83,14 @@ int luw_layout_open(pid_t pid, struct luw_layout_target *t, char *err, size_t er
  * its build-id and each candidate's failed check.
  */
 int luw_layout_attach(pid_t pid, struct luw_layout_target *t, char *err, size_t errlen);
+
+/*
+ * A reader of t's objects with its offsets, worked out on the first call
+ * (from the object's DWARF, once) and kept in t: 0, or -1 with why.
+ * o refers to t's layout: t must not move while o is used.
+ */
+int luw_layout_obj(struct luw_layout_target *t, struct luw_obj *o, char *why,
+		   size_t n);
 
 /* A ptrace-stopped thread's registers as the Lua walk takes them. */
 struct user_regs_struct;

@@ -23,7 +23,7 @@ void luw_obj_init(struct luw_obj *o, pid_t pid, const struct luw_lj_layout *ly)
 }
 
 /* 1 when the DWARF of path gave every offset, 0 when it has none. */
-static int tables_from_dwarf(struct luw_obj *o, const char *path)
+static int tables_from_dwarf(struct luw_obj_offs *o, const char *path)
 {
 	Dwarf_Die l, t, nd;
 	Dwarf_Attribute a;
@@ -70,19 +70,18 @@ static int tables_from_dwarf(struct luw_obj *o, const char *path)
 	return ok;
 }
 
-int luw_obj_tables(struct luw_obj *o, const char *path, char *why,
-		   size_t whylen)
+int luw_obj_offsets(struct luw_obj_offs *o, const struct luw_lj_layout *ly,
+		    const char *path, char *why, size_t whylen)
 {
-	const struct luw_lj_layout *ly = o->ly;
-	unsigned int ref = o->ref;
+	unsigned int ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
 
-	o->tables = 0;
+	memset(o, 0, sizeof(*o));
 	/* The type numbers and the closure check hold for both sources. */
 	if (ly->gct_str != LUW_OBJ_STR || ly->gct_func != LUW_OBJ_FUNC ||
 	    ly->gct_proto != LUW_OBJ_PROTO)
 		return luw_fail(why, whylen, "GC type numbers are not LuaJIT 2.x's");
 	if (path && tables_from_dwarf(o, path)) {
-		o->tables = 1;
+		o->src = LUW_OBJ_DWARF;
 		return 0;
 	}
 	if (ly->fn_pc != 4 * ref)
@@ -96,8 +95,19 @@ int luw_obj_tables(struct luw_obj *o, const char *path, char *why,
 	o->t_hmask = (uint16_t)(6 * ref + 4);
 	o->node_size = 24;
 	o->node_key = 8;
-	o->tables = 2;
+	o->src = LUW_OBJ_MODEL;
 	return 0;
+}
+
+void luw_obj_use(struct luw_obj *o, const struct luw_obj_offs *off)
+{
+	o->off = *off;
+}
+
+int luw_obj_tables(struct luw_obj *o, const char *path, char *why,
+		   size_t whylen)
+{
+	return luw_obj_offsets(&o->off, o->ly, path, why, whylen);
 }
 
 int luw_obj_read(const struct luw_obj *o, uint64_t a, void *d, uint32_t n)
@@ -169,16 +179,16 @@ int luw_obj_tab_nodes(const struct luw_obj *o, uint64_t t, uint32_t max,
 	uint64_t node = 0;
 	uint32_t hmask = 0;
 
-	if (!o->tables || !luw_obj_is(o, t, LUW_OBJ_TAB) ||
-	    luw_obj_ref(o, t + o->t_node, &node) ||
-	    luw_obj_read(o, t + o->t_hmask, &hmask, 4) || !node ||
+	if (!o->off.src || !luw_obj_is(o, t, LUW_OBJ_TAB) ||
+	    luw_obj_ref(o, t + o->off.t_node, &node) ||
+	    luw_obj_read(o, t + o->off.t_hmask, &hmask, 4) || !node ||
 	    hmask >= max || (hmask & (hmask + 1)))
 		return -1;
 	*count = hmask + 1;
-	*nodes = malloc((size_t)*count * o->node_size);
+	*nodes = malloc((size_t)*count * o->off.node_size);
 	if (!*nodes)
 		return -1;
-	if (luw_obj_read(o, node, *nodes, *count * o->node_size)) {
+	if (luw_obj_read(o, node, *nodes, *count * o->off.node_size)) {
 		free(*nodes);
 		*nodes = NULL;
 		return -1;
@@ -189,18 +199,18 @@ int luw_obj_tab_nodes(const struct luw_obj *o, uint64_t t, uint32_t max,
 void luw_obj_node(const struct luw_obj *o, const uint8_t *nodes, uint32_t i,
 		  struct luw_obj_tv *key, struct luw_obj_tv *val)
 {
-	const uint8_t *nd = nodes + (size_t)i * o->node_size;
+	const uint8_t *nd = nodes + (size_t)i * o->off.node_size;
 
 	luw_obj_tv(o, nd, val);
-	luw_obj_tv(o, nd + o->node_key, key);
+	luw_obj_tv(o, nd + o->off.node_key, key);
 }
 
 uint64_t luw_obj_tab_meta(const struct luw_obj *o, uint64_t t)
 {
 	uint64_t mt = 0;
 
-	if (!o->tables || !luw_obj_is(o, t, LUW_OBJ_TAB) ||
-	    luw_obj_ref(o, t + o->t_meta, &mt) || !luw_obj_is(o, mt, LUW_OBJ_TAB))
+	if (!o->off.src || !luw_obj_is(o, t, LUW_OBJ_TAB) ||
+	    luw_obj_ref(o, t + o->off.t_meta, &mt) || !luw_obj_is(o, mt, LUW_OBJ_TAB))
 		return 0;
 	return mt;
 }
@@ -216,7 +226,7 @@ uint64_t luw_obj_env(const struct luw_obj *o, uint64_t l)
 {
 	uint64_t env = 0;
 
-	if (!o->tables || luw_obj_ref(o, l + o->l_env, &env) ||
+	if (!o->off.src || luw_obj_ref(o, l + o->off.l_env, &env) ||
 	    !luw_obj_is(o, env, LUW_OBJ_TAB))
 		return 0;
 	return env;

@@ -5,7 +5,7 @@
  *
  * Offsets come from the layout descriptor (luaunwind_layout.h), proven
  * against the live process before anything here is used.  A table's
- * hash part and lua_State.env are beyond the descriptor; luw_obj_tables
+ * hash part and lua_State.env are beyond the descriptor; luw_obj_offsets
  * works them out once per LuaJIT object (its DWARF, else the lj_obj.h
  * model, taken only where the descriptor agrees with that model):
  *
@@ -44,12 +44,9 @@ enum {
 	LUW_OBJ_TAB = 11,
 };
 
-struct luw_obj {
-	pid_t pid;
-	const struct luw_lj_layout *ly;
-	unsigned int ref;	/* bytes of a GCRef/MRef */
-	/* Set by luw_obj_tables: */
-	int tables;		/* 0 none, 1 from DWARF, 2 the model */
+/* The offsets beyond the descriptor, worked out once per LuaJIT object. */
+struct luw_obj_offs {
+	int src;		/* 0 none, LUW_OBJ_DWARF, LUW_OBJ_MODEL */
 	uint16_t l_env;		/* GCRef env in lua_State */
 	uint16_t t_meta;	/* GCRef metatable in GCtab */
 	uint16_t t_node;	/* MRef node in GCtab */
@@ -57,15 +54,30 @@ struct luw_obj {
 	uint16_t node_size;	/* sizeof(Node) */
 	uint16_t node_key;	/* TValue key in Node (val at 0) */
 };
+#define LUW_OBJ_DWARF	1
+#define LUW_OBJ_MODEL	2
+
+struct luw_obj {
+	pid_t pid;
+	const struct luw_lj_layout *ly;
+	unsigned int ref;	/* bytes of a GCRef/MRef */
+	struct luw_obj_offs off;	/* src 0 until luw_obj_tables */
+};
 
 /* A reader of pid's objects laid out as ly (which must outlive it). */
 void luw_obj_init(struct luw_obj *o, pid_t pid, const struct luw_lj_layout *ly);
 
 /*
- * The table and environment offsets for the LuaJIT object at path (NULL:
- * the model only).  0; -1 with the check that failed in why, and o->tables
- * stays 0.
+ * The offsets for the LuaJIT object at path (NULL: the model only) laid
+ * out as ly: 0; -1 with the check that failed in why, and off->src 0.
+ * It opens the object's DWARF: do it once per object and hand the result
+ * to each reader with luw_obj_use (target/layout.h's luw_layout_obj does).
  */
+int luw_obj_offsets(struct luw_obj_offs *off, const struct luw_lj_layout *ly,
+		    const char *path, char *why, size_t whylen);
+/* Gives o the offsets (src non-zero). */
+void luw_obj_use(struct luw_obj *o, const struct luw_obj_offs *off);
+/* luw_obj_offsets for o, into o. */
 int luw_obj_tables(struct luw_obj *o, const char *path, char *why,
 		   size_t whylen);
 
@@ -94,7 +106,7 @@ int luw_obj_str(const struct luw_obj *o, uint64_t s, char *buf, size_t n,
 		uint32_t *len);
 
 /*
- * Table t's hash part (needs luw_obj_tables): a malloc'd copy of its
+ * Table t's hash part (needs the offsets): a malloc'd copy of its
  * nodes and their number, at most max.  0, or -1 when t is no table, its
  * hash part is larger or unreadable.
  */

@@ -404,6 +404,7 @@ int luw_validate_use(struct luw_layout_target *t, const struct luw_lj_layout *ly
 	char why[512];
 
 	t->layout = *ly;
+	t->offs_state = 0;	/* worked out again for this layout */
 	if (luw_states_find(t, err, n))
 		return -1;
 	if (t->nstates)
