@@ -53,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "heap/heaptake.h"
 #include "record/attach.h"
 #include "util/cli.h"
 #include "record/record.h"
@@ -70,6 +71,7 @@ static const char usage_text[] =
 	      "       luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n"
+	      "       luaunwind-ctl heap -p PID -o FILE [--live]\n"
 	      "       luaunwind-ctl [COMMAND] --help\n";
 
 static void usage(void)
@@ -573,6 +575,72 @@ static int cmd_record(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * heap: a heap snapshot of one process into FILE (heap/heaptake.h), from
+ * userspace: no module needed.  The target's threads are stopped for the
+ * walk unless --live.
+ */
+static int cmd_heap(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "live", no_argument, NULL, 'l' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct luw_heapwalk_opts o = { 0 };
+	struct luw_heapsnap s;
+	const char *path = NULL;
+	uint64_t objects = 0, bytes = 0, total = 0, unreached = 0;
+	char err[1024];
+	pid_t pid = 0;
+	FILE *f;
+	int c, rc;
+
+	while ((c = next_opt(argc, argv, lo, "hp:o:")) != -1) {
+		if (c == 'p')
+			pid = pid_arg(optarg);
+		else if (c == 'o')
+			path = optarg;
+		else if (c == 'l')
+			o.live = 1;
+	}
+	if (!pid || !path || optind != argc)
+		usage();
+	if (luw_heaptake_run(pid, &o, &s, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ctl: heap of process %d: %s\n",
+			(int)pid, err);
+		luw_heapsnap_free(&s);
+		return 1;
+	}
+	f = fopen(path, "wb");
+	rc = !f || luw_heapsnap_write(&s, f);
+	if (f && fclose(f))
+		rc = 1;
+	if (rc) {
+		fprintf(stderr, "luaunwind-ctl: %s: %s\n", path, strerror(errno));
+		luw_heapsnap_free(&s);
+		return 1;
+	}
+	for (uint32_t i = 0; i < s.nunis; i++) {
+		objects += s.unis[i].objects;
+		bytes += s.unis[i].bytes + s.unis[i].internal;
+		total += s.unis[i].gc_total;
+		unreached += s.unis[i].unreached_bytes;
+	}
+	fprintf(stderr, "luaunwind-ctl: %s: heap of %s-%d, %u universe%s: %llu "
+		"objects, %llu bytes with the VM's own (%llu unreachable); "
+		"gc.total %llu; ", path, s.comm, (int)pid, s.nunis,
+		s.nunis == 1 ? "" : "s", (unsigned long long)objects,
+		(unsigned long long)bytes, (unsigned long long)unreached,
+		(unsigned long long)total);
+	if (o.live)
+		fprintf(stderr, "walked live in %.1f ms\n", s.walk_ns / 1e6);
+	else
+		fprintf(stderr, "paused %.1f ms\n", s.pause_ns / 1e6);
+	luw_heapsnap_free(&s);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -595,6 +663,8 @@ int main(int argc, char **argv)
 		return cmd_record(argc, argv);
 	if (!strcmp(cmd, "attach"))
 		return cmd_attach(argc, argv);
+	if (!strcmp(cmd, "heap"))
+		return cmd_heap(argc, argv);
 	/* A usage error is one whether or not the module is loaded. */
 	no_opts(argc, argv);
 	argc -= optind;

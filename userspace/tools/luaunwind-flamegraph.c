@@ -64,7 +64,7 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct luw_flamegraph_opts fo;
-	struct luw_pprof_opts po = { 0, 0, 0 };
+	struct luw_pprof_opts po = { 0 };
 	const char *output = NULL, *input = "-", *pprof = NULL;
 	struct luw_stacks *s;
 	char err[256];

@@ -32,17 +32,26 @@
 #include "streams/symtab.h"
 #include "streams/sysprof_report.h"
 #ifndef LUW_REPORT_LEAN
+#include "heap/heapreport.h"
+#include "heap/heapsnap.h"
 #include "record/file.h"
 #include "record/report.h"
 #include "record/symbolize.h"
 #endif
 
 #include "luaunwind_file.h"
+#include "luaunwind_heap.h"
 
 /* A .luw record's first bytes (luw_file_is_luw(), without its library). */
 static int is_luw(const void *p, size_t n)
 {
 	return n >= 4 && !memcmp(p, LUWF_MAGIC, 4);
+}
+
+/* A heap snapshot's (luw_heapsnap_is(), without its library). */
+static int is_heap(const void *p, size_t n)
+{
+	return n >= 4 && !memcmp(p, LUWH_MAGIC, 4);
 }
 
 /* The whole program, which the lean one hands .luw input to. */
@@ -57,7 +66,9 @@ static int is_luw(const void *p, size_t n)
 
 static const char usage[] =
 	"usage: " PROG " [OPTION] FILE|-\n"
-	"Decode a sysprof or memprof stream written by Tarantool's LuaJIT\n"
+	"       " PROG " [OPTION] --diff OLD NEW\n"
+	"Decode a sysprof or memprof stream written by Tarantool's LuaJIT,\n"
+	"a luaunwind record (.luw) or a heap snapshot (luaunwind-ctl heap)\n"
 	"(the kind is recognised from the stream itself).\n"
 	"\n"
 	"sysprof streams:\n"
@@ -77,6 +88,12 @@ static const char usage[] =
 	"  --by-pid      root each stack at its process, \"comm-PID\" (a record\n"
 	"                of several -p)\n"
 	"  --by-tid      root each stack at its thread, \"comm-PID/TID\"\n"
+	"heap snapshots:\n"
+	"  (default)     --top 20\n"
+	"  --top N       by type, the N heaviest paths, the N largest objects\n"
+	"  --folded, --svg OUT   reference paths weighted by bytes\n"
+	"  --pprof OUT   inuse_objects and inuse_space\n"
+	"  --diff OLD NEW        what grew from OLD to NEW, with the above\n"
 	"  --pid PID     FILE is a raw capture (cat /dev/luaunwind > FILE):\n"
 	"                name its frames against the live process PID\n"
 	"\n"
@@ -91,6 +108,7 @@ enum mode { M_DEFAULT, M_FOLDED, M_COMPAT, M_VMSTATES, M_LEAK, M_SVG, M_TOP,
 static const char *svg_path;
 static const char *pprof_path;
 static size_t top_n;
+static int diff;
 static int vm_frames;
 static int by_pid;
 static long raw_pid;
@@ -308,6 +326,102 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 	return status;
 }
 
+/* A heap snapshot file read whole: 0, 2 when cut short (reported
+ * anyway), 1 when it could not be read at all. */
+static int heap_load(const char *file, int fd, const void *head, size_t n,
+		     struct luw_heapsnap *s)
+{
+	struct luw_file f;
+	char err[256];
+	int rc;
+
+	if (luw_file_read_rest(fd, head, n, &f)) {
+		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	rc = luw_heapsnap_read(s, f.data, f.size, err, sizeof(err));
+	luw_file_close(&f);
+	if (rc)
+		fprintf(stderr, PROG ": %s: %s\n", file, err);
+	return rc < 0 ? 1 : rc ? 2 : 0;
+}
+
+/* A heap snapshot, or with --diff the growth from old to it. */
+static int report_heap(const char *file, int fd, const void *head, size_t n,
+		       const char *old_file, enum mode mode)
+{
+	struct luw_heapsnap s, old;
+	struct luw_stacks *stacks = NULL;
+	struct luw_pprof_opts po = { .count_type = "inuse_space",
+				     .count_unit = "bytes",
+				     .aux_type = "inuse_objects",
+				     .aux_unit = "count" };
+	int st = heap_load(file, fd, head, n, &s), st_old = 0, rc = 0;
+
+	memset(&old, 0, sizeof(old));
+	if (st == 1)
+		goto out;
+	if (old_file) {
+		int ofd = open(old_file, O_RDONLY);
+
+		if (ofd < 0) {
+			fprintf(stderr, PROG ": %s: %s\n", old_file, strerror(errno));
+			st = 1;
+			goto out;
+		}
+		st_old = heap_load(old_file, ofd, NULL, 0, &old);
+		close(ofd);
+		if (st_old == 1) {
+			st = 1;
+			goto out;
+		}
+	}
+	if (mode == M_DEFAULT || mode == M_TOP) {
+		size_t k = mode == M_TOP ? top_n : 20;
+
+		rc = old_file ? luw_heapreport_diff(&old, &s, NULL, stdout, k) :
+				luw_heapreport_top(&s, stdout, k);
+		rc = finish_output(file, !rc);
+	} else if (mode == M_FOLDED || mode == M_SVG || mode == M_PPROF) {
+		stacks = luw_stacks_new();
+		if (!stacks ||
+		    (old_file ? luw_heapreport_diff(&old, &s, stacks, NULL, 0) :
+				luw_heapreport_stacks(&s, stacks))) {
+			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+			rc = 1;
+		} else if (mode == M_SVG) {
+			FILE *svg = fopen(svg_path, "w");
+			struct luw_flamegraph_opts o;
+
+			luw_flamegraph_defaults(&o);
+			o.title = old_file ? "Heap growth" : "Heap";
+			o.subtitle = file;
+			o.count_name = "bytes";
+			if (!svg || luw_flamegraph_write(svg, stacks, &o) ||
+			    fclose(svg)) {
+				fprintf(stderr, PROG ": %s: %s\n", svg_path,
+					strerror(errno));
+				rc = 1;
+			}
+		} else {
+			po.time_ns = (int64_t)s.time_ns;
+			rc = write_stacks(file, stacks, mode, &po);
+		}
+	} else {
+		rc = usage_error("%s", "heap snapshots take --top, --folded, "
+				 "--svg, --pprof and --diff");
+	}
+	if (!st)
+		st = st_old;
+	if (rc)
+		st = rc;
+out:
+	luw_stacks_free(stacks);
+	luw_heapsnap_free(&s);
+	luw_heapsnap_free(&old);
+	return st;
+}
+
 static int report_raw(const char *file, int fd, enum mode mode)
 {
 	struct luw_file raw, luw;
@@ -339,7 +453,8 @@ static int report_raw(const char *file, int fd, enum mode mode)
 #endif
 
 enum { OPT_FOLDED = 256, OPT_COMPAT, OPT_VMSTATES, OPT_LEAK, OPT_VMFRAMES,
-       OPT_BYPID, OPT_BYTID, OPT_PID, OPT_TOP, OPT_PPROF, OPT_SVG };
+       OPT_BYPID, OPT_BYTID, OPT_PID, OPT_TOP, OPT_PPROF, OPT_SVG,
+       OPT_DIFF };
 
 int main(int argc, char **argv)
 {
@@ -356,10 +471,11 @@ int main(int argc, char **argv)
 		{ "top", required_argument, NULL, OPT_TOP },
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mode mode = M_DEFAULT;
-	const char *file = NULL;
+	const char *file = NULL, *old_file = NULL;
 	struct luw_symtab *st;
 	struct luw_reader r;
 	int c, li = 0, fd, status, kind;
@@ -381,6 +497,7 @@ int main(int argc, char **argv)
 		case OPT_VMFRAMES: vm_frames = 1; continue;
 		case OPT_BYPID: by_pid = 1; continue;
 		case OPT_BYTID: by_pid = 2; continue;
+		case OPT_DIFF: diff = 1; continue;
 		case OPT_PID:
 			if (luw_cli_int(optarg, 1, INT_MAX, &v))
 				return usage_error("bad number '%s'", optarg);
@@ -410,8 +527,12 @@ int main(int argc, char **argv)
 					   longopts[li].name);
 		mode = m;
 	}
+	if (diff && optind < argc)
+		old_file = argv[optind++];
 	if (optind < argc)
 		file = argv[optind++];
+	if (diff && !file)
+		return usage_error("%s", "--diff takes two heap snapshots, OLD NEW");
 	if (optind < argc)
 		return usage_error("more than one input ('%s')", argv[optind]);
 	if (!file)
@@ -462,6 +583,27 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
+	/* A heap snapshot, by the whole program; --diff is for them only. */
+	if ((r.end - r.p >= 4 || luw_reader_fill(&r, 4)) &&
+	    is_heap(r.p, (size_t)(r.end - r.p))) {
+#ifdef LUW_REPORT_LEAN
+		(void)old_file;
+		status = run_full(argv, file, fd, r.p, (size_t)(r.end - r.p));
+#else
+		status = report_heap(file, fd, r.p, (size_t)(r.end - r.p),
+				     old_file, mode);
+#endif
+		luw_reader_close(&r);
+		luw_symtab_free(st);
+		if (fd != STDIN_FILENO)
+			close(fd);
+		return status;
+	}
+	if (diff) {
+		luw_reader_close(&r);
+		luw_symtab_free(st);
+		return usage_error("%s: --diff takes heap snapshots", file);
+	}
 	/* A .luw record file: taken in whole, with the bytes already read. */
 	if ((r.end - r.p >= 4 || luw_reader_fill(&r, 4)) &&
 	    is_luw(r.p, (size_t)(r.end - r.p))) {

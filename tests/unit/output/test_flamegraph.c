@@ -415,7 +415,7 @@ static void decode(struct decoded *d, const uint8_t *p, size_t len)
 static void test_pprof(const char *dir)
 {
 	struct luw_stacks *s = load(dir, "sample.folded");
-	struct luw_pprof_opts o = { 1000000, 1500000000, 0 };
+	struct luw_pprof_opts o = { .period_ns = 1000000, .duration_ns = 1500000000 };
 	char *gz = NULL, *gz2 = NULL, *folded = NULL, *want = NULL;
 	size_t gzlen, gzlen2, flen, wlen, i;
 	static uint8_t raw[1 << 20];

@@ -41,9 +41,8 @@ static void run(const char *prog, const char *script, int want_dwarf)
 		free(t);
 		return;
 	}
-	luw_obj_init(&o, pid, &t->layout);
-	if (luw_obj_tables(&o, t->path, err, sizeof(err))) {
-		CHECK(0, "%s: luw_obj_tables: %s", prog, err);
+	if (luw_layout_obj(t, &o, err, sizeof(err))) {
+		CHECK(0, "%s: luw_layout_obj: %s", prog, err);
 		goto out;
 	}
 	CHECK((o.off.src == LUW_OBJ_DWARF) == want_dwarf, "%s: offsets from %s, want %s", prog,

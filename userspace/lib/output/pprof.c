@@ -147,8 +147,8 @@ static int mark(void *vc, const int32_t *frames, size_t n, uint64_t count)
 	return 0;
 }
 
-static int put_sample(void *vc, const int32_t *frames, size_t n,
-		      uint64_t count)
+static int put_sample2(void *vc, const int32_t *frames, size_t n,
+		       uint64_t count, uint64_t aux)
 {
 	struct ctx *c = vc;
 	size_t i;
@@ -156,8 +156,10 @@ static int put_sample(void *vc, const int32_t *frames, size_t n,
 	c->ids.len = c->vals.len = c->msg.len = 0;
 	for (i = n; i-- > 0;)
 		buf_varint(&c->ids, c->loc[frames[i]]);
+	if (c->o->aux_type)
+		buf_varint(&c->vals, (uint64_t)clamp(aux));
 	buf_varint(&c->vals, (uint64_t)clamp(count));
-	if (c->o->period_ns) {
+	if (c->o->period_ns && !c->o->count_type) {
 		uint64_t ns = count > UINT64_MAX / c->o->period_ns
 				      ? UINT64_MAX
 				      : count * c->o->period_ns;
@@ -283,8 +285,9 @@ int luw_pprof_write(FILE *out, const struct luw_stacks *s,
 {
 	static const char *const fixed[] = { "", "samples", "count", "cpu",
 					     "nanoseconds" };
-	struct luw_pprof_opts none = { 0, 0, 0 };
+	struct luw_pprof_opts none = { 0 };
 	struct gz *gz = calloc(1, sizeof(*gz));
+	uint64_t ctype = STR_CPU, cunit = STR_NANOSECONDS;
 	struct ctx c = { 0 };
 	size_t i;
 	int ret = -1, zinit = 0;
@@ -310,11 +313,21 @@ int luw_pprof_write(FILE *out, const struct luw_stacks *s,
 	if (luw_stacks_each(s, mark, &c))
 		goto out;
 
-	value_type(&c, PROFILE_SAMPLE_TYPE, STR_SAMPLES, STR_COUNT);
-	if (c.o->period_ns)
-		value_type(&c, PROFILE_SAMPLE_TYPE, STR_CPU, STR_NANOSECONDS);
+	if (c.o->count_type) {
+		ctype = (uint64_t)str(&c, c.o->count_type, strlen(c.o->count_type));
+		cunit = (uint64_t)str(&c, c.o->count_unit, strlen(c.o->count_unit));
+		if (c.o->aux_type)
+			value_type(&c, PROFILE_SAMPLE_TYPE,
+				   (uint64_t)str(&c, c.o->aux_type, strlen(c.o->aux_type)),
+				   (uint64_t)str(&c, c.o->aux_unit, strlen(c.o->aux_unit)));
+		value_type(&c, PROFILE_SAMPLE_TYPE, ctype, cunit);
+	} else {
+		value_type(&c, PROFILE_SAMPLE_TYPE, STR_SAMPLES, STR_COUNT);
+		if (c.o->period_ns)
+			value_type(&c, PROFILE_SAMPLE_TYPE, STR_CPU, STR_NANOSECONDS);
+	}
 	gz_buf(gz, &c.top);
-	if (luw_stacks_each(s, put_sample, &c))
+	if (luw_stacks_each2(s, NULL, put_sample2, &c))
 		goto out;
 	put_tables(&c);
 	if (c.o->time_ns)
@@ -322,7 +335,7 @@ int luw_pprof_write(FILE *out, const struct luw_stacks *s,
 	if (c.o->duration_ns)
 		buf_uint(&c.top, PROFILE_DURATION_NANOS,
 			 (uint64_t)clamp(c.o->duration_ns));
-	value_type(&c, PROFILE_PERIOD_TYPE, STR_CPU, STR_NANOSECONDS);
+	value_type(&c, PROFILE_PERIOD_TYPE, ctype, cunit);
 	buf_uint(&c.top, PROFILE_PERIOD, (uint64_t)clamp(c.o->period_ns));
 	gz_buf(gz, &c.top);
 	gz_feed(gz, NULL, 0, Z_FINISH);

@@ -12,19 +12,22 @@
  *                string_table+ time_nanos? duration_nanos? period_type
  *                period default_sample_type?
  *   sample_type    = 1 ValueType     "samples"/"count", then
- *                                    "cpu"/"nanoseconds" when period > 0
+ *                                    "cpu"/"nanoseconds" when period > 0;
+ *                                    or [aux_type/aux_unit]
+ *                                    count_type/count_unit
  *   sample         = 2 Sample
  *   location       = 4 Location
  *   function       = 5 Function
  *   string_table   = 6 string        [0] is "", as pprof requires
  *   time_nanos     = 9 int64         wall clock at the start, if known
  *   duration_nanos = 10 int64        if known
- *   period_type    = 11 ValueType    "cpu"/"nanoseconds"
+ *   period_type    = 11 ValueType    "cpu"/"nanoseconds", or count_type
  *   period         = 12 int64        ns between samples (may be 0)
  *
  *   ValueType := type(1: string index) unit(2: string index)
  *   Sample    := location_id(1: packed uint64, LEAF FIRST)
- *                value(2: packed int64: count [, count * period])
+ *                value(2: packed int64: count [, count * period];
+ *                                  or [aux,] count)
  *   Location  := id(1: uint64 > 0) line(4: Line)
  *   Line      := function_id(1: uint64) line(2: int64, 0 if unknown)
  *   Function  := id(1: uint64 > 0) name(2: string index)
@@ -48,6 +51,13 @@ struct luw_pprof_opts {
 	uint64_t period_ns;	/* time per sample; 0: counts only */
 	uint64_t duration_ns;	/* length of the recording; 0: unknown */
 	int64_t time_ns;	/* start, ns since the Unix epoch; 0: unknown */
+	/* Other kinds of profile (a heap): the count's sample type and
+	 * unit instead of samples/count and cpu/nanoseconds, also the
+	 * period's; with aux_type, a first sample type holding each stack's
+	 * second value (luw_stacks_add2), as Go's heap profiles put
+	 * inuse_objects before inuse_space. */
+	const char *count_type, *count_unit;
+	const char *aux_type, *aux_unit;
 };
 
 /* Write s to out as gzipped profile.proto.  0, or -1 with errno. */

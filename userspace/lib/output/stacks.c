@@ -34,6 +34,7 @@ struct stack {
 	uint32_t n;
 	uint32_t hash;
 	uint64_t count;
+	uint64_t aux;		/* luw_stacks_add2's second value */
 };
 
 struct luw_stacks {
@@ -254,6 +255,12 @@ size_t luw_stacks_nnames(const struct luw_stacks *s)
 int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 		   uint64_t count)
 {
+	return luw_stacks_add2(s, frames, n, count, 0);
+}
+
+int luw_stacks_add2(struct luw_stacks *s, const int32_t *frames, size_t n,
+		    uint64_t count, uint64_t aux)
+{
 	uint32_t h;
 	size_t mask = s->stack_tab_size - 1, i, j;
 	struct stack *st;
@@ -268,7 +275,7 @@ int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 			return -1;
 		}
 	}
-	if (count == 0)
+	if (count == 0 && aux == 0)
 		return 0;
 	if (s->total + count < s->total) {
 		errno = EOVERFLOW;
@@ -281,6 +288,7 @@ int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 		    memcmp(s->frames + st->off, frames,
 			   n * sizeof(*frames)) == 0) {
 			st->count += count;
+			st->aux += aux;
 			s->total += count;
 			return 0;
 		}
@@ -299,6 +307,7 @@ int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 	st->n = (uint32_t)n;
 	st->hash = h;
 	st->count = count;
+	st->aux = aux;
 	memcpy(s->frames + s->nframes, frames, n * sizeof(*frames));
 	s->nframes += n;
 	s->stack_tab[j] = (uint32_t)s->nstacks++;
@@ -383,6 +392,12 @@ static int cmp_stacks(const void *a, const void *b, void *ctx)
 
 int luw_stacks_each(const struct luw_stacks *s, luw_stacks_fn fn, void *ctx)
 {
+	return luw_stacks_each2(s, fn, NULL, ctx);
+}
+
+int luw_stacks_each2(const struct luw_stacks *s, luw_stacks_fn fn,
+		     luw_stacks_fn2 fn2, void *ctx)
+{
 	uint32_t *order;
 	size_t i;
 	int ret = 0;
@@ -398,7 +413,9 @@ int luw_stacks_each(const struct luw_stacks *s, luw_stacks_fn fn, void *ctx)
 	for (i = 0; i < s->nstacks && !ret; i++) {
 		const struct stack *st = &s->stacks[order[i]];
 
-		ret = fn(ctx, s->frames + st->off, st->n, st->count);
+		ret = fn2 ? fn2(ctx, s->frames + st->off, st->n, st->count,
+				st->aux) :
+			    fn(ctx, s->frames + st->off, st->n, st->count);
 	}
 	free(order);
 	return ret;

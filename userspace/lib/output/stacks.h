@@ -35,6 +35,14 @@ size_t luw_stacks_nnames(const struct luw_stacks *s);
 int luw_stacks_add(struct luw_stacks *s, const int32_t *frames, size_t n,
 		   uint64_t count);
 
+/*
+ * luw_stacks_add with a second value summed beside the count (a heap's
+ * objects beside its bytes), for the writers that show two values.  A
+ * stack whose count is 0 is kept when aux is not.
+ */
+int luw_stacks_add2(struct luw_stacks *s, const int32_t *frames, size_t n,
+		    uint64_t count, uint64_t aux);
+
 /* Number of distinct stacks and the total of their counts. */
 size_t luw_stacks_count(const struct luw_stacks *s);
 uint64_t luw_stacks_total(const struct luw_stacks *s);
@@ -47,6 +55,11 @@ uint64_t luw_stacks_total(const struct luw_stacks *s);
 typedef int (*luw_stacks_fn)(void *ctx, const int32_t *frames, size_t n,
 			     uint64_t count);
 int luw_stacks_each(const struct luw_stacks *s, luw_stacks_fn fn, void *ctx);
+/* The same with the second value (fn2 used when not NULL). */
+typedef int (*luw_stacks_fn2)(void *ctx, const int32_t *frames, size_t n,
+			      uint64_t count, uint64_t aux);
+int luw_stacks_each2(const struct luw_stacks *s, luw_stacks_fn fn,
+		     luw_stacks_fn2 fn2, void *ctx);
 
 /* flamegraph.pl input: "root;...;leaf count\n" per stack, sorted. */
 int luw_stacks_write_folded(const struct luw_stacks *s, FILE *out);

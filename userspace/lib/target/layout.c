@@ -4,6 +4,7 @@
  */
 #include "target/ffscan.h"
 #include "target/layout.h"
+#include "target/objoffs.h"
 #include "elf/debugfile.h"
 #include "elf/dwstruct.h"
 #include "elf/ehframe.h"
@@ -426,7 +427,7 @@ int luw_layout_obj(struct luw_layout_target *t, struct luw_obj *o, char *why,
 {
 	luw_obj_init(o, t->pid, &t->layout);
 	if (!t->offs_state)
-		t->offs_state = luw_obj_offsets(&t->offs, &t->layout, t->path,
+		t->offs_state = luw_objoffs_find(&t->offs, &t->layout, t->path,
 						t->why_offs,
 						sizeof(t->why_offs)) ? -1 : 1;
 	if (t->offs_state < 0)

@@ -3,15 +3,12 @@
  */
 #include "target/obj.h"
 
-#include <dwarf.h>
-#include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "elf/dwstruct.h"
-#include "elf/elf.h"
 #include "proc/mem.h"
+#include "proc/memcache.h"
 #include "util/fail.h"
 
 void luw_obj_init(struct luw_obj *o, pid_t pid, const struct luw_lj_layout *ly)
@@ -22,97 +19,17 @@ void luw_obj_init(struct luw_obj *o, pid_t pid, const struct luw_lj_layout *ly)
 	o->ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
 }
 
-/* 1 when the DWARF of path gave every offset, 0 when it has none. */
-static int tables_from_dwarf(struct luw_obj_offs *o, const char *path)
-{
-	Dwarf_Die l, t, nd;
-	Dwarf_Attribute a;
-	Dwarf_Word sz;
-	Dwarf *dw;
-	Elf *elf;
-	long env, meta, node, hmask, key;
-	int fd, ok = 0;
-
-	elf = luw_elf_open(path, &fd, NULL, 0);
-	if (!elf)
-		return 0;
-	dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-	if (dw && !luw_dwstruct_struct(dw, "lua_State", &l) &&
-	    !luw_dwstruct_struct(dw, "GCtab", &t) &&
-	    !luw_dwstruct_struct(dw, "Node", &nd) &&
-	    dwarf_attr(&nd, DW_AT_byte_size, &a) && dwarf_formudata(&a, &sz) == 0) {
-		if (luw_dwstruct_member(&l, "env", &env, NULL))
-			env = -1;
-		if (luw_dwstruct_member(&t, "metatable", &meta, NULL))
-			meta = -1;
-		if (luw_dwstruct_member(&t, "node", &node, NULL))
-			node = -1;
-		if (luw_dwstruct_member(&t, "hmask", &hmask, NULL))
-			hmask = -1;
-		if (luw_dwstruct_member(&nd, "key", &key, NULL))
-			key = -1;
-		if (env > 0 && env < 0x1000 && meta > 0 && meta < 0x100 &&
-		    node > 0 && node < 0x100 && hmask > 0 && hmask < 0x100 &&
-		    key >= 8 && sz >= 16 && sz <= 64 && (long)sz >= key + 8) {
-			o->l_env = (uint16_t)env;
-			o->t_meta = (uint16_t)meta;
-			o->t_node = (uint16_t)node;
-			o->t_hmask = (uint16_t)hmask;
-			o->node_key = (uint16_t)key;
-			o->node_size = (uint16_t)sz;
-			ok = 1;
-		}
-	}
-	if (dw)
-		dwarf_end(dw);
-	elf_end(elf);
-	close(fd);
-	return ok;
-}
-
-int luw_obj_offsets(struct luw_obj_offs *o, const struct luw_lj_layout *ly,
-		    const char *path, char *why, size_t whylen)
-{
-	unsigned int ref = ly->flags & LUW_LJ_F_GC64 ? 8 : 4;
-
-	memset(o, 0, sizeof(*o));
-	/* The type numbers and the closure check hold for both sources. */
-	if (ly->gct_str != LUW_OBJ_STR || ly->gct_func != LUW_OBJ_FUNC ||
-	    ly->gct_proto != LUW_OBJ_PROTO)
-		return luw_fail(why, whylen, "GC type numbers are not LuaJIT 2.x's");
-	if (path && tables_from_dwarf(o, path)) {
-		o->src = LUW_OBJ_DWARF;
-		return 0;
-	}
-	if (ly->fn_pc != 4 * ref)
-		return luw_fail(why, whylen, "GCfunc.pc is not where the lj_obj.h "
-				"header model puts it");
-	if (ly->l_cframe < ref)
-		return luw_fail(why, whylen, "no room for lua_State.env before cframe");
-	o->l_env = (uint16_t)(ly->l_cframe - ref);
-	o->t_meta = (uint16_t)(4 * ref);
-	o->t_node = (uint16_t)(5 * ref);
-	o->t_hmask = (uint16_t)(6 * ref + 4);
-	o->node_size = 24;
-	o->node_key = 8;
-	o->src = LUW_OBJ_MODEL;
-	return 0;
-}
-
 void luw_obj_use(struct luw_obj *o, const struct luw_obj_offs *off)
 {
 	o->off = *off;
 }
 
-int luw_obj_tables(struct luw_obj *o, const char *path, char *why,
-		   size_t whylen)
-{
-	return luw_obj_offsets(&o->off, o->ly, path, why, whylen);
-}
-
 int luw_obj_read(const struct luw_obj *o, uint64_t a, void *d, uint32_t n)
 {
-	return a ? luw_mem_read(o->pid, a, d, n) : -1;
+	if (!a)
+		return -1;
+	return o->mc ? luw_memcache_read(o->mc, a, d, n) :
+		       luw_mem_read(o->pid, a, d, n);
 }
 
 int luw_obj_ref(const struct luw_obj *o, uint64_t a, uint64_t *v)
@@ -203,6 +120,35 @@ void luw_obj_node(const struct luw_obj *o, const uint8_t *nodes, uint32_t i,
 
 	luw_obj_tv(o, nd, val);
 	luw_obj_tv(o, nd + o->off.node_key, key);
+}
+
+#define GETSTR_MAX (1u << 20)	/* nodes of a table searched for a key */
+
+int luw_obj_tab_getstr(const struct luw_obj *o, uint64_t t, const char *key,
+		       struct luw_obj_tv *val)
+{
+	size_t klen = strlen(key);
+	uint8_t *nodes;
+	uint32_t count, len;
+	char buf[64];
+	int found = 0;
+
+	if (klen >= sizeof(buf) ||
+	    luw_obj_tab_nodes(o, t, GETSTR_MAX, &nodes, &count))
+		return -1;
+	for (uint32_t i = 0; i < count && !found; i++) {
+		struct luw_obj_tv k, v;
+
+		luw_obj_node(o, nodes, i, &k, &v);
+		if (k.t == LUW_OBJ_STR && v.t != LUW_OBJ_NIL &&
+		    !luw_obj_str(o, k.gc, buf, sizeof(buf), &len) &&
+		    len == klen && !memcmp(buf, key, klen)) {
+			*val = v;
+			found = 1;
+		}
+	}
+	free(nodes);
+	return found;
 }
 
 uint64_t luw_obj_tab_meta(const struct luw_obj *o, uint64_t t)

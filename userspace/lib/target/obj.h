@@ -5,8 +5,8 @@
  *
  * Offsets come from the layout descriptor (luaunwind_layout.h), proven
  * against the live process before anything here is used.  A table's
- * hash part and lua_State.env are beyond the descriptor; luw_obj_offsets
- * works them out once per LuaJIT object (its DWARF, else the lj_obj.h
+ * hash part, lua_State.env and what a heap walk reads are beyond the
+ * descriptor; target/objoffs.h works them out once per LuaJIT object (its DWARF, else the lj_obj.h
  * model, taken only where the descriptor agrees with that model):
  *
  *   GCtab  = { GCHeader; nomm; colo; MRef array; GCRef gclist;
@@ -44,7 +44,11 @@ enum {
 	LUW_OBJ_TAB = 11,
 };
 
-/* The offsets beyond the descriptor, worked out once per LuaJIT object. */
+/*
+ * The offsets beyond the descriptor, worked out once per LuaJIT object by
+ * target/objoffs.h.  Two groups: what names need (tables, lua_State.env;
+ * src) and what a heap walk needs besides (heap_src; why_heap when not).
+ */
 struct luw_obj_offs {
 	int src;		/* 0 none, LUW_OBJ_DWARF, LUW_OBJ_MODEL */
 	uint16_t l_env;		/* GCRef env in lua_State */
@@ -53,33 +57,49 @@ struct luw_obj_offs {
 	uint16_t t_hmask;	/* uint32_t hmask in GCtab */
 	uint16_t node_size;	/* sizeof(Node) */
 	uint16_t node_key;	/* TValue key in Node (val at 0) */
+
+	int heap_src;		/* 0 none (why_heap), LUW_OBJ_DWARF, LUW_OBJ_MODEL */
+	char why_heap[160];
+	uint16_t t_array, t_asize, t_colo, t_size;	/* GCtab */
+	uint16_t fn_nupv, fn_env, fn_uvptr, fn_cupv;	/* GCfuncL/C */
+	uint16_t uv_closed, uv_tv, uv_v, uv_size;	/* GCupval */
+	uint16_t ud_env, ud_len, ud_meta, ud_size;	/* GCudata */
+	uint16_t cd_ctypeid, cd_size, ct_size;		/* GCcdata, CType */
+	uint16_t l_openupval, l_size;			/* lua_State */
+	uint8_t gcsize;		/* bytes of a GCSize */
+	uint8_t str_new;	/* strings take sizeof(GCstr) + (len + 4 & ~3),
+				 * not sizeof(GCstr) + len + 1 */
+	/* global_State, each proven on every universe (target/gcstate.h): */
+	uint16_t g_total, g_root, g_mmudata;	/* gc.total, gc.root, gc.mmudata */
+	uint16_t g_strtab, g_strmask, g_strnum;	/* the string table */
+	uint16_t g_registry, g_ctype;		/* registrytv, ctype_state */
+	uint16_t g_gcroot[2];	/* gcroot[]: candidates, LUW_LJ_NOFIELD none */
 };
 #define LUW_OBJ_DWARF	1
 #define LUW_OBJ_MODEL	2
 
+/* GC types of the objects a heap holds beyond those above. */
+enum {
+	LUW_OBJ_UPVAL = 5,
+	LUW_OBJ_TRACE = 9,
+	LUW_OBJ_CDATA = 10,
+	LUW_OBJ_UDATA = 12,
+};
+
+struct luw_memcache;
 struct luw_obj {
 	pid_t pid;
+	struct luw_memcache *mc;	/* reads through it when set (a walk) */
 	const struct luw_lj_layout *ly;
 	unsigned int ref;	/* bytes of a GCRef/MRef */
-	struct luw_obj_offs off;	/* src 0 until luw_obj_tables */
+	struct luw_obj_offs off;	/* src 0 until luw_obj_use */
 };
 
 /* A reader of pid's objects laid out as ly (which must outlive it). */
 void luw_obj_init(struct luw_obj *o, pid_t pid, const struct luw_lj_layout *ly);
 
-/*
- * The offsets for the LuaJIT object at path (NULL: the model only) laid
- * out as ly: 0; -1 with the check that failed in why, and off->src 0.
- * It opens the object's DWARF: do it once per object and hand the result
- * to each reader with luw_obj_use (target/layout.h's luw_layout_obj does).
- */
-int luw_obj_offsets(struct luw_obj_offs *off, const struct luw_lj_layout *ly,
-		    const char *path, char *why, size_t whylen);
-/* Gives o the offsets (src non-zero). */
+/* Gives o the offsets (target/objoffs.h; src non-zero). */
 void luw_obj_use(struct luw_obj *o, const struct luw_obj_offs *off);
-/* luw_obj_offsets for o, into o. */
-int luw_obj_tables(struct luw_obj *o, const char *path, char *why,
-		   size_t whylen);
 
 /* n bytes at a (never at 0): 0, or -1. */
 int luw_obj_read(const struct luw_obj *o, uint64_t a, void *d, uint32_t n);
@@ -115,6 +135,13 @@ int luw_obj_tab_nodes(const struct luw_obj *o, uint64_t t, uint32_t max,
 /* Node i of such a copy: its key and value. */
 void luw_obj_node(const struct luw_obj *o, const uint8_t *nodes, uint32_t i,
 		  struct luw_obj_tv *key, struct luw_obj_tv *val);
+/*
+ * The value of table t's string key `key` (its hash part only, as
+ * metatables and the registry keep such keys): 1 and *val, 0 when t has
+ * no such key, -1 when t is no readable table.
+ */
+int luw_obj_tab_getstr(const struct luw_obj *o, uint64_t t, const char *key,
+		       struct luw_obj_tv *val);
 /* Table t's metatable, 0 when none or unreadable. */
 uint64_t luw_obj_tab_meta(const struct luw_obj *o, uint64_t t);
 
