@@ -606,6 +606,7 @@ static int cmd_heap(int argc, char **argv)
 	}
 	if (!pid || !path || optind != argc)
 		usage();
+	o.progress = stderr;
 	if (luw_heaptake_run(pid, &o, &s, err, sizeof(err))) {
 		fprintf(stderr, "luaunwind-ctl: heap of process %d: %s\n",
 			(int)pid, err);

@@ -138,6 +138,13 @@ int luw_heaptake_run(pid_t pid, const struct luw_heapwalk_opts *opts,
 	if (!opts->live && stop_all(pid, st, why, n))
 		goto out;
 	t1 = now(CLOCK_MONOTONIC);
+	if (opts->progress) {
+		fprintf(opts->progress, "luaunwind-ctl: %s-%d: %s, %d universe%s; "
+			"walking%s\n", s->comm, (int)pid, t->layout_name,
+			t->nstates, t->nstates == 1 ? "" : "s",
+			opts->live ? " live" : "");
+		fflush(opts->progress);
+	}
 	rc = luw_heapwalk_run(t, opts, s, why, n);
 	t2 = now(CLOCK_MONOTONIC);
 	release(st);

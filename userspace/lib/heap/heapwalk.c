@@ -649,6 +649,15 @@ static void walk_func(struct walk *w, uint64_t a, uint32_t node)
 	}
 }
 
+/* 1 when a is an object of the lists, of type t (no read: a stack
+ * slot's low word may be any number). */
+static int listed_as(struct walk *w, uint64_t a, uint32_t t)
+{
+	struct hobj *h = a ? find(w, a) : NULL;
+
+	return h && h_type(h) == t;
+}
+
 /* The first function on thread l's stack: what the coroutine runs. */
 static uint64_t thread_body(struct walk *w, const uint8_t *slots, uint32_t n)
 {
@@ -662,7 +671,7 @@ static uint64_t thread_body(struct walk *w, const uint8_t *slots, uint32_t n)
 		/* 32-bit references: a frame slot holds its function in the
 		 * low word and the frame link in the type word. */
 		memcpy(&lo, slots + i * 8, 4);
-		if (w->o.ref == 4 && luw_obj_is(&w->o, lo, LUWH_T_FUNC))
+		if (w->o.ref == 4 && listed_as(w, lo, LUWH_T_FUNC))
 			return lo;
 	}
 	return 0;
@@ -716,7 +725,7 @@ static void walk_thread(struct walk *w, uint64_t a, uint32_t node)
 
 		reach_tv(w, slots + i * 8, lab, 0);
 		memcpy(&lo, slots + i * 8, 4);
-		if (w->o.ref == 4 && luw_obj_is(&w->o, lo, LUWH_T_FUNC))
+		if (w->o.ref == 4 && listed_as(w, lo, LUWH_T_FUNC))
 			reach(w, lo, lab, 0);
 	}
 	free(slots);
@@ -820,6 +829,12 @@ static void parents(struct walk *w)
 	}
 }
 
+/*
+ * The roots in three rounds, each walked to the end before the next: the
+ * program's own data (the globals, the loaded modules, the registry),
+ * then the main thread (what only the running code's locals hold), then
+ * what the VM, the FFI and the JIT keep.  Within a round, breadth first.
+ */
 static void roots(struct walk *w, uint32_t base)
 {
 	const struct luw_gcstate *gs = &w->gs;
@@ -828,7 +843,9 @@ static void roots(struct walk *w, uint32_t base)
 	reach(w, gs->globals, step(w, base, label(w, "_G")), 0);
 	reach(w, gs->loaded, step(w, base, label(w, "package.loaded")), 0);
 	reach(w, gs->registry, step(w, base, label(w, "registry")), 0);
+	drain(w);
 	reach(w, gs->mainthread, step(w, base, label(w, "main thread")), 0);
+	drain(w);
 	n = step(w, vm, label(w, "(metamethod names)"));
 	for (unsigned int i = 0; i < gs->ngcroot; i++) {
 		const char *bt = luw_gcstate_basemt_name(gs, i);
@@ -858,6 +875,7 @@ static void roots(struct walk *w, uint32_t base)
 			p = ref_at(w, p);
 		}
 	}
+	drain(w);
 }
 
 static void account(struct walk *w, uint32_t base)
@@ -932,7 +950,6 @@ static int universe(struct walk *w, uint64_t g, uint32_t base)
 	sizes(w);
 	parents(w);
 	roots(w, base);
-	drain(w);
 	account(w, base);
 	return w->s->oom ? -1 : 0;
 }

@@ -14,13 +14,16 @@
  *    GG_State: only its stack is its own; GG_State, the string table's
  *    array, the FFI type table and the trace array are the VM's
  *    "internal" bytes.
- * 2. Paths, breadth first from the roots in this order: the globals
- *    (_G), package.loaded, the registry, the main thread, the VM's own
- *    roots (metamethod names, base types' metatables, the io files), the
- *    FFI's finalizer and metatable tables, the JIT's traces, objects
- *    waiting for their finalizer.  Each object takes the first path that
- *    reaches it; references out of weak tables are followed only after
- *    every strong one.  Steps are named:
+ * 2. Paths, breadth first from the roots in three rounds, each walked
+ *    to its end before the next starts: the program's data (the globals
+ *    _G, package.loaded, the registry); the main thread (its stack: what
+ *    only the running code's locals hold); what the VM keeps (metamethod
+ *    names, base types' metatables, the io files), the FFI's finalizer
+ *    and metatable tables, the JIT's traces, objects waiting for their
+ *    finalizer.  So a table a module holds and a local of the main chunk
+ *    also holds is named by the module.  Each object takes the first
+ *    path that reaches it; references out of weak tables are followed
+ *    only after every strong one of the round.  Steps are named:
  *      "name" / "[\"key\"]"   a string key (identifiers bare, others quoted
  *                             and cut at 40 bytes; a table with more than
  *                             1000 string keys has them all as ["*"])
@@ -45,6 +48,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "heap/heapsnap.h"
 #include "target/layout.h"
@@ -52,6 +56,7 @@
 struct luw_heapwalk_opts {
 	int live;		/* the target is not stopped */
 	size_t cache_bytes;	/* 0: 64 MiB */
+	FILE *progress;		/* a line as the walk starts; NULL: none */
 };
 
 /*

@@ -4,8 +4,11 @@
  * process_vm_readv per 64 KiB block instead of one per object.  Sound
  * only while the target is stopped, or where the reader takes what it
  * reads as one possibly stale view and checks it (a --live walk).
- * Direct-mapped; a block that cannot be read whole (it runs into an
- * unmapped page) is read around, exactly, every time.
+ * Direct-mapped.  A block is read as far as it is mapped: the bytes a
+ * read gets up to the first unmapped page (process_vm_readv's partial
+ * read), or from the page asked for when the block's start is unmapped;
+ * a read outside that range goes to the target directly, so the answer
+ * is always what a direct read would give.
  */
 #ifndef LUW_PROC_MEMCACHE_H
 #define LUW_PROC_MEMCACHE_H
@@ -20,6 +23,7 @@ struct luw_memcache {
 	pid_t pid;
 	size_t nblocks;		/* a power of two */
 	uint64_t *tag;		/* block address + 1; 0: empty */
+	uint32_t *lo, *hi;	/* the block's readable bytes: [lo, hi) */
 	uint8_t *data;
 	uint64_t misses, direct;	/* block reads, uncached reads */
 };

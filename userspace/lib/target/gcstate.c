@@ -114,24 +114,25 @@ static int check_gcroot(const struct luw_obj *o, struct luw_gcstate *s,
 	return 0;
 }
 
-/* CTState: tab, top, sizetab, L, g, finalizer, miscmap (native words). */
+/* CTState: tab; top, sizetab (32 bits each); L, g, finalizer, miscmap:
+ * native pointers, as its C struct has them in every build. */
 static int check_ctype(const struct luw_obj *o, struct luw_gcstate *s,
 		       char *why, size_t n)
 {
-	uint64_t cts = 0, w[7];
+	uint64_t cts = 0, w[6];
 
 	if (luw_obj_ref(o, s->g + o->off.g_ctype, &cts))
 		return luw_fail(why, n, "ctype_state unreadable");
 	if (!cts)
 		return 0;
-	if (luw_obj_read(o, cts, w, sizeof(w)) || w[4] != s->g)
+	if (luw_obj_read(o, cts, w, sizeof(w)) || w[3] != s->g)
 		return luw_fail(why, n, "ctype_state at G+0x%x is no CTState of "
 				"this global_State", o->off.g_ctype);
 	s->ctype = cts;
 	s->ct_tab = w[0];
 	s->ct_top = (uint32_t)w[1];
-	s->ct_finalizer = luw_obj_is(o, w[5], LUW_OBJ_TAB) ? w[5] : 0;
-	s->ct_miscmap = luw_obj_is(o, w[6], LUW_OBJ_TAB) ? w[6] : 0;
+	s->ct_finalizer = luw_obj_is(o, w[4], LUW_OBJ_TAB) ? w[4] : 0;
+	s->ct_miscmap = luw_obj_is(o, w[5], LUW_OBJ_TAB) ? w[5] : 0;
 	return 0;
 }
 
