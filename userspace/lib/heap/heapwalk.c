@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc/mem.h"
 #include "proc/memcache.h"
 #include "target/funcname.h"
 #include "target/gcstate.h"
@@ -170,14 +171,93 @@ static int is_listed(uint8_t gct)
 	return gct >= LUWH_T_UPVAL && gct <= LUWH_T_UDATA;
 }
 
-static int is_str(uint8_t gct)
-{
-	return gct == LUWH_T_STR;
-}
-
 static int is_upval(uint8_t gct)
 {
 	return gct == LUWH_T_UPVAL;
+}
+
+static uint64_t size_str_len(struct walk *w, uint32_t len)
+{
+	return w->o.off.str_new ? w->o.ly->str_size + ((len + 4) & ~3u) :
+				  w->o.ly->str_size + (uint64_t)len + 1;
+}
+
+#define SBATCH 16384u		/* chains of the string table read at once */
+
+/*
+ * The strings, with their sizes: the chains of SBATCH buckets followed
+ * together, one link of each per round, every round's headers read in
+ * one gather (proc/mem.h) -- strings lie in hash order all over the heap,
+ * and one read per string would be the walk's whole cost.
+ */
+static int strings(struct walk *w)
+{
+	const struct luw_gcstate *gs = &w->gs;
+	const struct luw_lj_layout *ly = w->o.ly;
+	unsigned int r = w->o.ref, hl = ly->str_len + 4u;
+	uint64_t *cur = malloc(SBATCH * sizeof(*cur)), *nxt = malloc(SBATCH * sizeof(*nxt));
+	uint8_t *hdr = malloc((size_t)SBATCH * hl), *ok = malloc(SBATCH),
+		*tab = malloc((size_t)SBATCH * r);
+	int rc = -1;
+
+	if (!cur || !nxt || !hdr || !ok || !tab) {
+		snprintf(w->why, sizeof(w->why), "out of memory");
+		goto out;
+	}
+	for (uint64_t c = 0; c <= gs->strmask; c += SBATCH) {
+		uint32_t k = gs->strmask + 1 - c < SBATCH ? (uint32_t)(gs->strmask + 1 - c) :
+							     SBATCH, ncur = 0;
+
+		if (luw_mem_read(w->t->pid, gs->strtab + c * r, tab, (size_t)k * r)) {
+			snprintf(w->why, sizeof(w->why), "string table unreadable");
+			goto out;
+		}
+		for (uint32_t i = 0; i < k; i++) {
+			uint64_t h = 0;
+
+			memcpy(&h, tab + (size_t)i * r, r);
+			if ((h &= ~(uint64_t)1))	/* 2.1's mark of a rehashed chain */
+				cur[ncur++] = h;
+		}
+		while (ncur) {
+			uint32_t nn = 0;
+
+			luw_mem_gather(w->t->pid, cur, ncur, hl, hdr, ok);
+			for (uint32_t i = 0; i < ncur; i++) {
+				const uint8_t *h = hdr + (size_t)i * hl;
+				uint64_t next = 0;
+				uint32_t len;
+
+				if (!ok[i] || h[ly->gc_gct] != LUWH_T_STR || (cur[i] & 7)) {
+					if (w->live) {
+						w->u->skipped++;
+						continue;
+					}
+					snprintf(w->why, sizeof(w->why), "string table: "
+						 "0x%llx is no string",
+						 (unsigned long long)cur[i]);
+					goto out;
+				}
+				if (add(w, cur[i], LUWH_T_STR))
+					goto out;
+				memcpy(&len, h + ly->str_len, 4);
+				w->obj[w->n - 1].size = (uint32_t)size_str_len(w, len);
+				memcpy(&next, h, r);
+				if (next)
+					nxt[nn++] = next;
+			}
+			memcpy(cur, nxt, nn * sizeof(*cur));
+			ncur = nn;
+		}
+	}
+	rc = 0;
+out:
+	free(cur);
+	free(nxt);
+	free(hdr);
+	free(ok);
+	free(tab);
+	return rc;
 }
 
 static int by_addr(const void *a, const void *b)
@@ -218,12 +298,8 @@ static int enumerate(struct walk *w)
 		if (first && chain(w, first, 1, is_listed, "gc.mmudata"))
 			return -1;
 	}
-	for (uint32_t c = 0; c <= gs->strmask; c++) {
-		uint64_t head = ref_at(w, gs->strtab + (uint64_t)c * w->o.ref);
-
-		if (chain(w, head & ~(uint64_t)1, 0, is_str, "string table"))
-			return -1;
-	}
+	if (strings(w))
+		return -1;
 	nthreads = w->n;
 	for (i = 0; i < nthreads; i++) {
 		uint64_t l = h_addr(&w->obj[i]);
@@ -252,14 +328,6 @@ static int enumerate(struct walk *w)
 }
 
 /* -- Sizes, as LuaJIT frees the objects ---------------------------------- */
-
-static uint64_t size_str(struct walk *w, uint64_t a)
-{
-	uint32_t len = u32_at(w, a + w->o.ly->str_len);
-
-	return w->o.off.str_new ? w->o.ly->str_size + ((len + 4) & ~3u) :
-				  w->o.ly->str_size + (uint64_t)len + 1;
-}
 
 static uint64_t size_tab(struct walk *w, uint64_t a)
 {
@@ -372,7 +440,7 @@ static void sizes(struct walk *w)
 		int unsized = 0;
 
 		switch (h_type(h)) {
-		case LUWH_T_STR: sz = size_str(w, a); break;
+		case LUWH_T_STR: continue;	/* sized by strings() */
 		case LUWH_T_UPVAL: sz = w->o.off.uv_size; break;
 		case LUWH_T_THREAD: sz = size_thread(w, a); break;
 		case LUWH_T_PROTO: sz = size_proto(w, a); break;

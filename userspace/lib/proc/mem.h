@@ -18,6 +18,15 @@
 /* len bytes at addr of pid into dst: 0, or -1 (errno set). */
 int luw_mem_read(pid_t pid, uint64_t addr, void *dst, size_t len);
 
+/*
+ * n regions of len bytes each, at addrs[i], into dst + i * len, in as few
+ * system calls as the kernel's iovec limit allows: a walk's many small
+ * objects at once.  ok[i] says whether region i was read (a region that
+ * fails is skipped, the rest still read).  Returns the regions read.
+ */
+size_t luw_mem_gather(pid_t pid, const uint64_t *addrs, size_t n, size_t len,
+		      void *dst, uint8_t *ok);
+
 /* A malloc'd copy of len bytes at addr of pid (an in-memory image such
  * as the [vdso]), or NULL. */
 void *luw_mem_dup(pid_t pid, uint64_t addr, size_t len);
