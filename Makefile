@@ -120,6 +120,7 @@ check-matrix: deps userspace
 	rm -f $(BUILD)/ljmatrix.table
 	LUW_LJMATRIX_ALL=1 LUW_LJMATRIX_TABLE=$(CURDIR)/$(BUILD)/ljmatrix.table \
 		bash tests/matrix/test_ljmatrix.sh $(BUILD)/bin tests/fixtures
+	LUW_HEAPMATRIX_ALL=1 bash tests/matrix/test_heapmatrix.sh $(BUILD)/bin tests/fixtures
 
 # libFuzzer targets (clang, ASan+UBSan) for FUZZ_SECONDS each, seeded with
 # a copy of tests/fuzz/corpus, the fixtures and the kept regressions.
