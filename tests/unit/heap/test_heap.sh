@@ -34,6 +34,8 @@ run() {
 	"$rep" --top 10 "$tmp/$name.1" >"$tmp/$name.top"
 	known_paths "$name" "$tmp/$name.folded"
 	totals "$name" "$tmp/$name.top" "$count"
+	check "$name: nothing skipped, unsized or dangling: $(grep skipped "$tmp/$name.top")" \
+		"$(grep -q 'skipped' "$tmp/$name.top" && echo 1 || echo 0)"
 
 	say grow
 	"$ctl" heap -p "$tp" -o "$tmp/$name.2" 2>"$tmp/err" || { echo "FAIL: $name: heap 2"; fail=1; }

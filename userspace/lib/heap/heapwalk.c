@@ -474,6 +474,9 @@ static void reach(struct walk *w, uint64_t a, uint32_t node, int weak)
 	if (!a || !node)
 		return;
 	h = find(w, a & ADDR_MASK);
+	/* The empty string lives in global_State itself, on no list. */
+	if (!h && a == w->gs.g + w->o.ly->g_strempty)
+		return;
 	if (!h) {
 		w->u->dangling++;
 		return;
