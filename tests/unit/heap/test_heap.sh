@@ -59,6 +59,70 @@ run() {
 run luajit luajit "$work"
 run tarantool tarantool "$work"
 
+# A real service: Debian's nginx with its Lua module (on OpenResty's
+# LuaJIT, both unpacked privately), one worker whose module caches every
+# request.  600 requests: its cache is a map of 600 strings of 500 bytes;
+# 600 more: --diff names the map first.
+nginx_heap() {
+	local top d port w v grown
+	top=$(cd "$fixtures/../.." && pwd)
+	"$top/scripts/luajit2-fetch.sh" "$top/build/luajit2" >/dev/null &&
+		"$top/scripts/nginx-lua-fetch.sh" "$top/build/nginx-lua" >/dev/null ||
+		{ echo "FAIL: nginx: cannot fetch its Lua module"; fail=1; return; }
+	d=$tmp/nginx
+	port=$((20000 + RANDOM % 20000))
+	mkdir -p "$d"
+	cat >"$d/nginx.conf" <<-EOF
+	daemon off;
+	master_process on;
+	worker_processes 1;
+	pid $d/nginx.pid;
+	error_log $d/error.log notice;
+	load_module $top/build/nginx-lua/usr/lib/nginx/modules/ndk_http_module.so;
+	load_module $top/build/nginx-lua/usr/lib/nginx/modules/ngx_http_lua_module.so;
+	events { worker_connections 64; }
+	http {
+		access_log off;
+		client_body_temp_path $d/body;
+		proxy_temp_path $d/proxy;
+		fastcgi_temp_path $d/fastcgi;
+		uwsgi_temp_path $d/uwsgi;
+		scgi_temp_path $d/scgi;
+		lua_package_path "$fixtures/workloads/nginx/?.lua;$top/build/nginx-lua/usr/share/lua/5.1/?.lua;;";
+		server {
+			listen 127.0.0.1:$port;
+			location = /work {
+				content_by_lua_file $fixtures/workloads/nginx/nginx_heap.lua;
+			}
+		}
+	}
+	EOF
+	LD_LIBRARY_PATH=$top/build/luajit2/usr/lib/x86_64-linux-gnu nginx -p "$d" \
+		-c "$d/nginx.conf" -e "$d/error.log" >"$d/out" 2>&1 &
+	pids+=($!)
+	for _ in $(seq 200); do
+		curl -sf "http://127.0.0.1:$port/work?id=0" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	w=$(pgrep -P "$!" | head -1)
+	curl -sf "http://127.0.0.1:$port/work?id=[1-599]" >/dev/null ||
+		{ echo "FAIL: nginx does not serve"; cat "$d/error.log"; fail=1; return; }
+	"$ctl" heap -p "$w" -o "$tmp/ngx.1" 2>"$tmp/err" ||
+		{ echo "FAIL: nginx worker: $(cat "$tmp/err")"; fail=1; return; }
+	"$rep" --folded "$tmp/ngx.1" >"$tmp/ngx.folded"
+	v=$(bytes "$tmp/ngx.folded" 'package.loaded;heapcache;entries;["*"];(string) ')
+	check "nginx worker: package.loaded.heapcache.entries[\"*\"] holds 600 strings of 500 bytes ($v bytes)" \
+		"$([ "$v" -ge 300000 ] && [ "$v" -le 400000 ]; echo $?)"
+	curl -sf "http://127.0.0.1:$port/work?id=[600-1199]" >/dev/null
+	"$ctl" heap -p "$w" -o "$tmp/ngx.2" 2>"$tmp/err"
+	"$rep" --diff "$tmp/ngx.1" "$tmp/ngx.2" --top 3 >"$tmp/ngx.diff"
+	grown=$(sed -n '/^grew most/{n;n;p}' "$tmp/ngx.diff")
+	check "nginx worker: --diff names the cache first: $grown" \
+		"$(echo "$grown" | grep -q 'package.loaded.heapcache.entries\["\*"\]$'; echo $?)"
+	kill -QUIT "${pids[-1]}" 2>/dev/null
+}
+nginx_heap
+
 # Outputs: an SVG flame graph and pprof's inuse_objects and inuse_space.
 "$rep" --svg "$tmp/h.svg" "$tmp/luajit.1"
 check "--svg writes a flame graph of the paths" \

@@ -19,7 +19,7 @@
 
 #define ADDR_BITS 56
 #define ADDR_MASK (((uint64_t)1 << ADDR_BITS) - 1)
-#define KEYS_NAMED 1000		/* string keys of a table named one by one */
+#define KEYS_NAMED 256		/* string keys of a table named one by one */
 #define KEY_SHOWN 40		/* bytes of a quoted key shown */
 #define ARRAY_CHUNK 4096	/* array slots read at once */
 #define HASH_MAX (1u << 26)	/* nodes of one table read */

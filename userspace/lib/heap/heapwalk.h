@@ -26,7 +26,7 @@
  *    only after every strong one of the round.  Steps are named:
  *      "name" / "[\"key\"]"   a string key (identifiers bare, others quoted
  *                             and cut at 40 bytes; a table with more than
- *                             1000 string keys has them all as ["*"])
+ *                             256 string keys has them all as ["*"])
  *      "[*]"                  the array part, a number key
  *      "[true]", "[table]"..  other keys, by value or type
  *      "(keys)"               the key objects of a table
