@@ -2,7 +2,8 @@
 # heap/: snapshots of live processes whose heap holds known things
 # (fixtures/workloads/heap.lua), taken by luaunwind-ctl heap and read by
 # luaunwind-report, on Debian's luajit (GC64, no DWARF: the lj_obj.h
-# model) and tarantool 2.6 (32-bit references, DWARF):
+# model) and tarantool 2.6 (32-bit references, DWARF), the latter also as
+# a real server (box.cfg: its WAL and network threads, a space):
 #   - each known holder at its path, with the bytes it must hold
 #   - the snapshot's bytes against gc.total and collectgarbage("count")
 #   - --diff of two snapshots names the growing module list first
@@ -58,6 +59,8 @@ run() {
 
 run luajit luajit "$work"
 run tarantool tarantool "$work"
+mkdir -p "$tmp/box"
+LUW_HEAP_BOX=$tmp/box run tarantool-box tarantool "$work"
 
 # A real service: Debian's nginx with its Lua module (on OpenResty's
 # LuaJIT, both unpacked privately), one worker whose module caches every
