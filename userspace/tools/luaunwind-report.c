@@ -422,6 +422,22 @@ out:
 	return st;
 }
 
+/* A .luw record file, the n bytes at head of it already read from fd. */
+static int report_luw_fd(const char *file, int fd, const void *head, size_t n,
+			 enum mode mode)
+{
+	struct luw_file f;
+	int status;
+
+	if (luw_file_read_rest(fd, head, n, &f)) {
+		fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+		return 1;
+	}
+	status = report_luw(file, &f, mode);
+	luw_file_close(&f);
+	return status;
+}
+
 static int report_raw(const char *file, int fd, enum mode mode)
 {
 	struct luw_file raw, luw;
@@ -478,7 +494,7 @@ int main(int argc, char **argv)
 	const char *file = NULL, *old_file = NULL;
 	struct luw_symtab *st;
 	struct luw_reader r;
-	int c, li = 0, fd, status, kind;
+	int c, li = 0, fd, status, kind, whole;
 
 	opterr = 0;	/* our messages, which name the option as given */
 	while ((c = getopt_long(argc, argv, ":h", longopts, &li)) != -1) {
@@ -583,42 +599,25 @@ int main(int argc, char **argv)
 		return 1;
 	}
 
-	/* A heap snapshot, by the whole program; --diff is for them only. */
-	if ((r.end - r.p >= 4 || luw_reader_fill(&r, 4)) &&
-	    is_heap(r.p, (size_t)(r.end - r.p))) {
+	/* A heap snapshot or a .luw record: taken in whole, by the whole
+	 * program, with the bytes already read.  --diff is for heap
+	 * snapshots only. */
+	whole = r.end - r.p >= 4 || luw_reader_fill(&r, 4) ?
+		(is_heap(r.p, (size_t)(r.end - r.p)) ? 'h' :
+		 is_luw(r.p, (size_t)(r.end - r.p)) ? 'l' : 0) : 0;
+	if (whole || diff) {
+		if (diff && whole != 'h')
+			status = usage_error("%s: --diff takes heap snapshots", file);
+		else
 #ifdef LUW_REPORT_LEAN
+			status = run_full(argv, file, fd, r.p, (size_t)(r.end - r.p));
 		(void)old_file;
-		status = run_full(argv, file, fd, r.p, (size_t)(r.end - r.p));
 #else
-		status = report_heap(file, fd, r.p, (size_t)(r.end - r.p),
-				     old_file, mode);
-#endif
-		luw_reader_close(&r);
-		luw_symtab_free(st);
-		if (fd != STDIN_FILENO)
-			close(fd);
-		return status;
-	}
-	if (diff) {
-		luw_reader_close(&r);
-		luw_symtab_free(st);
-		return usage_error("%s: --diff takes heap snapshots", file);
-	}
-	/* A .luw record file: taken in whole, with the bytes already read. */
-	if ((r.end - r.p >= 4 || luw_reader_fill(&r, 4)) &&
-	    is_luw(r.p, (size_t)(r.end - r.p))) {
-#ifdef LUW_REPORT_LEAN
-		status = run_full(argv, file, fd, r.p, (size_t)(r.end - r.p));
-#else
-		struct luw_file f;
-
-		if (luw_file_read_rest(fd, r.p, (size_t)(r.end - r.p), &f)) {
-			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
-			status = 1;
-		} else {
-			status = report_luw(file, &f, mode);
-			luw_file_close(&f);
-		}
+			status = whole == 'h' ?
+				report_heap(file, fd, r.p, (size_t)(r.end - r.p),
+					    old_file, mode) :
+				report_luw_fd(file, fd, r.p, (size_t)(r.end - r.p),
+					      mode);
 #endif
 		luw_reader_close(&r);
 		luw_symtab_free(st);
