@@ -61,7 +61,8 @@ struct walk {
 
 	struct hobj *obj;
 	size_t n, cap;
-	struct edge *q, *weak;	/* breadth-first queue; weak references */
+	uint32_t *q;		/* breadth-first queue: objects (their node set) */
+	struct edge *weak;	/* weak references, for after the queue */
 	size_t qh, qn, qcap, nweak, weakcap;
 
 	struct luw_kvmap parent;	/* proto -> the proto it is a constant of */
@@ -468,8 +469,6 @@ static void sizes(struct walk *w)
 static void reach(struct walk *w, uint64_t a, uint32_t node, int weak)
 {
 	struct hobj *h;
-	struct edge **arr = weak ? &w->weak : &w->q;
-	size_t *n = weak ? &w->nweak : &w->qn, *cap = weak ? &w->weakcap : &w->qcap;
 
 	if (!a || !node)
 		return;
@@ -483,13 +482,21 @@ static void reach(struct walk *w, uint64_t a, uint32_t node, int weak)
 	}
 	if (h->node)
 		return;
-	if (!weak)
-		h->node = node;
-	if (luw_grow((void **)arr, cap, *n + 1, sizeof(**arr))) {
+	if (weak) {
+		if (luw_grow((void **)&w->weak, &w->weakcap, w->nweak + 1,
+			     sizeof(*w->weak))) {
+			w->s->oom = 1;
+			return;
+		}
+		w->weak[w->nweak++] = (struct edge){ (uint32_t)(h - w->obj), node };
+		return;
+	}
+	if (luw_grow((void **)&w->q, &w->qcap, w->qn + 1, sizeof(*w->q))) {
 		w->s->oom = 1;
 		return;
 	}
-	(*arr)[(*n)++] = (struct edge){ (uint32_t)(h - w->obj), node };
+	h->node = node;
+	w->q[w->qn++] = (uint32_t)(h - w->obj);
 }
 
 static void reach_tv(struct walk *w, const uint8_t *tv, uint32_t node, int weak)
@@ -831,21 +838,22 @@ static void walk_upval(struct walk *w, uint64_t a, uint32_t node)
 		reach_tv(w, tv, node, 0);
 }
 
-static void walk_one(struct walk *w, const struct edge *e)
+static void walk_one(struct walk *w, uint32_t idx)
 {
-	struct hobj *h = &w->obj[e->idx];
+	struct hobj *h = &w->obj[idx];
 	uint64_t a = h_addr(h);
+	uint32_t node = h->node;
 
 	switch (h_type(h)) {
-	case LUWH_T_TAB: walk_tab(w, a, e->node); break;
-	case LUWH_T_FUNC: walk_func(w, a, e->node); break;
-	case LUWH_T_THREAD: walk_thread(w, a, e->node); break;
-	case LUWH_T_PROTO: walk_proto(w, a, e->node); break;
-	case LUWH_T_UDATA: walk_udata(w, a, e->node); break;
-	case LUWH_T_UPVAL: walk_upval(w, a, e->node); break;
+	case LUWH_T_TAB: walk_tab(w, a, node); break;
+	case LUWH_T_FUNC: walk_func(w, a, node); break;
+	case LUWH_T_THREAD: walk_thread(w, a, node); break;
+	case LUWH_T_PROTO: walk_proto(w, a, node); break;
+	case LUWH_T_UDATA: walk_udata(w, a, node); break;
+	case LUWH_T_UPVAL: walk_upval(w, a, node); break;
 	case LUWH_T_TRACE:
 		reach(w, ref_at(w, a + w->o.ly->tr_startpt),
-		      step(w, e->node, w->l_proto), 0);
+		      step(w, node, w->l_proto), 0);
 		break;
 	default:
 		break;
@@ -856,11 +864,8 @@ static void walk_one(struct walk *w, const struct edge *e)
 static void drain(struct walk *w)
 {
 	for (;;) {
-		while (w->qh < w->qn) {
-			struct edge e = w->q[w->qh++];
-
-			walk_one(w, &e);
-		}
+		while (w->qh < w->qn)
+			walk_one(w, w->q[w->qh++]);
 		if (!w->nweak)
 			return;
 		/* Weak references reach what nothing strong did. */
