@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/mem.h"
 #include "proc/ptrace.h"
 #include "target/layout.h"
 #include "util/fail.h"
@@ -91,6 +92,30 @@ static int stop_all(pid_t pid, struct stopped *st, char *why, size_t n)
 	return 0;
 }
 
+/*
+ * 1 when pid has exited: a zombie not yet reaped, or a process whose
+ * memory is already gone (process_vm_readv's ESRCH) while it dies.
+ */
+static int gone(pid_t pid, uint64_t any)
+{
+	char path[64], buf[512], *p;
+	uint8_t b;
+	FILE *f;
+	size_t k;
+
+	if (luw_mem_read(pid, any, &b, 1) && errno == ESRCH)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 1;
+	k = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[k] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
 static void meta(struct luw_heapsnap *s, pid_t pid,
 		 const struct luw_layout_target *t)
 {
@@ -147,6 +172,8 @@ int luw_heaptake_run(pid_t pid, const struct luw_heapwalk_opts *opts,
 	}
 	rc = luw_heapwalk_run(t, opts, s, why, n);
 	t2 = now(CLOCK_MONOTONIC);
+	if (rc && gone(pid, t->states[0]))
+		luw_fail(why, n, "process %d exited during the walk", (int)pid);
 	release(st);
 	if (!opts->live)
 		s->pause_ns = now(CLOCK_MONOTONIC) - t0;
