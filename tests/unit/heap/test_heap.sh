@@ -8,6 +8,8 @@
 #   - the snapshot's bytes against gc.total and collectgarbage("count")
 #   - --diff of two snapshots names the growing module list first
 #   - --live, --svg, --pprof (read back by go tool pprof)
+#   - real services: an nginx worker whose module caches every request,
+#     tarantool as a server, sysbench (a universe per thread)
 #   - the target is never left stopped: luaunwind-ctl SIGKILLed mid-walk,
 #     the target SIGKILLed mid-walk, the target exiting during a live walk
 #
@@ -125,6 +127,25 @@ nginx_heap() {
 	kill -QUIT "${pids[-1]}" 2>/dev/null
 }
 nginx_heap
+
+# Several universes in one process: sysbench, a Lua state per worker
+# thread and one of its own.  Each worker's _G.keep under its universe.
+sysbench "$fixtures/workloads/heap_sysbench.lua" --threads=3 --time=60 run >"$tmp/sb.out" 2>&1 &
+sb=$!
+pids+=("$sb")
+for _ in $(seq 100); do grep -q 'Threads started' "$tmp/sb.out" && break; sleep 0.1; done
+sleep 0.5
+if "$ctl" heap -p "$sb" -o "$tmp/sb" 2>"$tmp/err"; then
+	"$rep" --folded "$tmp/sb" >"$tmp/sb.folded"
+	n=$(grep -c '^universe [0-9]*;_G;keep;\[\*\];(string) ' "$tmp/sb.folded")
+	v=$(awk '/^universe [0-9]+;_G;keep;\[\*\];\(string\) / { s += $NF } END { print s + 0 }' "$tmp/sb.folded")
+	check "sysbench: $(grep -o '[0-9]* universes' "$tmp/err" | head -1), three workers' _G.keep ($n, $v bytes)" \
+		"$(grep -q ' 4 universes' "$tmp/err" && [ "$n" = 3 ] && [ "$v" -ge 330000 ]; echo $?)"
+else
+	echo "FAIL: sysbench: $(cat "$tmp/err")"
+	fail=1
+fi
+kill "$sb" 2>/dev/null
 
 # Outputs: an SVG flame graph and pprof's inuse_objects and inuse_space.
 "$rep" --svg "$tmp/h.svg" "$tmp/luajit.1"

@@ -19,6 +19,23 @@ static const char *lab(const struct luw_heapsnap *s, uint32_t node)
 	return l < s->nlabels ? s->labels[l] : "?";
 }
 
+/* A step that Lua code could write before ".name": a key (identifier,
+ * dotted root such as package.loaded, or one ending in "]"). */
+static int keyish(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n && t[n - 1] == ']')
+		return 1;
+	if (!n || (*t >= '0' && *t <= '9'))
+		return 0;
+	for (; *t; t++)
+		if (!(*t == '_' || *t == '.' || (*t >= 'a' && *t <= 'z') ||
+		      (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9')))
+			return 0;
+	return 1;
+}
+
 static int is_ident(const char *t)
 {
 	if (!*t || (*t >= '0' && *t <= '9'))
@@ -61,9 +78,10 @@ void luw_heapreport_path(const struct luw_heapsnap *s, uint32_t node,
 	n = steps(s, node, path);
 	for (size_t i = 0; i < n; i++) {
 		const char *t = lab(s, path[i]);
+		int key = i && keyish(lab(s, path[i - 1]));
 
-		if (i && t[0] != '[')
-			luw_strbuf_puts(b, is_ident(t) ? "." : " > ");
+		if (i && !(key && t[0] == '['))
+			luw_strbuf_puts(b, key && is_ident(t) ? "." : " > ");
 		luw_strbuf_puts(b, t);
 	}
 	if (!n)

@@ -2,8 +2,9 @@
  * heapreport: what a heap snapshot (heap/heapsnap.h) says, and what grew
  * between two.
  *
- * A path's text joins its steps as Lua would write them: identifier keys
- * with '.', bracketed ones as they are, any other step after " > ":
+ * A path's text joins its steps as Lua would write them: after a key,
+ * identifier keys with '.' and bracketed ones as they are; any other
+ * step, or any step after one that is no key, after " > ":
  *   _G.cache.users[*]
  *   package.loaded["app.session"].store
  *   _G.handler > upvalue 'pool' of handler @app.lua:12 > [*]
