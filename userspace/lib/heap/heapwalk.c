@@ -671,9 +671,12 @@ static void walk_tab(struct walk *w, uint64_t a, uint32_t node)
 		for (uint32_t j = 0; j < k; j++)
 			reach_tv(w, buf + j * 8, star, wk & 2);
 	}
-	if (u32_at(w, a + f->t_hmask) == 0 ||
-	    luw_obj_tab_nodes(&w->o, a, HASH_MAX, &nodes, &count))
+	if (u32_at(w, a + f->t_hmask) == 0)
 		return;
+	if (luw_obj_tab_nodes(&w->o, a, HASH_MAX, &nodes, &count)) {
+		w->u->skipped++;	/* its hash part is not followed */
+		return;
+	}
 	for (uint32_t i = 0; i < count; i++) {
 		struct luw_obj_tv k, v;
 
@@ -772,8 +775,10 @@ static void walk_thread(struct walk *w, uint64_t a, uint32_t node)
 	for (uv = ref_at(w, a + w->o.off.l_openupval), n = 0; uv && n < STACK_MAX;
 	     uv = ref_at(w, uv), n++)
 		reach(w, uv, lab, 0);
-	stack += (1 + w->fr2) * 8ull;
-	if (!stack || top <= stack || (top - stack) / 8 > STACK_MAX)
+	if (!stack)
+		return;
+	stack += (1 + w->fr2) * 8ull;	/* past the bottom frame's link */
+	if (top <= stack || (top - stack) / 8 > STACK_MAX)
 		return;
 	n = (uint32_t)((top - stack) / 8);
 	slots = malloc((size_t)n * 8);
