@@ -38,7 +38,7 @@
 	} while (0)
 
 /* Where reports go: written for real, then thrown away. */
-static FILE *fuzz_sink(void)
+static inline FILE *fuzz_sink(void)
 {
 	static FILE *devnull;
 
@@ -49,13 +49,13 @@ static FILE *fuzz_sink(void)
 }
 
 /* The symtab callback of luaunwind-report: fill the table. */
-static int fuzz_add_sym(void *ctx, const struct luw_sym *s)
+static inline int fuzz_add_sym(void *ctx, const struct luw_sym *s)
 {
 	return !s->final && luw_symtab_add(ctx, s) ? 1 : 0;
 }
 
 /* Is the stream body after the symtab of the given kind ("ljp"/"ljm")? */
-static int fuzz_body_is(const struct luw_reader *r, const char *magic)
+static inline int fuzz_body_is(const struct luw_reader *r, const char *magic)
 {
 	return r->end - r->p >= 3 && !memcmp(r->p, magic, 3);
 }
@@ -103,7 +103,7 @@ static size_t fuzz_diff(const uint8_t *a, const uint8_t *b, size_t n)
 	return i;
 }
 
-static void fuzz_check_encoding(const uint8_t *data, size_t size,
+static inline void fuzz_check_encoding(const uint8_t *data, size_t size,
 				const char *magic)
 {
 	struct luw_enc e, again;

@@ -20,7 +20,7 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
 		-DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 		-DLUW_FUZZ=ON -DLUW_BIN_DIR="$build/bin" >/dev/null
 fi
-cmake --build "$build" -j "$jobs" --target fuzz_sysprof fuzz_memprof
+cmake --build "$build" -j "$jobs" --target fuzz_sysprof fuzz_memprof fuzz_heapsnap
 
 # fuzz KIND: one target for SECONDS; its verdict on stdout, 0 or 1.
 fuzz() {
@@ -50,7 +50,7 @@ fuzz() {
 
 # Each target is one process: with two jobs they run side by side, each
 # printing its verdict whole when it ends.
-kinds=(sysprof memprof)
+kinds=(sysprof memprof heapsnap)
 status=0
 if [ "$jobs" -ge 2 ]; then
 	out=$(mktemp -d)

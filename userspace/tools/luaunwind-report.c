@@ -387,7 +387,9 @@ static int report_heap(const char *file, int fd, const void *head, size_t n,
 		if (!stacks ||
 		    (old_file ? luw_heapreport_diff(&old, &s, stacks, NULL, 0) :
 				luw_heapreport_stacks(&s, stacks))) {
-			fprintf(stderr, PROG ": %s: %s\n", file, strerror(errno));
+			fprintf(stderr, PROG ": %s: %s\n", file, errno == EOVERFLOW ?
+				"its byte counts add up past 2^64 (a damaged file)" :
+				strerror(errno));
 			rc = 1;
 		} else if (mode == M_SVG) {
 			FILE *svg = fopen(svg_path, "w");

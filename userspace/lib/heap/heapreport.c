@@ -173,6 +173,21 @@ int luw_heapreport_stacks(const struct luw_heapsnap *s, struct luw_stacks *st)
 
 /* -- Top ----------------------------------------------------------------- */
 
+/* Sums of a file's counts saturate: a damaged file may hold any. */
+static int64_t i64(uint64_t v)
+{
+	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+static int64_t sat(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
 struct rank {
 	uint32_t node;
 	int64_t bytes, objects;
@@ -270,13 +285,17 @@ int luw_heapreport_top(const struct luw_heapsnap *s, FILE *out, size_t n)
 	for (uint32_t i = 0; i < s->nnodes; i++)
 		r[i].node = i;
 	for (size_t i = 0; i < s->ngroups; i++) {
-		r[s->groups[i].node].bytes += (int64_t)s->groups[i].bytes;
-		r[s->groups[i].node].objects += (int64_t)s->groups[i].objects;
+		struct rank *g = &r[s->groups[i].node];
+
+		g->bytes = sat(g->bytes, i64(s->groups[i].bytes));
+		g->objects = sat(g->objects, i64(s->groups[i].objects));
 		all += s->groups[i].bytes;
 	}
 	for (uint32_t i = s->nnodes; i-- > 1;) {
-		r[s->nodes[i].parent].bytes += r[i].bytes;
-		r[s->nodes[i].parent].objects += r[i].objects;
+		struct rank *p = &r[s->nodes[i].parent];
+
+		p->bytes = sat(p->bytes, r[i].bytes);
+		p->objects = sat(p->objects, r[i].objects);
 	}
 	qsort(r + 1, s->nnodes - 1, sizeof(*r), by_bytes);
 	fprintf(out, "\nheaviest paths (what each retains: it and every path "
@@ -351,13 +370,13 @@ int luw_heapreport_diff(const struct luw_heapsnap *old,
 		const struct luw_heapsnap_group *g = &cur->groups[i];
 		uint64_t k = path_key(cur, g->node, &b);
 		struct luw_kv *kv = luw_kvmap_get(&was, k, g->type);
-		int64_t db = (int64_t)g->bytes - (kv ? (int64_t)kv->v : 0),
-			dobj = (int64_t)g->objects - (kv ? (int64_t)kv->w : 0);
+		int64_t db = sat(i64(g->bytes), kv ? -i64(kv->v) : 0),
+			dobj = sat(i64(g->objects), kv ? -(int64_t)kv->w : 0);
 
 		if (kv)
 			luw_kvmap_del(&was, k, g->type, NULL);
-		r[g->node].bytes += db;
-		r[g->node].objects += dobj;
+		r[g->node].bytes = sat(r[g->node].bytes, db);
+		r[g->node].objects = sat(r[g->node].objects, dobj);
 		if (growth && db > 0) {
 			size_t fn = frames_of(f, cur, growth, g->node, g->type);
 

@@ -400,6 +400,12 @@ static char *getstr(struct in *in, size_t *len)
 	return c;
 }
 
+static void replace(char **field, char *v)
+{
+	free(*field);
+	*field = v;
+}
+
 int luw_heapsnap_is(const uint8_t *data, size_t len)
 {
 	return len >= 4 && !memcmp(data, LUWH_MAGIC, 4);
@@ -417,11 +423,12 @@ static int section(struct luw_heapsnap *s, uint32_t type, struct in *in)
 		s->time_ns = get64(in);
 		s->pause_ns = get64(in);
 		s->walk_ns = get64(in);
-		s->comm = getstr(in, NULL);
-		s->exe = getstr(in, NULL);
-		s->build_id = getstr(in, NULL);
-		s->ljkind = getstr(in, NULL);
-		s->layout = getstr(in, NULL);
+		/* A second meta section replaces the first. */
+		replace(&s->comm, getstr(in, NULL));
+		replace(&s->exe, getstr(in, NULL));
+		replace(&s->build_id, getstr(in, NULL));
+		replace(&s->ljkind, getstr(in, NULL));
+		replace(&s->layout, getstr(in, NULL));
 		break;
 	case LUWH_SEC_LABELS:
 		n = get32(in);
