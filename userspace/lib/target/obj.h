@@ -6,8 +6,9 @@
  * Offsets come from the layout descriptor (luaunwind_layout.h), proven
  * against the live process before anything here is used.  A table's
  * hash part, lua_State.env and what a heap walk reads are beyond the
- * descriptor; target/objoffs.h works them out once per LuaJIT object (its DWARF, else the lj_obj.h
- * model, taken only where the descriptor agrees with that model):
+ * descriptor; target/objoffs.h works them out once per LuaJIT object
+ * (its DWARF, else the lj_obj.h model, taken only where the descriptor
+ * agrees with that model):
  *
  *   GCtab  = { GCHeader; nomm; colo; MRef array; GCRef gclist;
  *              GCRef metatable; MRef node; asize; hmask; ... }

@@ -14,7 +14,9 @@
  *   GCupval   closed r+2  tv 2r  v 4r  sizeof 6r (48 or 24)
  *   GCudata   env 2r  len 3r  metatable 4r  sizeof 6r
  *   GCcdata   ctypeid r+2  sizeof 2r      CType sizeof 24 or 16
- *   lua_State openupval cframe-2r  env cframe-r  sizeof stacksize+4, 8-aligned
+ *   lua_State openupval cframe-2r  env cframe-r
+ *             sizeof: -gg_g2l (GG_State puts global_State right after the
+ *             main lua_State; OpenResty's is 16 bytes longer than stock)
  *
  * and global_State in one of two arrangements, told apart by where the
  * descriptor's vmstate lies:
