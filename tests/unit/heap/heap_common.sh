@@ -6,6 +6,8 @@
 #   say CMD                one command to it, up to its next "ready"
 #   bytes FOLDED PREFIX    bytes of the folded lines whose path starts so
 #   stopped PID            0 when a thread of PID is in a ptrace or job stop
+#   catch_walk VICTIM OUT  a stopping walk of $tp caught with its target
+#                          stopped, then VICTIM (ctl or target) SIGKILLed
 #   known_paths NAME FOLDED   each holder of heap.lua at its path
 #   totals NAME TOP COUNT  the snapshot against gc.total and the count
 check() {	# check WHAT CONDITION-STATUS
@@ -57,6 +59,29 @@ stopped() {
 		[ "$(sed 's/^.*) //' "$f" 2>/dev/null | cut -c1)" = T ] && return 0
 	done
 	return 1
+}
+
+# catch_walk VICTIM OUT: `luaunwind-ctl heap` of $tp into OUT, and the
+# moment its target is seen stopped (the walk is on), SIGKILL of VICTIM:
+# "ctl" (the walker) or "target".  A walk that ended before the catch is
+# tried again, up to five times.  Sets caught (0 when the kill landed
+# mid-walk) and st (luaunwind-ctl's exit status); its stderr is in
+# $tmp/err.
+catch_walk() {
+	local victim=$1 out=$2 cp
+	caught=1
+	for _ in 1 2 3 4 5; do
+		"$ctl" heap -p "$tp" -o "$out" 2>"$tmp/err" &
+		cp=$!
+		wait_line "$tmp/err" 'walking' "$cp"
+		if stopped "$tp"; then
+			if [ "$victim" = ctl ]; then kill -9 "$cp"; else kill -9 "$tp"; fi
+			caught=0
+		fi
+		wait "$cp" 2>/dev/null
+		st=$?
+		[ $caught = 0 ] && return
+	done
 }
 
 known_paths() {	# known_paths NAME FOLDED: each holder at its path

@@ -170,40 +170,16 @@ expect 2 'cut short at byte|does not parse' "$rep" --top 5 "$tmp/cut"
 
 # The target is never left stopped.  A heap of 100 MiB of strings and
 # 100 MiB of small tables (1.3 million objects) keeps the walk going long
-# enough to be caught in it; a walk that ended before the catch is tried
-# again, up to five times.
+# enough to be caught in it (catch_walk).
 start big luajit "$work" 100 100 || exit 1
-caught=1
-for _ in 1 2 3 4 5; do
-	"$ctl" heap -p "$tp" -o "$tmp/big" 2>"$tmp/err" &
-	cp=$!
-	wait_line "$tmp/err" 'walking' "$cp"
-	if stopped "$tp"; then
-		kill -9 "$cp"
-		caught=0
-	fi
-	wait "$cp" 2>/dev/null
-	[ $caught = 0 ] && break
-done
+catch_walk ctl "$tmp/big"
 check "luaunwind-ctl SIGKILLed mid-walk (its target caught stopped)" "$caught"
 sleep 0.2
 check "... the target runs on" "$(stopped "$tp" && echo 1 || echo 0)"
 say count
 check "... and answers" "$?"
 
-caught=1
-for _ in 1 2 3 4 5; do
-	"$ctl" heap -p "$tp" -o "$tmp/big" 2>"$tmp/err" &
-	cp=$!
-	wait_line "$tmp/err" 'walking' "$cp"
-	if stopped "$tp"; then
-		kill -9 "$tp"
-		caught=0
-	fi
-	wait "$cp"
-	st=$?
-	[ $caught = 0 ] && break
-done
+catch_walk target "$tmp/big"
 check "the target SIGKILLed mid-walk (caught stopped): luaunwind-ctl ends ($st): $(tail -1 "$tmp/err" | head -c 200)" \
 	"$([ $caught = 0 ] && [ $st = 1 ] && grep -q 'exited during the walk' "$tmp/err"; echo $?)"
 
