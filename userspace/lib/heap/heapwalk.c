@@ -739,21 +739,32 @@ static int listed_as(struct walk *w, uint64_t a, uint32_t t)
 	return h && h_type(h) == t;
 }
 
+/* With 32-bit references a frame slot holds its function in the low
+ * word and the frame link in the type word, so it is no TValue: the
+ * function of such a slot, or 0. */
+static uint64_t frame_func(struct walk *w, const uint8_t *slot)
+{
+	uint32_t lo;
+
+	if (w->o.ref != 4)
+		return 0;
+	memcpy(&lo, slot, 4);
+	return listed_as(w, lo, LUWH_T_FUNC) ? lo : 0;
+}
+
 /* The first function on thread l's stack: what the coroutine runs. */
 static uint64_t thread_body(struct walk *w, const uint8_t *slots, uint32_t n)
 {
 	for (uint32_t i = 0; i < n; i++) {
 		struct luw_obj_tv v;
-		uint32_t lo;
+		uint64_t f;
 
 		luw_obj_tv(&w->o, slots + i * 8, &v);
 		if (v.t == LUWH_T_FUNC)
 			return v.gc;
-		/* 32-bit references: a frame slot holds its function in the
-		 * low word and the frame link in the type word. */
-		memcpy(&lo, slots + i * 8, 4);
-		if (w->o.ref == 4 && listed_as(w, lo, LUWH_T_FUNC))
-			return lo;
+		f = frame_func(w, slots + i * 8);
+		if (f)
+			return f;
 	}
 	return 0;
 }
@@ -804,12 +815,11 @@ static void walk_thread(struct walk *w, uint64_t a, uint32_t node)
 	}
 	lab = step(w, node, lab);
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t lo;
+		uint64_t f = frame_func(w, slots + i * 8);
 
 		reach_tv(w, slots + i * 8, lab, 0);
-		memcpy(&lo, slots + i * 8, 4);
-		if (w->o.ref == 4 && listed_as(w, lo, LUWH_T_FUNC))
-			reach(w, lo, lab, 0);
+		if (f)
+			reach(w, f, lab, 0);
 	}
 	free(slots);
 }
