@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "luajit/luaname.h"
 #include "util/hash.h"
 #include "util/kvmap.h"
 
@@ -21,30 +22,19 @@ static const char *lab(const struct luw_heapsnap *s, uint32_t node)
 
 /* A step that Lua code could write before ".name": a key (identifier,
  * dotted root such as package.loaded, or one ending in "]"). */
+/* 1 when label t is a key: an index ("[*]", "[\"k\"]") or a dotted chain
+ * of names ("cache", "package.loaded"). */
 static int keyish(const char *t)
 {
 	size_t n = strlen(t);
+	const char *dot;
 
 	if (n && t[n - 1] == ']')
 		return 1;
-	if (!n || (*t >= '0' && *t <= '9'))
-		return 0;
-	for (; *t; t++)
-		if (!(*t == '_' || *t == '.' || (*t >= 'a' && *t <= 'z') ||
-		      (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9')))
+	for (; (dot = strchr(t, '.')); t = dot + 1)
+		if (!luw_luaname_ident(t, (size_t)(dot - t)))
 			return 0;
-	return 1;
-}
-
-static int is_ident(const char *t)
-{
-	if (!*t || (*t >= '0' && *t <= '9'))
-		return 0;
-	for (; *t; t++)
-		if (!(*t == '_' || (*t >= 'a' && *t <= 'z') ||
-		      (*t >= 'A' && *t <= 'Z') || (*t >= '0' && *t <= '9')))
-			return 0;
-	return 1;
+	return luw_luaname_ident(t, strlen(t));
 }
 
 #define MAX_DEPTH 4096
@@ -81,7 +71,7 @@ void luw_heapreport_path(const struct luw_heapsnap *s, uint32_t node,
 		int key = i && keyish(lab(s, path[i - 1]));
 
 		if (i && !(key && t[0] == '['))
-			luw_strbuf_puts(b, key && is_ident(t) ? "." : " > ");
+			luw_strbuf_puts(b, key && luw_luaname_ident(t, strlen(t)) ? "." : " > ");
 		luw_strbuf_puts(b, t);
 	}
 	if (!n)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "luajit/luaname.h"
 #include "proc/mem.h"
 #include "proc/memcache.h"
 #include "target/funcname.h"
@@ -584,18 +585,10 @@ static uint32_t key_label(struct walk *w, uint64_t s)
 	char buf[KEY_SHOWN + 1], text[KEY_SHOWN * 4 + 16];
 	uint32_t len = 0;
 	size_t k = 0;
-	int ident = 1;
 
 	if (luw_obj_str(&w->o, s, buf, sizeof(buf), &len))
 		return w->l_skey;
-	for (uint32_t i = 0; i < len && i < KEY_SHOWN; i++) {
-		unsigned char c = (unsigned char)buf[i];
-
-		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (i && c >= '0' && c <= '9')))
-			ident = 0;
-	}
-	if (ident && len && len <= KEY_SHOWN)
+	if (len <= KEY_SHOWN && luw_luaname_ident(buf, len))
 		return label(w, buf);
 	text[k++] = '[';
 	text[k++] = '"';

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "luajit/luaname.h"
 #include "target/obj.h"
 
 #define MAX_HASH (1U << 18)	/* nodes read from one table */
@@ -19,16 +20,9 @@ static int ident(const struct luw_obj *o, uint64_t s, char *out)
 {
 	uint32_t len;
 
-	if (luw_obj_str(o, s, out, MAX_KEY, &len) || len == 0 || len >= MAX_KEY)
+	if (luw_obj_str(o, s, out, MAX_KEY, &len) || len >= MAX_KEY)
 		return 0;
-	for (uint32_t i = 0; i < len; i++) {
-		char c = out[i];
-
-		if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (i && c >= '0' && c <= '9')))
-			return 0;
-	}
-	return 1;
+	return luw_luaname_ident(out, len);
 }
 
 /* The identifier key of node i of nodes into key, else 0. */
