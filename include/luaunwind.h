@@ -92,6 +92,24 @@
  *   LUW_IOC_STATS        counters of one target (pid) or of the whole
  *                        session, detached targets included (pid 0).
  *   LUW_IOC_LIST         pids of the session's targets.
+ *   LUW_IOC_ALLOC        sample the allocations of one Lua universe of an
+ *                        attached target (struct luw_alloc): a uprobe on its
+ *                        allocator, the function at allocf (G->allocf), and
+ *                        about every `interval` bytes requested an ALLOC
+ *                        record (below).  The breakpoint is put only into
+ *                        the target's address space, never into other
+ *                        processes mapping the same file (a child the
+ *                        target forks drops its inherited copy at its
+ *                        first hit), and goes with the target (detach,
+ *                        exit, exec, close, rmmod).  Universes sharing an
+ *                        allocator share its probe; the interval is the
+ *                        target's, the last one given.  START and STOP
+ *                        govern these records as samples.  EINVAL: allocf
+ *                        is not in an executable mapping of a file (code
+ *                        made at run time cannot be probed) or interval
+ *                        is out of bounds; ESRCH: not attached here, or
+ *                        exited; ENOSPC: LUW_MAX_ALLOCF allocators already;
+ *                        EOPNOTSUPP: a kernel without CONFIG_UPROBES.
  *   LUW_IOC_JOIN         share a session (see above).  ENOENT: no kept
  *                        session and no LUW_JOIN_CREATE; EBADF: fd is not
  *                        an open /dev/luaunwind; EBUSY: this file has
@@ -126,7 +144,7 @@
  * 8-byte boundary and its size is a multiple of 8.
  *
  * stream         := record*
- * record         := sample | lost | end
+ * record         := sample | alloc | lost | end
  *
  * sample         := sample-header host-frame{nhost} lua-frame{nlua}
  *                   splice{nsplice}
@@ -176,6 +194,25 @@
  *                    activation's own; may be 0 (no VM frame was found)>
  * lua-first      := <U16: index of the segment's innermost Lua frame>
  * lua-count      := <U16: Lua frames in the segment>
+ *
+ * alloc          := sample-header host-frame{nhost} lua-frame{nlua}
+ *                   splice{nsplice} alloc-tail
+ *                   the stack of a thread entering its universe's
+ *                   allocator, as a sample's (type LUW_REC_ALLOC; pc, the
+ *                   first host frame, is the allocator's entry)
+ * alloc-tail     := nsize osize akind pad{7}
+ * nsize          := <U64: bytes requested>
+ * osize          := <U64: bytes of the block resized, 0 for a new one>
+ * akind          := <U8: LUW_ALLOC_NEW (ptr NULL), LUW_ALLOC_GROW or
+ *                    LUW_ALLOC_SHRINK (a block resized)>
+ * An allocation is recorded when it crosses the countdown of its CPU's
+ * bytes, which then starts again from a fresh draw of an exponential
+ * distribution whose mean is the interval: each byte requested is
+ * sampled with probability 1/interval, independently of the others, so
+ * an allocation of nsize bytes is recorded with probability
+ * p = 1 - exp(-nsize / interval).  A reader estimates what was allocated
+ * by weighting each record by 1/p: 1/p allocations, nsize/p bytes (as
+ * pprof's heap profiles scale).  Frees (nsize 0) are not recorded.
  *
  * lost           := size type pad{5} count cpu time
  * size           := <U16: sizeof(struct luw_lost)>
@@ -256,8 +293,8 @@
  * 2: Lua walk, attach version 1; 3: sessions, magic 0xE8, END records;
  * 4: an event per thread, stats version 2
  */
-#define LUW_ABI_VERSION		4
-#define LUW_RECORD_VERSION	2	/* 2: LUW_REC_END */
+#define LUW_ABI_VERSION		5	/* 5: LUW_IOC_ALLOC, stats version 4 */
+#define LUW_RECORD_VERSION	3	/* 2: LUW_REC_END; 3: LUW_REC_ALLOC */
 
 #define LUW_MAX_TARGETS		64	/* in all sessions together */
 #define LUW_MAX_THREADS		4096	/* threads of one target at attach */
@@ -306,6 +343,8 @@
 #define LUW_FEAT_VMSTATE_ONLY	(1ULL << 4)
 /* per-file sessions, LUW_IOC_JOIN, END records, stats version 1 */
 #define LUW_FEAT_SESSIONS	(1ULL << 5)
+/* LUW_IOC_ALLOC: the kernel has uprobes */
+#define LUW_FEAT_ALLOC		(1ULL << 6)
 
 struct luw_version {
 	__u32 size;
@@ -338,8 +377,14 @@ struct luw_version {
  * the vmstate needs, whatever max_host_frames and max_lua_frames say.
  */
 #define LUW_ATTACH_VMSTATE_ONLY	(1U << 2)
+/*
+ * No CPU sampling: no perf event is created (event and sample_rate are
+ * still checked); the target is attached for its allocation probes
+ * (LUW_IOC_ALLOC) alone.
+ */
+#define LUW_ATTACH_NO_EVENTS	(1U << 3)
 #define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED | \
-				 LUW_ATTACH_VMSTATE_ONLY)
+				 LUW_ATTACH_VMSTATE_ONLY | LUW_ATTACH_NO_EVENTS)
 
 /*
  * Rate bounds.  Past the admin's perf_event_max_sample_rate perf
@@ -476,12 +521,19 @@ struct luw_stats {
 	 */
 	__u64 time_enabled;
 	__u64 time_running;
+	/* ---- end of version 3 ---- */
+	/* out: allocator calls the probes saw (frees not included) */
+	__u64 alloc_calls;
+	__u64 alloc_bytes;	/* out: bytes those calls requested */
+	__u64 alloc_samples;	/* out: ALLOC records written */
+	__u64 alloc_ns;		/* out: time in the probe's handler */
 };
 #define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER1	(LUW_STATS_SIZE_VER0 + 32 + \
 				 LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER2	(LUW_STATS_SIZE_VER1 + 16)
 #define LUW_STATS_SIZE_VER3	(LUW_STATS_SIZE_VER2 + 16)
+#define LUW_STATS_SIZE_VER4	(LUW_STATS_SIZE_VER3 + 32)
 
 /* ---- list ------------------------------------------------------------- */
 
@@ -508,6 +560,22 @@ struct luw_join {
 };
 #define LUW_JOIN_SIZE_VER0	16
 
+/* ---- allocation probes ------------------------------------------------ */
+
+#define LUW_MAX_ALLOCF		16	/* allocators probed per target */
+#define LUW_ALLOC_INTERVAL_MIN	1ULL	/* every allocation */
+#define LUW_ALLOC_INTERVAL_MAX	(1ULL << 40)
+
+struct luw_alloc {
+	__u32 size;
+	__u32 flags;		/* none defined: 0 */
+	__s32 pid;		/* attached target */
+	__u32 reserved;		/* 0 */
+	__u64 allocf;		/* the allocator, an address in the target */
+	__u64 interval;		/* mean bytes between two records */
+};
+#define LUW_ALLOC_SIZE_VER0	32
+
 /* ---- commands --------------------------------------------------------- */
 
 /*
@@ -524,12 +592,18 @@ struct luw_join {
 #define LUW_IOC_STATS		_IOWR(LUW_IOC_MAGIC, 0x06, struct luw_stats)
 #define LUW_IOC_LIST		_IOWR(LUW_IOC_MAGIC, 0x07, struct luw_list)
 #define LUW_IOC_JOIN		_IOW(LUW_IOC_MAGIC, 0x08, struct luw_join)
+#define LUW_IOC_ALLOC		_IOW(LUW_IOC_MAGIC, 0x09, struct luw_alloc)
 
 /* ---- records ---------------------------------------------------------- */
 
 #define LUW_REC_SAMPLE		1
 #define LUW_REC_LOST		2
 #define LUW_REC_END		3
+#define LUW_REC_ALLOC		4
+
+#define LUW_ALLOC_NEW		1
+#define LUW_ALLOC_GROW		2
+#define LUW_ALLOC_SHRINK	3
 
 #define LUW_END_EXIT		1	/* every thread of the target exited */
 #define LUW_END_EXEC		2	/* the target exec'd another program */
@@ -601,6 +675,13 @@ struct luw_lost {
 	__u64 time;
 };
 
+struct luw_alloc_tail {
+	__u64 nsize;
+	__u64 osize;
+	__u8 kind;		/* LUW_ALLOC_* */
+	__u8 pad[7];
+};
+
 struct luw_end {
 	__u16 size;
 	__u8 type;
@@ -614,6 +695,7 @@ struct luw_end {
 #define LUW_RECORD_MAX	(sizeof(struct luw_sample) +			\
 			 LUW_MAX_HOST_FRAMES * 8 +			\
 			 LUW_MAX_LUA_FRAMES * sizeof(struct luw_lua_frame) + \
-			 LUW_MAX_SPLICES * sizeof(struct luw_splice))
+			 LUW_MAX_SPLICES * sizeof(struct luw_splice) +	\
+			 sizeof(struct luw_alloc_tail))
 
 #endif /* _LUAUNWIND_H */

@@ -29,6 +29,7 @@
 #include <linux/sched.h>
 #include <linux/sched/coredump.h>
 #include <linux/slab.h>
+#include <linux/uprobes.h>
 #include <linux/version.h>
 
 struct mm_struct;
@@ -111,5 +112,86 @@ static inline bool luw_io_worker(const struct task_struct *task)
 	return false;
 #endif
 }
+
+/*
+ * uprobes (kmod/alloc.c), as each tree's uprobes.h spells them (5.10, 6.1,
+ * 6.12, 7.2):
+ *  - up to 6.1 uprobe_register(inode, offset, uc) returns 0 and
+ *    uprobe_unregister(inode, offset, uc) returns once no handler runs;
+ *    the filter is told why it is asked (enum uprobe_filter_ctx);
+ *  - in 6.12 uprobe_register(inode, offset, ref_ctr_offset, uc) returns
+ *    the uprobe, uprobe_unregister_nosync() forgets the consumer and one
+ *    uprobe_unregister_sync() waits for every handler then running; the
+ *    filter takes (uc, mm) alone;
+ *  - in 7.2 the handler takes a third argument, per-call data.
+ * The headers' own macros tell them apart: UPROBE_NO_TRAMPOLINE_VADDR
+ * first appears with the second, UPROBE_HANDLER_IGNORE with the third.
+ * A kernel where a change and its marker came apart fails to build on
+ * the callbacks' or the calls' types (incompatible pointer types are
+ * errors in the kernel's flags); it cannot build wrong.
+ * LUW_UPROBE_HANDLER and LUW_UPROBE_FILTER declare the callbacks;
+ * luw_uprobe_add(), luw_uprobe_del() and luw_uprobe_sync() do the rest.
+ */
+#ifdef CONFIG_UPROBES
+#ifdef UPROBE_HANDLER_IGNORE
+#define LUW_UPROBE_HANDLER(fn, uc, regs) \
+	int fn(struct uprobe_consumer *uc, struct pt_regs *regs, \
+	       __u64 *data __always_unused)
+#else
+#define LUW_UPROBE_HANDLER(fn, uc, regs) \
+	int fn(struct uprobe_consumer *uc, struct pt_regs *regs)
+#endif
+
+#ifdef UPROBE_NO_TRAMPOLINE_VADDR
+#define LUW_UPROBE_FILTER(fn, uc, mm) \
+	bool fn(struct uprobe_consumer *uc, struct mm_struct *mm)
+
+struct luw_uprobe {
+	struct uprobe *up;
+};
+
+static inline int luw_uprobe_add(struct luw_uprobe *p, struct inode *inode,
+				 loff_t off, struct uprobe_consumer *uc)
+{
+	p->up = uprobe_register(inode, off, 0, uc);
+	return PTR_ERR_OR_ZERO(p->up);
+}
+
+static inline void luw_uprobe_del(struct luw_uprobe *p, struct inode *inode,
+				  loff_t off, struct uprobe_consumer *uc)
+{
+	uprobe_unregister_nosync(p->up, uc);
+}
+
+static inline void luw_uprobe_sync(void)
+{
+	uprobe_unregister_sync();
+}
+#else
+#define LUW_UPROBE_FILTER(fn, uc, mm) \
+	bool fn(struct uprobe_consumer *uc, \
+		enum uprobe_filter_ctx ctx __always_unused, struct mm_struct *mm)
+
+struct luw_uprobe {
+};
+
+static inline int luw_uprobe_add(struct luw_uprobe *p, struct inode *inode,
+				 loff_t off, struct uprobe_consumer *uc)
+{
+	return uprobe_register(inode, off, uc);
+}
+
+/* Synchronous: it takes the uprobe's register_rwsem, which handlers hold. */
+static inline void luw_uprobe_del(struct luw_uprobe *p, struct inode *inode,
+				  loff_t off, struct uprobe_consumer *uc)
+{
+	uprobe_unregister(inode, off, uc);
+}
+
+static inline void luw_uprobe_sync(void)
+{
+}
+#endif
+#endif /* CONFIG_UPROBES */
 
 #endif /* LUW_COMPAT_H */

@@ -7,6 +7,7 @@
  *   target.c    attached processes: attach/detach, start/stop, unwind
  *               tables, stats
  *   reap.c      targets that exit or exec: tracepoint probes, the reaper
+ *   alloc.c     allocation sampling: uprobes on the targets' allocators
  *   sample.c    the perf overflow handler: builds one record per sample
  *   hostwalk.c  host (C) stack walk: compact unwind tables, frame pointers
  *   mergewalk.c   Lua stack walk merged with the host walk (the record body)
@@ -68,6 +69,15 @@ struct luw_tstats {
 	u64 read_bytes;
 	u64 budget_cuts;
 	u64 interrupts;
+	u64 alloc_calls;
+	u64 alloc_bytes;
+	u64 alloc_samples;
+	u64 alloc_ns;
+	/*
+	 * Not a count (summed with the rest, and meaningless summed): bytes
+	 * left before this CPU's next ALLOC record (alloc.c).
+	 */
+	u64 alloc_left;
 	u64 vmstate[LUW_VMST_COUNT];
 	u64 hist[LUW_HIST_BUCKETS];
 	u64 reads_hist[LUW_HIST_BUCKETS];
@@ -209,6 +219,10 @@ struct luw_proc {
 	struct luw_tstats __percpu *stats;
 	struct luw_maps __rcu *maps;
 	u64 table_bytes;		/* accounted in luw_table_bytes */
+	/* Allocation probes (alloc.c), under the session's lock. */
+	struct luw_aprobe *aprobes[LUW_MAX_ALLOCF];
+	unsigned int nr_aprobes;
+	u64 alloc_interval;		/* read by the probes' handler */
 };
 
 /*
@@ -249,6 +263,7 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	       const struct luw_lj_layout *ly, const struct cred *opener);
 int luw_detach(struct luw_session *s, pid_t pid, struct luw_grave *g);
 int luw_start_stop(struct luw_session *s, pid_t pid, bool start);
+int luw_alloc(struct luw_session *s, const struct luw_alloc *a);
 struct luw_table *luw_table_load(const struct luw_unwind_table *u);
 void luw_table_free(struct luw_table *tab);
 int luw_table_install(struct luw_session *s, pid_t pid, struct luw_table *tab);
@@ -262,6 +277,12 @@ void luw_targets_free(struct list_head *list);
 bool luw_target_watched(struct pid *tgid);
 u32 luw_nr_targets_now(void);
 
+/* alloc.c */
+struct luw_aprobe;
+int luw_alloc_add(struct luw_proc *t, const struct luw_alloc *a);
+void luw_alloc_release(struct list_head *targets);
+void luw_alloc_free(struct luw_proc *t);
+
 /* reap.c */
 void luw_reap_soon(void);
 int luw_reap_init(void);
@@ -270,6 +291,8 @@ void luw_reap_exit(void);
 /* sample.c */
 void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		  struct pt_regs *regs);
+void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
+		     struct luw_tstats *st, const struct luw_alloc_tail *tail);
 int luw_sample_init(void);
 void luw_sample_exit(void);
 

@@ -18,7 +18,9 @@ static_assert(sizeof(struct luw_version) == LUW_VERSION_SIZE_VER1);
 static_assert(sizeof(struct luw_attach) == LUW_ATTACH_SIZE_VER1);
 static_assert(sizeof(struct luw_target) == LUW_TARGET_SIZE_VER0);
 static_assert(sizeof(struct luw_unwind_table) == LUW_UNWIND_TABLE_SIZE_VER0);
-static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER3);
+static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER4);
+static_assert(sizeof(struct luw_alloc) == LUW_ALLOC_SIZE_VER0);
+static_assert(sizeof(struct luw_alloc_tail) == 24);
 static_assert(sizeof(struct luw_list) == LUW_LIST_SIZE_VER0);
 static_assert(sizeof(struct luw_join) == LUW_JOIN_SIZE_VER0);
 static_assert(sizeof(struct luw_end) == 24);
@@ -69,7 +71,8 @@ static long luw_ioc_version(void __user *u)
 	v.nr_cpus = nr_cpu_ids;
 	v.features = LUW_FEAT_FP_UNWIND | LUW_FEAT_TABLE_UNWIND |
 		     LUW_FEAT_CYCLES | LUW_FEAT_LUA_WALK |
-		     LUW_FEAT_VMSTATE_ONLY | LUW_FEAT_SESSIONS;
+		     LUW_FEAT_VMSTATE_ONLY | LUW_FEAT_SESSIONS |
+		     (IS_ENABLED(CONFIG_UPROBES) ? LUW_FEAT_ALLOC : 0);
 	v.ring_bytes = luw_ring_bytes;
 	v.max_targets = LUW_MAX_TARGETS;
 	v.nr_targets = luw_nr_targets_now();
@@ -175,6 +178,23 @@ static long luw_ioc_unwind_table(struct file *file, void __user *u)
 		return PTR_ERR(s);
 	}
 	err = luw_table_install(s, ut.pid, tab);
+	mutex_unlock(&s->lock);
+	return err;
+}
+
+static long luw_ioc_alloc(struct file *file, void __user *u)
+{
+	struct luw_session *s;
+	struct luw_alloc a;
+	int err;
+
+	err = luw_copy_in(&a, sizeof(a), LUW_ALLOC_SIZE_VER0, u);
+	if (err)
+		return err;
+	s = luw_lock_session(file);
+	if (IS_ERR(s))
+		return PTR_ERR(s);
+	err = luw_alloc(s, &a);
 	mutex_unlock(&s->lock);
 	return err;
 }
@@ -304,6 +324,8 @@ static long luw_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return luw_ioc_list(file, u);
 	case _IOC_NR(LUW_IOC_JOIN):
 		return luw_ioc_join(file, u);
+	case _IOC_NR(LUW_IOC_ALLOC):
+		return luw_ioc_alloc(file, u);
 	default:
 		return -ENOTTY;
 	}

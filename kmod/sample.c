@@ -128,14 +128,63 @@ static bool luw_unwalkable(struct task_struct *task)
 	return !user_64bit_mode(task_pt_regs(task));
 }
 
+/*
+ * One record of t taken at regs into t's session's ring on this CPU, and
+ * counted in st: a sample, or with tail an ALLOC record (the sample's
+ * body, then tail).  Called with preemption off (the perf handler,
+ * alloc.c's probe).  Nothing is written when the ring is full (a drop) or
+ * when this CPU is inside a walk already (skipped): an interrupt (a
+ * cpu-clock sample in an allocation's walk) or an NMI (cycles) can land
+ * in one.
+ */
+void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
+		     struct luw_tstats *st, const struct luw_alloc_tail *tail)
+{
+	struct luw_scratch *sc;
+	struct luw_sample *s;
+	int *busy;
+	u64 now;
+
+	/*
+	 * The barriers keep the compiler from moving the scratch's use out
+	 * of the section the count guards, as perf's recursion context does.
+	 */
+	busy = this_cpu_ptr(&luw_scratch_busy);
+	if (++*busy > 1) {
+		st->skipped++;
+		goto out;
+	}
+	barrier();
+
+	sc = this_cpu_ptr(luw_scratch);
+	s = &sc->hdr;
+	now = ktime_get_mono_fast_ns();
+	luw_fill_sample(t, regs, s, st, now);
+	if (tail) {
+		/* Through bytes[]: the record, not its header, has room. */
+		s->type = LUW_REC_ALLOC;
+		memcpy(sc->bytes + s->size, tail, sizeof(*tail));
+		s->size += sizeof(*tail);
+	}
+	if (!luw_ring_write(t->sess, s, s->size, now)) {
+		st->drops++;
+	} else if (tail) {
+		st->alloc_samples++;
+	} else {
+		st->samples++;
+		st->vmstate[s->vmstate]++;
+	}
+	barrier();
+out:
+	--*busy;
+}
+
 void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		  struct pt_regs *regs)
 {
 	struct luw_proc *t = event->overflow_handler_context;
 	struct luw_tstats *st;
-	struct luw_sample *s;
-	int *busy;
-	u64 t0, now;
+	u64 t0;
 
 	if (READ_ONCE(t->dying))
 		return;
@@ -165,30 +214,7 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		st->skipped++;
 		goto out;
 	}
-	/*
-	 * An NMI (cycles) can land in a cpu-clock sample on this CPU.  The
-	 * barriers keep the compiler from moving the scratch's use out of
-	 * the section the count guards, as perf's recursion context does.
-	 */
-	busy = this_cpu_ptr(&luw_scratch_busy);
-	if (++*busy > 1) {
-		st->skipped++;
-		goto out_busy;
-	}
-	barrier();
-
-	s = &this_cpu_ptr(luw_scratch)->hdr;
-	now = ktime_get_mono_fast_ns();
-	luw_fill_sample(t, regs, s, st, now);
-	if (luw_ring_write(t->sess, s, s->size, now)) {
-		st->samples++;
-		st->vmstate[s->vmstate]++;
-	} else {
-		st->drops++;
-	}
-out_busy:
-	barrier();
-	--*busy;
+	luw_sample_emit(t, regs, st, NULL);
 out:
 	t0 = local_clock() - t0;
 	st->handler_ns += t0;

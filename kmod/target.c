@@ -185,6 +185,7 @@ void luw_targets_quiesce(struct list_head *list)
 
 	if (list_empty(list))
 		return;
+	luw_alloc_release(list);
 	list_for_each_entry(t, list, node)
 		luw_events_release(t);
 	synchronize_rcu();
@@ -211,6 +212,7 @@ void luw_targets_free(struct list_head *list)
 				luw_table_free(m->t[i]);
 			kfree(m);
 		}
+		luw_alloc_free(t);
 		mmdrop(t->mm);
 		free_percpu(t->stats);
 		put_pid(t->pid);
@@ -744,9 +746,11 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	t->stats = alloc_percpu_gfp(struct luw_tstats, GFP_KERNEL_ACCOUNT);
 	if (!t->stats)
 		goto out_free;
-	err = luw_create_events(t, task, a);
-	if (err)
-		goto out_free;
+	if (!(a->flags & LUW_ATTACH_NO_EVENTS)) {
+		err = luw_create_events(t, task, a);
+		if (err)
+			goto out_free;
+	}
 	/*
 	 * The rings only now, when nothing else can fail: a failed attach
 	 * leaves the session as it was.  The events sample nothing yet.
@@ -795,6 +799,18 @@ int luw_detach(struct luw_session *s, pid_t vpid, struct luw_grave *g)
 	luw_target_unlink(t, &g->targets);
 	mutex_unlock(&luw_lock);
 	return 0;
+}
+
+int luw_alloc(struct luw_session *s, const struct luw_alloc *a)
+{
+	struct luw_proc *t;
+
+	if (a->pid <= 0 || a->flags || a->reserved)
+		return -EINVAL;
+	t = luw_find(s, a->pid);
+	if (!t)
+		return -ESRCH;
+	return luw_alloc_add(t, a);
 }
 
 static void luw_target_run(struct luw_proc *t, bool start)
@@ -1011,6 +1027,10 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 	st->read_bytes = sum->read_bytes;
 	st->budget_cuts = sum->budget_cuts;
 	st->interrupts = sum->interrupts;
+	st->alloc_calls = sum->alloc_calls;
+	st->alloc_bytes = sum->alloc_bytes;
+	st->alloc_samples = sum->alloc_samples;
+	st->alloc_ns = sum->alloc_ns;
 	BUILD_BUG_ON(ARRAY_SIZE(st->vmstate) < LUW_VMST_COUNT);
 	for (i = 0; i < LUW_VMST_COUNT; i++)
 		st->vmstate[i] = sum->vmstate[i];
