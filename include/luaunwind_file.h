@@ -146,13 +146,18 @@
  * lost           := <U64: samples reported lost by LOST records>
  * vmstate        := <U64: samples per LUW_VMST_*, module counters>
  *
+ * alloc          := pid reserved interval
+ *   (LUWF_SEC_ALLOC, v3) the recording sampled allocations: its ALLOC
+ *   records were drawn with this mean interval; pid 0: every process
+ * interval       := <U64: bytes (luaunwind.h, LUW_IOC_ALLOC)>
+ *
  * end            := LUWF_SEC_END 0      the last section, empty
  */
 #ifndef _LUAUNWIND_FILE_H
 #define _LUAUNWIND_FILE_H
 
 #define LUWF_MAGIC		"LUWF"
-#define LUWF_VERSION		2
+#define LUWF_VERSION		3	/* 3: ALLOC records, LUWF_SEC_ALLOC */
 #define LUWF_VERSION_MIN	1
 #define LUWF_HEADER_SIZE	16
 #define LUWF_SECTION_MAX	(1U << 30)	/* largest payload accepted */
@@ -169,6 +174,7 @@
 #define LUWF_SEC_FFNAMES	10
 #define LUWF_SEC_STATS		11
 #define LUWF_SEC_CALLSITE	12
+#define LUWF_SEC_ALLOC		13
 #define LUWF_SEC_END		0xffffffffU
 
 /* process flags */

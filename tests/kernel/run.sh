@@ -24,19 +24,21 @@ cd "$top"
 kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1
 # One of each kind: the ABI, permissions, raw Lua walks with and without
 # traces' frames, record + report, threads, a target exiting while attached,
-# and a service (ts_lua: a Lua state per thread, JIT on, empty globals).
-subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit t_svc_trafficserver)
+# a service (ts_lua: a Lua state per thread, JIT on, empty globals), and
+# allocation sampling (uprobes).
+subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit t_svc_trafficserver
+	t_alloc)
 # For the debug kernel (KASAN, lockdep, ...): the tests that drive the
 # module's object lifetimes and locking -- sessions, attach/detach/reap
 # races, a thousand attach/detach cycles, targets exiting and exec'ing while
 # sampled, a killed reader, unload after a table replacement, per-thread
 # events, every ioctl with random arguments, attach from a chroot, the
 # per-user caps, a large session's close beside another session, readers
-# woken and rings freed at end of file -- and its walkers over a real and
-# over a hostile stack.
+# woken and rings freed at end of file, allocation probes put in and taken
+# out -- and its walkers over a real and over a hostile stack.
 checked=(t_abi t_perm t_chroot t_ucaps t_closestall t_race t_cycles t_exit
 	 t_rmmod t_exec t_rec_exit t_pertask t_fuzz t_hostile t_lua_payload
-	 t_readpoll)
+	 t_readpoll t_alloc)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k) kernels=$2; shift 2 ;;

@@ -10,6 +10,7 @@
  *   luaunwind-ctl status [PID]
  *   luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]
  *                        [--mode default|leaf|callchain]
+ *                        [--alloc] [--alloc-interval BYTES] [--no-cpu]
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]
  *
  * Sessions (include/luaunwind.h): attach puts the process in the caller's
@@ -25,6 +26,12 @@
  * is the interpreter, else C code under the Lua C function that called
  * it); default no stacks at all, the module only counts (and writes) each
  * sample's VM state, which status shows.
+ *
+ * --alloc samples the allocations of the processes -p names as well (or,
+ * with --no-cpu, instead of CPU time): a uprobe on each Lua universe's
+ * allocator, and one record with the allocating stack per
+ * --alloc-interval bytes requested on average (512 KiB by default; 1
+ * records every allocation).  luaunwind-report --alloc reports them.
  *
  * record writes a .luw file (include/luaunwind_file.h; the loop is
  * lib/record/record.c): with -p it attaches first (and detaches at the end)
@@ -70,6 +77,7 @@ static const char usage_text[] =
 	      "       luaunwind-ctl status [PID]\n"
 	      "       luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
+	      "                            [--alloc] [--alloc-interval BYTES] [--no-cpu]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n"
 	      "       luaunwind-ctl heap -p PID -o FILE [--live]\n"
 	      "       luaunwind-ctl [COMMAND] --help\n";
@@ -464,10 +472,15 @@ static int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "freq", required_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "alloc", no_argument, NULL, 'A' },
+		{ "alloc-interval", required_argument, NULL, 'I' },
+		{ "no-cpu", no_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct luw_rec_opts o = { .stop = &stop_record };
+	uint64_t interval = 512 << 10;
+	int alloc = 0;
 	struct luw_attach_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
 	struct luw_attacher *att[LUW_MAX_TARGETS];
@@ -503,10 +516,30 @@ static int cmd_record(int argc, char **argv)
 			ao.sample_rate = num(optarg, "frequency", UINT32_MAX);
 		} else if (c == 'm') {
 			set_mode(&ao, optarg);
+		} else if (c == 'A') {
+			alloc = 1;
+		} else if (c == 'I') {
+			alloc = 1;
+			interval = num(optarg, "allocation interval",
+				       LUW_ALLOC_INTERVAL_MAX);
+		} else if (c == 'C') {
+			ao.flags |= LUW_ATTACH_NO_EVENTS;
 		}
 	}
 	if (!o.path || optind != argc)
 		usage();
+	if ((ao.flags & LUW_ATTACH_NO_EVENTS) && !alloc) {
+		fprintf(stderr, "luaunwind-ctl: --no-cpu records nothing without --alloc\n");
+		return 1;
+	}
+	if (alloc && !interval) {
+		fprintf(stderr, "luaunwind-ctl: an allocation interval of 0 bytes\n");
+		return 1;
+	}
+	if (alloc) {
+		ao.alloc_interval = interval;
+		o.alloc_interval = interval;
+	}
 	for (unsigned int i = 0; i < npid; i++)
 		if (kill(pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "luaunwind-ctl: no process %d\n",
@@ -520,6 +553,13 @@ static int cmd_record(int argc, char **argv)
 	 * they are, and leave them attached.  Else attach every one in a
 	 * session of this file's own. */
 	owned = npid && kept < npid;
+	if (alloc && !owned) {
+		fprintf(stderr, "luaunwind-ctl: --alloc probes the processes "
+			"this record attaches: name them with -p (and not "
+			"all attached already)\n");
+		close(fd);
+		return 1;
+	}
 	if (owned) {
 		close(fd);
 		fd = open_dev(0);
@@ -568,10 +608,13 @@ static int cmd_record(int argc, char **argv)
 		fprintf(stderr, "luaunwind-ctl: record: %s\n", err);
 		return 1;
 	}
-	fprintf(stderr, "luaunwind-ctl: %s: %llu samples, %llu lost, %.1f s%s\n",
-		o.path, (unsigned long long)res.records,
-		(unsigned long long)res.lost, res.seconds,
-		res.targets_gone ? " (every target exited)" : "");
+	fprintf(stderr, "luaunwind-ctl: %s: %llu samples, ", o.path,
+		(unsigned long long)res.records);
+	if (alloc)
+		fprintf(stderr, "%llu allocation samples, ",
+			(unsigned long long)res.allocs);
+	fprintf(stderr, "%llu lost, %.1f s%s\n", (unsigned long long)res.lost,
+		res.seconds, res.targets_gone ? " (every target exited)" : "");
 	return 0;
 }
 

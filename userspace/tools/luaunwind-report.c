@@ -88,6 +88,8 @@ static const char usage[] =
 	"  --by-pid      root each stack at its process, \"comm-PID\" (a record\n"
 	"                of several -p)\n"
 	"  --by-tid      root each stack at its thread, \"comm-PID/TID\"\n"
+	"  --alloc       the allocation samples (record --alloc), each stack\n"
+	"                weighted by the bytes it allocated, estimated\n"
 	"heap snapshots:\n"
 	"  (default)     --top 20\n"
 	"  --top N       by type, the N heaviest paths, the N largest objects\n"
@@ -111,6 +113,7 @@ static size_t top_n;
 static int diff;
 static int vm_frames;
 static int by_pid;
+static int alloc;
 static long raw_pid;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -285,7 +288,8 @@ static int run_full(char **argv, const char *file, int fd, const void *head,
 /* A .luw record file (or a raw capture turned into one), all in f. */
 static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 {
-	struct luw_report_opts o = { .keep_vm = vm_frames, .by_pid = by_pid };
+	struct luw_report_opts o = { .keep_vm = vm_frames, .by_pid = by_pid,
+				     .alloc = alloc };
 	struct luw_report_result res;
 	struct luw_stacks *stacks = luw_stacks_new();
 	char err[512];
@@ -472,7 +476,7 @@ static int report_raw(const char *file, int fd, enum mode mode)
 
 enum { OPT_FOLDED = 256, OPT_COMPAT, OPT_VMSTATES, OPT_LEAK, OPT_VMFRAMES,
        OPT_BYPID, OPT_BYTID, OPT_PID, OPT_TOP, OPT_PPROF, OPT_SVG,
-       OPT_DIFF };
+       OPT_DIFF, OPT_ALLOC };
 
 int main(int argc, char **argv)
 {
@@ -490,6 +494,7 @@ int main(int argc, char **argv)
 		{ "pprof", required_argument, NULL, OPT_PPROF },
 		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "diff", no_argument, NULL, OPT_DIFF },
+		{ "alloc", no_argument, NULL, OPT_ALLOC },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mode mode = M_DEFAULT;
@@ -516,6 +521,7 @@ int main(int argc, char **argv)
 		case OPT_BYPID: by_pid = 1; continue;
 		case OPT_BYTID: by_pid = 2; continue;
 		case OPT_DIFF: diff = 1; continue;
+		case OPT_ALLOC: alloc = 1; continue;
 		case OPT_PID:
 			if (luw_cli_int(optarg, 1, INT_MAX, &v))
 				return usage_error("bad number '%s'", optarg);

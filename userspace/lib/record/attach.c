@@ -12,6 +12,7 @@
 
 #include "unwind/cfi.h"
 #include "util/grow.h"
+#include "target/allocf.h"
 #include "target/layout.h"
 #include "record/dev.h"
 #include "proc/maps.h"
@@ -29,6 +30,8 @@ struct luw_attacher {
 	size_t nseen, capseen;
 	struct luw_cfi *vdso;		/* built from the target's image */
 	int full;			/* the module's table limit was hit */
+	uint64_t allocf[LUW_MAX_ALLOCF];	/* allocators probed */
+	int nallocf;
 };
 
 int luw_attach_open(pid_t pid, int want_lua, struct luw_attacher **out, char *err,
@@ -116,6 +119,12 @@ void luw_attach_describe(const struct luw_attacher *a, char *buf, size_t len)
 		 (int)a->pid, t->path, t->kind, t->build_id[0] ? t->build_id : "none",
 		 t->layout_name, t->layout.flags & LUW_LJ_F_GC64 ? "GC64" : "32-bit refs",
 		 t->vm_start, t->vm_end, t->interp_end, t->nstates);
+	for (int i = 0; i < a->nallocf; i++) {
+		size_t k = strlen(buf);
+
+		snprintf(buf + k, len - k, "%s0x%" PRIx64,
+			 i ? " " : ", allocators probed ", a->allocf[i]);
+	}
 }
 
 static int seen_has(const struct luw_attacher *a, const struct luw_map *mp)
@@ -259,6 +268,34 @@ static int att_rate_check(const struct luw_attach_opts *o, char *err,
 	return -1;
 }
 
+/* Probes every distinct allocator of a's universes: 0, or -1 with err. */
+static int att_alloc(struct luw_attacher *a, int fd, uint64_t interval,
+		     int *errnum, char *err, size_t errlen)
+{
+	uint64_t fns[LUW_MAX_ALLOCF];
+	int n, r;
+
+	if (!a->lj) {
+		snprintf(err, errlen, "allocation sampling needs the Lua side");
+		return -1;
+	}
+	n = luw_allocf_find(a->lj, fns, LUW_MAX_ALLOCF, err, errlen);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		r = luw_dev_alloc(fd, a->pid, fns[i], interval);
+		if (r) {
+			*errnum = -r;
+			snprintf(err, errlen, "probe the allocator at 0x%llx of "
+				 "pid %d: %s", (unsigned long long)fns[i],
+				 (int)a->pid, strerror(-r));
+			return -1;
+		}
+		a->allocf[a->nallocf++] = fns[i];
+	}
+	return 0;
+}
+
 int luw_attach_run(int fd, pid_t pid, const struct luw_attach_opts *o,
 		   struct luw_attacher **out, int *errnum, char *err, size_t errlen)
 {
@@ -286,6 +323,12 @@ int luw_attach_run(int fd, pid_t pid, const struct luw_attach_opts *o,
 		return -1;
 	}
 	if (!o->no_tables && luw_attach_upload(a, fd, NULL, err, errlen) < 0) {
+		luw_dev_detach(fd, pid);
+		luw_attach_free(a);
+		return -1;
+	}
+	if (o->alloc_interval && att_alloc(a, fd, o->alloc_interval, errnum,
+					   err, errlen)) {
 		luw_dev_detach(fd, pid);
 		luw_attach_free(a);
 		return -1;

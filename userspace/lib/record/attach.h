@@ -35,6 +35,12 @@ struct luw_attach_opts {
 	uint16_t max_lua_frames;
 	int no_lua;		/* host stacks only */
 	int no_tables;		/* frame pointers only */
+	/*
+	 * Allocation sampling (LUW_IOC_ALLOC) of every universe's
+	 * allocator, about one ALLOC record per alloc_interval bytes; 0:
+	 * none.  With LUW_ATTACH_NO_EVENTS in flags, no CPU samples.
+	 */
+	uint64_t alloc_interval;
 };
 
 /*

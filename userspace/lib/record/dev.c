@@ -61,6 +61,16 @@ int luw_dev_stats(int fd, pid_t pid, struct luw_stats *s)
 	return luw_dev_ioctl(fd, LUW_IOC_STATS, s);
 }
 
+int luw_dev_alloc(int fd, pid_t pid, uint64_t allocf, uint64_t interval)
+{
+	struct luw_alloc a = {
+		.size = sizeof(a), .pid = pid, .allocf = allocf,
+		.interval = interval,
+	};
+
+	return luw_dev_ioctl(fd, LUW_IOC_ALLOC, &a);
+}
+
 int luw_dev_join(int fd, int other_fd, unsigned int flags)
 {
 	struct luw_join j = { .size = sizeof(j), .flags = flags, .fd = other_fd };
@@ -170,6 +180,20 @@ int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r
 		if (luw_dev_check_sample((const struct luw_sample *)p, size, r))
 			return -EBADMSG;
 		break;
+	case LUW_REC_ALLOC: {
+		const struct luw_alloc_tail *t;
+
+		if (size < sizeof(struct luw_sample) + sizeof(*t) ||
+		    luw_dev_check_sample((const struct luw_sample *)p,
+					 size - sizeof(*t), r))
+			return -EBADMSG;
+		t = (const struct luw_alloc_tail *)(p + size - sizeof(*t));
+		if (!t->nsize || t->kind < LUW_ALLOC_NEW ||
+		    t->kind > LUW_ALLOC_SHRINK)
+			return -EBADMSG;
+		r->alloc = t;
+		break;
+	}
 	case LUW_REC_LOST:
 		if (size != sizeof(struct luw_lost))
 			return -EBADMSG;

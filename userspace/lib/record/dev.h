@@ -38,6 +38,8 @@ int luw_dev_join(int fd, int other_fd, unsigned int flags);
 int luw_dev_list(int fd, pid_t *pids, unsigned int max);
 /* Whether pid is a target of fd's session (1, else 0). */
 int luw_dev_has(int fd, pid_t pid);
+/* Probe the allocator at allocf of target pid (LUW_IOC_ALLOC). */
+int luw_dev_alloc(int fd, pid_t pid, uint64_t allocf, uint64_t interval);
 /* Hand over the unwind table (luaunwind_unwind.h) of one mapping. */
 int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 			uint64_t file_offset, const void *table, size_t len);
@@ -46,12 +48,13 @@ int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 struct luw_dev_rec {
 	unsigned int type;			/* LUW_REC_* */
 	size_t size;
-	const struct luw_sample *sample;	/* LUW_REC_SAMPLE */
+	const struct luw_sample *sample;	/* LUW_REC_SAMPLE, _ALLOC */
 	const uint64_t *host;			/* sample->nhost pcs */
 	const struct luw_lua_frame *lua;	/* sample->nlua frames */
 	const struct luw_splice *splice;	/* sample->nsplice */
 	const struct luw_lost *lost;		/* LUW_REC_LOST */
 	const struct luw_end *end;		/* LUW_REC_END */
+	const struct luw_alloc_tail *alloc;	/* LUW_REC_ALLOC */
 };
 
 /*

@@ -82,13 +82,15 @@ static int take(struct luw_symbolize *z, struct luw_file_writer *w, void *buf,
 		/* End records say what record.c finds out by itself
 		 * (all_gone); the file keeps samples and losses. */
 		if (r.type == LUW_REC_END ||
-		    (r.type == LUW_REC_SAMPLE && npids &&
+		    (r.sample && npids &&
 		     !wanted((pid_t)r.sample->pid, pids, npids))) {
 			at = off;
 			continue;
 		}
 		if (r.type == LUW_REC_SAMPLE)
 			res->records++;
+		else if (r.type == LUW_REC_ALLOC)
+			res->allocs++;
 		else
 			res->lost += r.lost->count;
 		if (keep != at)
@@ -151,6 +153,15 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 
 		/* Not LuaJIT, or gone already: its host frames still count. */
 		luw_symbolize_add(z, pids[i], why, sizeof(why));
+	}
+	if (o->alloc_interval) {
+		struct luw_file_buf ab = { 0 };
+
+		luw_file_put_u32(&ab, 0);
+		luw_file_put_u32(&ab, 0);
+		luw_file_put_u64(&ab, o->alloc_interval);
+		luw_file_write_buf(&w, LUWF_SEC_ALLOC, &ab);
+		luw_file_buf_free(&ab);
 	}
 	memset(&s0, 0, sizeof(s0));
 	luw_dev_stats(fd, 0, &s0);

@@ -26,6 +26,9 @@ struct luw_rec_opts {
 	const char *path;		/* the .luw file to write */
 	double duration;		/* seconds; <= 0: until stopped */
 	uint32_t freq;			/* noted in the file, 0 unknown */
+	/* The ALLOC records' mean interval (bytes), noted in the file;
+	 * 0: no allocation sampling. */
+	uint64_t alloc_interval;
 	/* Processes being sampled and their attach state (refreshes);
 	 * natt == 0: whatever the module has attached now. */
 	struct luw_attacher **att;
@@ -36,6 +39,7 @@ struct luw_rec_opts {
 
 struct luw_rec_result {
 	uint64_t records;	/* sample records written */
+	uint64_t allocs;	/* ALLOC records written */
 	uint64_t lost;		/* samples the rings dropped (LOST records) */
 	uint64_t bytes;		/* file size */
 	double seconds;

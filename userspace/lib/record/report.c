@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/kvmap.h"
@@ -424,7 +425,7 @@ static const struct luw_lua_frame *caller_of(const struct luw_dev_rec *r,
 
 static int add_sample(struct ctx *x, struct luw_stacks *st,
 		      const struct luw_dev_rec *r, const struct luw_report_opts *o,
-		      struct luw_report_result *res)
+		      struct luw_report_result *res, uint64_t weight)
 {
 	struct luw_mframe mf[LUW_MERGE_MAX];
 	int32_t ids[LUW_MERGE_MAX + 1], *fr = ids;
@@ -477,8 +478,20 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 			return -1;
 		n = 1;
 	}
-	return luw_stacks_add(st, ids, (size_t)n + (size_t)(fr - ids), 1) ?
+	return luw_stacks_add(st, ids, (size_t)n + (size_t)(fr - ids), weight) ?
 		-1 : 0;
+}
+
+/*
+ * What one ALLOC record of nsize bytes stands for, at the mean interval
+ * it was drawn with: it was taken with probability p = 1 - e^(-nsize /
+ * interval), so 1/p allocations of nsize bytes (luaunwind.h).
+ */
+static double alloc_scale(uint64_t nsize, uint64_t interval)
+{
+	double p = -expm1(-(double)nsize / (double)interval);
+
+	return p > 0 ? 1 / p : 1;
 }
 
 int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
@@ -501,6 +514,8 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		index_sec(&d, &s);
 		if (s.type == LUWF_SEC_STATS && s.size >= 16) {
 			memcpy(&res->duration_ns, s.p + 8, 8);
+		} else if (s.type == LUWF_SEC_ALLOC && s.size >= 16) {
+			memcpy(&res->alloc_interval, s.p + 8, 8);
 		} else if (s.type == LUWF_SEC_PROCESS && !res->freq &&
 			   s.size >= 36) {
 			memcpy(&res->start_ns, s.p + 24, 8);
@@ -511,6 +526,13 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		goto oom;
 	res->complete = got == 0;
 	stop = off;
+	if (o->alloc && !res->alloc_interval) {
+		snprintf(err, errlen, "no allocation samples: the recording "
+			 "was made without --alloc");
+		db_free(&d);
+		luw_strbuf_free(&x.b);
+		return 2;
+	}
 	/* Pass 2: samples. */
 	off = LUWF_HEADER_SIZE;
 	while (off < stop && luw_file_next(f, &off, &s, msg, sizeof(msg)) > 0) {
@@ -521,10 +543,20 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		if (s.type != LUWF_SEC_SAMPLES)
 			continue;
 		while ((rc = luw_dev_next(s.p, s.size, &ro, &r)) > 0) {
+			uint64_t weight = 1;
+
 			if (r.type == LUW_REC_LOST)
 				res->lost += r.lost->count;
-			if (r.type != LUW_REC_SAMPLE)
+			if (r.type != (o->alloc ? LUW_REC_ALLOC : LUW_REC_SAMPLE))
 				continue;
+			if (o->alloc) {
+				double k = alloc_scale(r.alloc->nsize,
+						       res->alloc_interval);
+
+				res->alloc_objects += k;
+				res->alloc_bytes += k * (double)r.alloc->nsize;
+				weight = (uint64_t)llround(k * (double)r.alloc->nsize);
+			}
 			res->records++;
 			if (r.sample->vmstate < LUW_VMST_COUNT)
 				res->vmstate[r.sample->vmstate]++;
@@ -532,7 +564,7 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 				tmin = r.sample->time;
 			if (r.sample->time > tmax)
 				tmax = r.sample->time;
-			if (add_sample(&x, stacks, &r, o, res))
+			if (add_sample(&x, stacks, &r, o, res, weight))
 				goto oom;
 		}
 		if (rc < 0) {

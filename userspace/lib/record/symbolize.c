@@ -716,7 +716,7 @@ int luw_symbolize_records(struct luw_symbolize *z, const void *buf, size_t len)
 		struct proc *p;
 		int status;
 
-		if (r.type != LUW_REC_SAMPLE)
+		if (!r.sample)
 			continue;
 		p = find(z, (pid_t)r.sample->pid);
 		if (!p)

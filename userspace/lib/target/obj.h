@@ -72,6 +72,7 @@ struct luw_obj_offs {
 				 * not sizeof(GCstr) + len + 1 */
 	/* global_State, each proven on every universe (target/gcstate.h): */
 	uint16_t g_total, g_root, g_mmudata;	/* gc.total, gc.root, gc.mmudata */
+	uint16_t g_allocf;	/* allocf (allocd follows) */
 	uint16_t g_strtab, g_strmask, g_strnum;	/* the string table */
 	uint16_t g_registry, g_ctype;		/* registrytv, ctype_state */
 	uint16_t g_gcroot[2];	/* gcroot[]: candidates, LUW_LJ_NOFIELD none */

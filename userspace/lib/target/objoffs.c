@@ -101,6 +101,7 @@ static int g_model(struct luw_obj_offs *o, const struct luw_lj_layout *ly,
 	o->g_strmask = (uint16_t)(o->g_strtab + 8);
 	o->g_strnum = (uint16_t)(o->g_strtab + 12);
 	o->g_total = (uint16_t)gc;
+	o->g_allocf = (uint16_t)(gc - 16);
 	o->g_root = (uint16_t)(gc + 2 * gcs + 8);
 	o->g_mmudata = (uint16_t)(o->g_root + 5 * r);
 	o->g_ctype = (uint16_t)(ly->g_jit_base + r);
@@ -209,12 +210,14 @@ static int heap_dwarf(struct luw_obj_offs *o, Dwarf *dw, char *why, size_t n)
 	    dw_off(dw, "global_State", "registrytv") < 0 ||
 	    dw_off(dw, "global_State", "gcroot") < 0 ||
 	    dw_off(dw, "global_State", "ctype_state") < 0 ||
+	    dw_off(dw, "global_State", "allocf") < 0 ||
 	    dw_off2(dw, "global_State", "gc", "root") < 0 ||
 	    dw_off2(dw, "global_State", "gc", "mmudata") < 0)
 		return luw_fail(why, n, "global_State in DWARF lacks a string "
 				"table, gc.total, gc.root, gc.mmudata, registrytv, "
-				"gcroot or ctype_state");
+				"gcroot, ctype_state or allocf");
 	o->g_total = (uint16_t)v;
+	o->g_allocf = (uint16_t)dw_off(dw, "global_State", "allocf");
 	o->g_root = (uint16_t)dw_off2(dw, "global_State", "gc", "root");
 	o->g_mmudata = (uint16_t)dw_off2(dw, "global_State", "gc", "mmudata");
 	o->g_strtab = (uint16_t)strtab;
