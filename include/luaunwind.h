@@ -527,13 +527,19 @@ struct luw_stats {
 	__u64 alloc_bytes;	/* out: bytes those calls requested */
 	__u64 alloc_samples;	/* out: ALLOC records written */
 	__u64 alloc_ns;		/* out: time in the probe's handler */
+	/*
+	 * out: the mean interval of the target's ALLOC records (bytes), 0
+	 * when it is not probed; with pid 0, the one all the targets
+	 * probed now share, 0 when they differ or none is probed.
+	 */
+	__u64 alloc_interval;
 };
 #define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER1	(LUW_STATS_SIZE_VER0 + 32 + \
 				 LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER2	(LUW_STATS_SIZE_VER1 + 16)
 #define LUW_STATS_SIZE_VER3	(LUW_STATS_SIZE_VER2 + 16)
-#define LUW_STATS_SIZE_VER4	(LUW_STATS_SIZE_VER3 + 32)
+#define LUW_STATS_SIZE_VER4	(LUW_STATS_SIZE_VER3 + 40)
 
 /* ---- list ------------------------------------------------------------- */
 

@@ -147,8 +147,8 @@
  * vmstate        := <U64: samples per LUW_VMST_*, module counters>
  *
  * alloc          := pid reserved interval
- *   (LUWF_SEC_ALLOC, v3) the recording sampled allocations: its ALLOC
- *   records were drawn with this mean interval; pid 0: every process
+ *   (LUWF_SEC_ALLOC, v3) the process's allocations were sampled: its
+ *   ALLOC records were drawn with this mean interval (luw_stats's)
  * interval       := <U64: bytes (luaunwind.h, LUW_IOC_ALLOC)>
  *
  * end            := LUWF_SEC_END 0      the last section, empty

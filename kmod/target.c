@@ -1004,14 +1004,22 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 		luw_target_stats(t, sum);
 		luw_target_times(t, st);
 		st->thread_events = t->nr_events;
+		st->alloc_interval = t->nr_aprobes ? t->alloc_interval : 0;
 	} else {
+		bool first = true;
+
 		mutex_lock(&luw_lock);
 		luw_stats_add(sum, &s->retired);
 		mutex_unlock(&luw_lock);
 		list_for_each_entry(t, &s->targets, node) {
+			u64 iv = t->nr_aprobes ? t->alloc_interval : 0;
+
 			luw_target_stats(t, sum);
 			luw_target_times(t, st);
 			st->thread_events += t->nr_events;
+			st->alloc_interval = first || st->alloc_interval == iv ?
+					     iv : 0;
+			first = false;
 		}
 		st->ended = s->ended;
 	}

@@ -3,12 +3,16 @@
 #  - two functions of tests/fixtures/workloads/alloc.lua allocate strings
 #    in a ratio the workload measures itself (gc.total around each, the GC
 #    stopped): the report's estimate of their bytes has the same ratio,
-#    within sampling error (at least 600 records; the margin is five
-#    standard errors of the share at that count), with the JIT on;
+#    within sampling error (at least 300 records; the margin is five
+#    standard errors of the share at that count), with the JIT on (the
+#    records spliced under the traces) and off;
 #  - the breakpoint is in the target while it records (the first byte of
 #    the allocator reads 0xcc through /proc/PID/mem), never in a second
 #    process running the same library, and gone when record ends: after
-#    --duration, and after record is SIGKILLed;
+#    --duration, after record is SIGKILLed, after detach;
+#  - attach --alloc: status counts the probe's calls and records, and
+#    record of the kept session takes the interval from the module;
+#  - a target killed while probed is reaped;
 #  - --no-cpu: allocation records alone.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
@@ -53,7 +57,7 @@ luajit $WL/alloc.lua 1000000 >"$W/other.out" 2>&1 &
 other=$!
 kids="$kids $other"
 within 120 grep -q ready "$W/other.out" || fail "the second luajit did not start"
-$CTL record -p "$tp" -o "$W/a.luw" --alloc-interval 65536 --duration 20 \
+$CTL record -p "$tp" -o "$W/a.luw" --alloc-interval 4096 --duration 30 \
 	2>"$W/a.err" &
 rec=$!
 within 60 probed "$W/a.err" || { cat "$W/a.err" >&2; fail "record --alloc did not attach"; }
@@ -70,27 +74,45 @@ ob=$(byte "$other" "$oa")
 [ -n "$ob" ] && [ "$ob" != cc ] || fail "a breakpoint in another process mapping $path: '$ob'"
 wait $rec || { cat "$W/a.err" >&2; fail "record --alloc"; }
 [ "$(byte "$tp" "$a")" != cc ] || fail "the breakpoint stayed after record ended"
-$REP --alloc "$W/a.luw" >"$W/a.folded" 2>"$W/a.rep" || { cat "$W/a.rep" >&2; fail "report --alloc"; }
-n=$(sed -n 's/.* \([0-9]*\) allocation samples.*/\1/p' "$W/a.err")
-big=$(folded_sum "$W/a.folded" 'big_strings')
-small=$(folded_sum "$W/a.folded" 'small_strings')
-all=$(folded_sum "$W/a.folded")
-exact=$(grep '^exact' "$W/luajit.out" | tail -1)
-set -- $exact
-ebig=$2 esmall=$3
-[ -n "$ebig" ] && [ "$esmall" -gt 0 ] || fail "the workload printed no exact counts"
-[ "$n" -ge 600 ] || fail "only $n allocation records in 20 s"
-# The shares of big_strings' bytes: sampled (thousandths) and exact.
-got=$((1000 * big / (big + small)))
-want=$((1000 * ebig / (ebig + esmall)))
-# One record stands for about the interval: a share s of n records has a
-# standard error of sqrt(s (1 - s) / n); five of them.
-margin=$(awk -v s="$want" -v n="$n" 'BEGIN { s /= 1000; printf "%d", 5000 * sqrt(s * (1 - s) / n) + 1 }')
-d=$((got > want ? got - want : want - got))
-[ "$d" -le "$margin" ] ||
-	fail "big_strings' share of the bytes: $got/1000 sampled, $want/1000 exact (margin $margin, $n records)"
-[ $((big + small)) -ge $((all * 9 / 10)) ] ||
-	fail "only $((big + small)) of $all bytes under the two functions"
+# share TAG OUT: the report of $W/TAG.luw (its record's stderr in
+# $W/TAG.err) against the exact counts the workload printed into OUT:
+# big_strings' share of the bytes, sampled and exact, in thousandths
+# (got, want), within five standard errors.  At an interval of 4096
+# bytes a record of either size stands for 4.6 to 5.8 KiB (luaunwind.h:
+# nsize / (1 - e^(-nsize/interval))), close enough to equal weights that
+# a share s of n records has a standard error of about
+# sqrt(s (1 - s) / n).  The small interval keeps the records many on a
+# slow kernel (KASAN under TCG).  Sets n, big.
+share() {
+	local tag=$1 small all exact ebig esmall want margin d
+	$REP --alloc "$W/$tag.luw" >"$W/$tag.folded" 2>"$W/$tag.rep" ||
+		{ cat "$W/$tag.rep" >&2; fail "$tag: report --alloc"; }
+	n=$(sed -n 's/.* \([0-9]*\) allocation samples.*/\1/p' "$W/$tag.err")
+	big=$(folded_sum "$W/$tag.folded" 'big_strings')
+	small=$(folded_sum "$W/$tag.folded" 'small_strings')
+	all=$(folded_sum "$W/$tag.folded")
+	exact=$(grep '^exact' "$2" | tail -1)
+	set -- $exact
+	ebig=$2 esmall=$3
+	[ -n "$ebig" ] && [ "$esmall" -gt 0 ] || fail "$tag: the workload printed no exact counts"
+	[ "$n" -ge 300 ] || fail "$tag: only $n allocation records"
+	got=$((1000 * big / (big + small)))
+	want=$((1000 * ebig / (ebig + esmall)))
+	margin=$(awk -v s="$want" -v n="$n" 'BEGIN { s /= 1000; printf "%d", 5000 * sqrt(s * (1 - s) / n) + 1 }')
+	d=$((got > want ? got - want : want - got))
+	[ "$d" -le "$margin" ] ||
+		fail "$tag: big_strings' share of the bytes: $got/1000 sampled, $want/1000 exact (margin $margin, $n records)"
+	[ $((big + small)) -ge $((all * 9 / 10)) ] ||
+		fail "$tag: only $((big + small)) of $all bytes under the two functions"
+	echo "$tag: $n records, big_strings $got/1000 of the bytes (exact $want/1000, margin $margin)" >>"$W/shares"
+}
+rm -f "$W/shares"
+share a "$W/luajit.out"
+# With the JIT on, the strings are made in traces: their records are
+# spliced as CPU samples are (function > TRACE_N > the C below).
+tbig=$(folded_sum "$W/a.folded" 'big_strings @[^;]*;TRACE_[0-9]')
+[ $((2 * tbig)) -ge "$big" ] ||
+	fail "only $tbig of big_strings' $big bytes under a trace"
 
 # SIGKILL of record takes the breakpoint away too (the session ends).
 $CTL record -p "$tp" -o "$W/k.luw" --alloc --no-cpu --duration 60 2>"$W/k.err" &
@@ -103,9 +125,54 @@ wait $rec 2>/dev/null
 within 10 sh -c "[ \"\$(dd if=/proc/$tp/mem bs=1 skip=$((a)) count=1 2>/dev/null | od -An -tx1 | tr -d ' \n')\" != cc ]" ||
 	fail "the breakpoint stayed after record was SIGKILLed"
 
+# attach --alloc, then record without -p: the kept session's probes,
+# their interval from the module; status counts the probe's calls.
+$CTL attach "$tp" --alloc-interval 65536 --no-cpu >"$W/att.out" 2>&1 ||
+	{ cat "$W/att.out" >&2; fail "attach --alloc --no-cpu"; }
+$CTL record -o "$W/kept.luw" --duration 5 2>"$W/kept.err" ||
+	{ cat "$W/kept.err" >&2; fail "record of the kept session"; }
+$CTL status "$tp" >"$W/status"
+calls=$(sed -n 's/^alloc calls=\([0-9]*\) .*/\1/p' "$W/status")
+asamples=$(sed -n 's/^alloc .* samples=\([0-9]*\) .*/\1/p' "$W/status")
+[ "${calls:-0}" -gt 1000 ] && [ "${asamples:-0}" -gt 10 ] ||
+	fail "status: $(grep '^alloc' "$W/status")"
+$REP --alloc "$W/kept.luw" >"$W/kept.folded" 2>"$W/kept.rep" ||
+	{ cat "$W/kept.rep" >&2; fail "report --alloc of the kept session's record"; }
+[ "$(folded_sum "$W/kept.folded" 'big_strings')" -gt 0 ] ||
+	fail "the kept session's record: no big_strings"
+$CTL detach "$tp" || fail "detach"
+[ "$(byte "$tp" "$a")" != cc ] || fail "the breakpoint stayed after detach"
+
+# A target that exits while probed (killed mid-allocation): reaped, its
+# probe with it.
+luajit $WL/alloc.lua 1000000 >"$W/short.out" 2>&1 &
+sp=$!
+kids="$kids $sp"
+within 120 grep -q ready "$W/short.out" || fail "the third luajit did not start"
+$CTL attach "$sp" --alloc --no-cpu >"$W/satt.out" 2>&1 ||
+	{ cat "$W/satt.out" >&2; fail "attach --alloc of the third luajit"; }
+sleep 1
+kill -TERM $sp
+wait $sp 2>/dev/null
+gone() {
+	$CTL status | grep -q '^targets=0'
+}
+within 30 gone || fail "the exited target stayed attached: $($CTL status | head -1)"
+
+# The interpreter alone (JIT off).
+luajit $WL/alloc.lua 1000000 nojit >"$W/nojit.out" 2>&1 &
+np=$!
+kids="$kids $np"
+within 120 grep -q ready "$W/nojit.out" || fail "the nojit luajit did not start"
+$CTL record -p "$np" -o "$W/i.luw" --alloc-interval 4096 --no-cpu --duration 20 \
+	2>"$W/i.err" || { cat "$W/i.err" >&2; fail "record --alloc of the nojit luajit"; }
+share i "$W/nojit.out"
+kill $np
+
 # --no-cpu: only allocation records.
 $CTL record -p "$tp" -o "$W/n.luw" --alloc --no-cpu --duration 5 2>"$W/n.err" ||
 	{ cat "$W/n.err" >&2; fail "record --alloc --no-cpu"; }
 grep -q ': 0 samples, [1-9][0-9]* allocation samples' "$W/n.err" ||
 	fail "--no-cpu: $(cat "$W/n.err")"
-pass "$n records, big_strings $got/1000 of the bytes (exact $want/1000, margin $margin); no breakpoint elsewhere or after"
+$REP --alloc --vmstates "$W/a.luw" >"$W/a.vmstates" 2>&1 || fail "report --alloc --vmstates"
+pass "$(tr '\n' ' ' <"$W/shares")vmstates of the JIT one: $(tr '\n' ' ' <"$W/a.vmstates"); no breakpoint elsewhere or after"

@@ -191,9 +191,52 @@ static int cmd_version(int fd)
 	return 0;
 }
 
+/* Allocation sampling's options, as attach and record take them. */
+#define ALLOC_OPTIONS \
+	{ "alloc", no_argument, NULL, 'A' }, \
+	{ "alloc-interval", required_argument, NULL, 'I' }, \
+	{ "no-cpu", no_argument, NULL, 'C' }
+
+#define ALLOC_DEFAULT_INTERVAL (512 << 10)
+
+/* 1 when c was one of ALLOC_OPTIONS, now in o; else 0. */
+static int alloc_opt(int c, struct luw_attach_opts *o)
+{
+	switch (c) {
+	case 'A':
+		if (!o->alloc_interval)
+			o->alloc_interval = ALLOC_DEFAULT_INTERVAL;
+		return 1;
+	case 'I':
+		o->alloc_interval = (uint64_t)num(optarg, "allocation interval",
+						  (long long)LUW_ALLOC_INTERVAL_MAX);
+		if (!o->alloc_interval) {
+			fprintf(stderr, "luaunwind-ctl: an allocation interval "
+				"of 0 bytes\n");
+			exit(1);
+		}
+		return 1;
+	case 'C':
+		o->flags |= LUW_ATTACH_NO_EVENTS;
+		return 1;
+	}
+	return 0;
+}
+
+/* After the options: --no-cpu needs --alloc. */
+static void alloc_check(const struct luw_attach_opts *o)
+{
+	if ((o->flags & LUW_ATTACH_NO_EVENTS) && !o->alloc_interval) {
+		fprintf(stderr, "luaunwind-ctl: --no-cpu samples nothing "
+			"without --alloc\n");
+		exit(1);
+	}
+}
+
 static int cmd_attach(int argc, char **argv)
 {
 	static const struct option lo[] = {
+		ALLOC_OPTIONS,
 		{ "stopped", no_argument, NULL, 's' },
 		{ "no-lua", no_argument, NULL, 'L' },
 		{ "no-tables", no_argument, NULL, 'T' },
@@ -213,6 +256,8 @@ static int cmd_attach(int argc, char **argv)
 	pid_t pid;
 
 	while ((c = next_opt(argc, argv, lo, "h")) != -1) {
+		if (alloc_opt(c, &o))
+			continue;
 		switch (c) {
 		case 's':
 			o.flags |= LUW_ATTACH_STOPPED;
@@ -254,6 +299,7 @@ static int cmd_attach(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage();
+	alloc_check(&o);
 	pid = pid_arg(argv[optind]);
 	/* Options first: a usage error says so, loaded module or not. */
 	fd = open_kept(0, 1);
@@ -297,6 +343,12 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->thread_events,
 	       (unsigned long long)s->time_enabled,
 	       (unsigned long long)s->time_running);
+	printf("alloc calls=%llu bytes=%llu samples=%llu handler_ns_mean=%llu\n",
+	       (unsigned long long)s->alloc_calls,
+	       (unsigned long long)s->alloc_bytes,
+	       (unsigned long long)s->alloc_samples,
+	       (unsigned long long)(s->alloc_calls ?
+				    s->alloc_ns / s->alloc_calls : 0));
 	printf("vmstates");
 	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
 		printf(" %s=%llu", luw_dev_vmstate_name(i),
@@ -472,15 +524,11 @@ static int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "freq", required_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
-		{ "alloc", no_argument, NULL, 'A' },
-		{ "alloc-interval", required_argument, NULL, 'I' },
-		{ "no-cpu", no_argument, NULL, 'C' },
+		ALLOC_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct luw_rec_opts o = { .stop = &stop_record };
-	uint64_t interval = 512 << 10;
-	int alloc = 0;
 	struct luw_attach_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
 	struct luw_attacher *att[LUW_MAX_TARGETS];
@@ -491,6 +539,8 @@ static int cmd_record(int argc, char **argv)
 	int c, fd, rc, errnum = 0, owned;
 
 	while ((c = next_opt(argc, argv, lo, "hp:o:d:")) != -1) {
+		if (alloc_opt(c, &ao))
+			continue;
 		if (c == 'p') {
 			pid_t pid = pid_arg(optarg);
 
@@ -516,30 +566,11 @@ static int cmd_record(int argc, char **argv)
 			ao.sample_rate = num(optarg, "frequency", UINT32_MAX);
 		} else if (c == 'm') {
 			set_mode(&ao, optarg);
-		} else if (c == 'A') {
-			alloc = 1;
-		} else if (c == 'I') {
-			alloc = 1;
-			interval = num(optarg, "allocation interval",
-				       LUW_ALLOC_INTERVAL_MAX);
-		} else if (c == 'C') {
-			ao.flags |= LUW_ATTACH_NO_EVENTS;
 		}
 	}
 	if (!o.path || optind != argc)
 		usage();
-	if ((ao.flags & LUW_ATTACH_NO_EVENTS) && !alloc) {
-		fprintf(stderr, "luaunwind-ctl: --no-cpu records nothing without --alloc\n");
-		return 1;
-	}
-	if (alloc && !interval) {
-		fprintf(stderr, "luaunwind-ctl: an allocation interval of 0 bytes\n");
-		return 1;
-	}
-	if (alloc) {
-		ao.alloc_interval = interval;
-		o.alloc_interval = interval;
-	}
+	alloc_check(&ao);
 	for (unsigned int i = 0; i < npid; i++)
 		if (kill(pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "luaunwind-ctl: no process %d\n",
@@ -553,7 +584,7 @@ static int cmd_record(int argc, char **argv)
 	 * they are, and leave them attached.  Else attach every one in a
 	 * session of this file's own. */
 	owned = npid && kept < npid;
-	if (alloc && !owned) {
+	if (ao.alloc_interval && !owned) {
 		fprintf(stderr, "luaunwind-ctl: --alloc probes the processes "
 			"this record attaches: name them with -p (and not "
 			"all attached already)\n");
@@ -610,7 +641,7 @@ static int cmd_record(int argc, char **argv)
 	}
 	fprintf(stderr, "luaunwind-ctl: %s: %llu samples, ", o.path,
 		(unsigned long long)res.records);
-	if (alloc)
+	if (ao.alloc_interval)
 		fprintf(stderr, "%llu allocation samples, ",
 			(unsigned long long)res.allocs);
 	fprintf(stderr, "%llu lost, %.1f s%s\n", (unsigned long long)res.lost,

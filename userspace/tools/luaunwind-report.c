@@ -314,13 +314,23 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 	} else {
 		struct luw_pprof_opts po = { 0 };
 
-		po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
+		if (alloc) {
+			/* As Go's allocation profiles: objects, then bytes. */
+			po.count_type = "alloc_space";
+			po.count_unit = "bytes";
+			po.aux_type = "alloc_objects";
+			po.aux_unit = "count";
+		} else {
+			po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
+		}
 		po.duration_ns = res.duration_ns;
 		po.time_ns = res.start_ns;
 		status = write_stacks(file, stacks, mode, &po);
 	}
 	if (res.bad)
-		fprintf(stderr, PROG ": %s: %llu records with inconsistent splices skipped\n",
+		fprintf(stderr, PROG ": %s: %llu records skipped (splices that "
+			"break the rule, or allocations of a process with no "
+			"interval)\n",
 			file, (unsigned long long)res.bad);
 	if (rc == 2) {
 		fprintf(stderr, PROG ": %s: %s\n", file, err);

@@ -216,6 +216,59 @@ static void test_next_valid(void)
 	CHECK(luw_dev_next(b.w, 0, &off, &r) == 0, "an empty buffer");
 }
 
+/* An ALLOC record: sample s of b turned into one, with this tail. */
+static void make_alloc(struct luw_fakedev_buf *b, struct luw_sample *s,
+		       uint64_t nsize, uint8_t kind)
+{
+	struct luw_alloc_tail t = { .nsize = nsize, .osize = 0, .kind = kind };
+
+	memcpy((char *)b->w + b->len, &t, sizeof(t));
+	b->len += sizeof(t);
+	s->size += sizeof(t);
+	s->type = LUW_REC_ALLOC;
+}
+
+static void expect_bad(const char *what, const struct luw_fakedev_buf *b,
+		       size_t at);
+
+/* ALLOC records: the sample's arrays and the tail; a bad tail refused. */
+static void test_next_alloc(void)
+{
+	static const struct luw_splice sp[1] = { { 1, 1, 0, 2 } };
+	struct luw_fakedev_buf b = { .len = 0 };
+	struct luw_dev_rec r;
+	struct luw_sample *s;
+	size_t off = 0, at;
+
+	s = luw_fakedev_sample(&b, 7, 3, 2, sp, 1);
+	make_alloc(&b, s, 3000, LUW_ALLOC_NEW);
+	luw_fakedev_lost(&b, 1);
+	CHECK(luw_dev_next(b.w, b.len, &off, &r) == 1 &&
+	      r.type == LUW_REC_ALLOC && r.sample == (void *)b.w &&
+	      r.sample->nhost == 3 && r.lua[1].addr == 0x42 &&
+	      r.splice[0].host_first == 1 && r.alloc &&
+	      r.alloc->nsize == 3000 && r.alloc->kind == LUW_ALLOC_NEW,
+	      "an ALLOC record: its arrays and tail");
+	CHECK(luw_dev_next(b.w, b.len, &off, &r) == 1 && r.type == LUW_REC_LOST &&
+	      !r.alloc, "the record after it");
+	for (int k = 0; k < 3; k++) {
+		b.len = 0;
+		luw_fakedev_lost(&b, 1);
+		at = b.len;
+		s = luw_fakedev_sample(&b, 7, 3, 2, sp, 1);
+		if (k == 2) {
+			/* No room for a tail: the frames fill the size. */
+			s->type = LUW_REC_ALLOC;
+		} else {
+			make_alloc(&b, s, k == 0 ? 0 : 64,
+				   k == 0 ? LUW_ALLOC_NEW : LUW_ALLOC_SHRINK + 1);
+		}
+		expect_bad(k == 0 ? "an ALLOC of 0 bytes" :
+			   k == 1 ? "an ALLOC of an unknown kind" :
+			   "an ALLOC without its tail", &b, at);
+	}
+}
+
 /* The buffer b with its record at `at` malformed: -EBADMSG there. */
 static void expect_bad(const char *what, const struct luw_fakedev_buf *b,
 		       size_t at)
@@ -379,6 +432,7 @@ int main(void)
 	test_requests();
 	test_next_valid();
 	test_next_bad();
+	test_next_alloc();
 	test_quantile();
 	test_vmstate_names();
 	if (luw_test_status("test_dev"))

@@ -26,9 +26,6 @@ struct luw_rec_opts {
 	const char *path;		/* the .luw file to write */
 	double duration;		/* seconds; <= 0: until stopped */
 	uint32_t freq;			/* noted in the file, 0 unknown */
-	/* The ALLOC records' mean interval (bytes), noted in the file;
-	 * 0: no allocation sampling. */
-	uint64_t alloc_interval;
 	/* Processes being sampled and their attach state (refreshes);
 	 * natt == 0: whatever the module has attached now. */
 	struct luw_attacher **att;

@@ -425,7 +425,8 @@ static const struct luw_lua_frame *caller_of(const struct luw_dev_rec *r,
 
 static int add_sample(struct ctx *x, struct luw_stacks *st,
 		      const struct luw_dev_rec *r, const struct luw_report_opts *o,
-		      struct luw_report_result *res, uint64_t weight)
+		      struct luw_report_result *res, uint64_t weight,
+		      uint64_t objects)
 {
 	struct luw_mframe mf[LUW_MERGE_MAX];
 	int32_t ids[LUW_MERGE_MAX + 1], *fr = ids;
@@ -478,8 +479,8 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 			return -1;
 		n = 1;
 	}
-	return luw_stacks_add(st, ids, (size_t)n + (size_t)(fr - ids), weight) ?
-		-1 : 0;
+	return luw_stacks_add2(st, ids, (size_t)n + (size_t)(fr - ids), weight,
+			       objects) ? -1 : 0;
 }
 
 /*
@@ -494,10 +495,40 @@ static double alloc_scale(uint64_t nsize, uint64_t interval)
 	return p > 0 ? 1 / p : 1;
 }
 
+/* The processes whose allocations a file sampled, and their intervals. */
+struct intervals {
+	uint32_t pid[LUW_MAX_TARGETS];
+	uint64_t bytes[LUW_MAX_TARGETS];
+	unsigned int n;
+};
+
+/* A process's interval, 0 when the file names none. */
+static uint64_t interval_of(const struct intervals *iv, uint32_t pid)
+{
+	for (unsigned int i = 0; i < iv->n; i++)
+		if (iv->pid[i] == pid)
+			return iv->bytes[i];
+	return 0;
+}
+
+static void interval_add(struct intervals *iv, const uint8_t *p)
+{
+	uint32_t pid;
+	uint64_t bytes;
+
+	memcpy(&pid, p, 4);
+	memcpy(&bytes, p + 8, 8);
+	if (!bytes || interval_of(iv, pid) || iv->n == LUW_MAX_TARGETS)
+		return;
+	iv->pid[iv->n] = pid;
+	iv->bytes[iv->n++] = bytes;
+}
+
 int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		 struct luw_stacks *stacks, struct luw_report_result *res,
 		 char *err, size_t errlen)
 {
+	struct intervals iv = { .n = 0 };
 	struct db d = { .f = f };
 	struct ctx x = { .d = &d, .pid = UINT32_MAX };
 	struct luw_file_sec s;
@@ -515,7 +546,7 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		if (s.type == LUWF_SEC_STATS && s.size >= 16) {
 			memcpy(&res->duration_ns, s.p + 8, 8);
 		} else if (s.type == LUWF_SEC_ALLOC && s.size >= 16) {
-			memcpy(&res->alloc_interval, s.p + 8, 8);
+			interval_add(&iv, s.p);
 		} else if (s.type == LUWF_SEC_PROCESS && !res->freq &&
 			   s.size >= 36) {
 			memcpy(&res->start_ns, s.p + 24, 8);
@@ -526,7 +557,8 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		goto oom;
 	res->complete = got == 0;
 	stop = off;
-	if (o->alloc && !res->alloc_interval) {
+	res->alloc_interval = iv.n ? iv.bytes[0] : 0;
+	if (o->alloc && !iv.n) {
 		snprintf(err, errlen, "no allocation samples: the recording "
 			 "was made without --alloc");
 		db_free(&d);
@@ -543,19 +575,26 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		if (s.type != LUWF_SEC_SAMPLES)
 			continue;
 		while ((rc = luw_dev_next(s.p, s.size, &ro, &r)) > 0) {
-			uint64_t weight = 1;
+			uint64_t weight = 1, objects = 0;
 
 			if (r.type == LUW_REC_LOST)
 				res->lost += r.lost->count;
 			if (r.type != (o->alloc ? LUW_REC_ALLOC : LUW_REC_SAMPLE))
 				continue;
 			if (o->alloc) {
-				double k = alloc_scale(r.alloc->nsize,
-						       res->alloc_interval);
+				uint64_t i = interval_of(&iv, r.sample->pid);
+				double k;
+
+				if (!i) {
+					res->bad++;	/* no interval known */
+					continue;
+				}
+				k = alloc_scale(r.alloc->nsize, i);
 
 				res->alloc_objects += k;
 				res->alloc_bytes += k * (double)r.alloc->nsize;
 				weight = (uint64_t)llround(k * (double)r.alloc->nsize);
+				objects = (uint64_t)llround(k);
 			}
 			res->records++;
 			if (r.sample->vmstate < LUW_VMST_COUNT)
@@ -564,7 +603,7 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 				tmin = r.sample->time;
 			if (r.sample->time > tmax)
 				tmax = r.sample->time;
-			if (add_sample(&x, stacks, &r, o, res, weight))
+			if (add_sample(&x, stacks, &r, o, res, weight, objects))
 				goto oom;
 		}
 		if (rc < 0) {

@@ -34,19 +34,23 @@ struct luw_report_opts {
 				 * 2 (--by-tid): at "comm-PID/TID" */
 	/*
 	 * 1 (--alloc): the ALLOC records instead of the CPU samples, each
-	 * stack's count the bytes it allocated, estimated (luaunwind.h:
-	 * a record of nsize bytes stands for nsize / p of them).
+	 * stack's count the bytes it allocated and its second value
+	 * (luw_stacks_add2) the allocations, both estimated (luaunwind.h:
+	 * a record of nsize bytes stands for 1/p allocations of nsize).
 	 */
 	int alloc;
 };
 
 struct luw_report_result {
 	uint64_t records;	/* sample (or with alloc, ALLOC) records merged */
-	uint64_t alloc_interval;	/* the file's, 0: no allocation sampling */
+	uint64_t alloc_interval;	/* the first process's, 0: no
+					 * allocation sampling */
 	double alloc_bytes;	/* with alloc: the estimate of all allocated */
 	double alloc_objects;	/* ... and of the allocations */
 	uint64_t lost;		/* samples reported lost (LOST records) */
-	uint64_t bad;		/* records whose splices break the rule */
+	uint64_t bad;		/* records whose splices break the rule (or,
+				 * with alloc, of a process the file gives no
+				 * interval for) */
 	uint64_t vmstate[16];	/* per LUW_VMST_* (luaunwind.h) */
 	uint64_t duration_ns;	/* from the stats section, else span of
 				 * the sample times */
