@@ -162,7 +162,7 @@ int main(int argc, char **argv)
 		/* With an SVG on stdout too, the summary goes to stderr. */
 		FILE *to = svg && !output ? stderr : stdout;
 
-		if (luw_stacks_write_top(s, to, top) || fflush(to)) {
+		if (luw_stacks_write_top(s, to, top, NULL) || fflush(to)) {
 			fprintf(stderr, "luaunwind-flamegraph: %s\n",
 				strerror(errno));
 			status = 2;

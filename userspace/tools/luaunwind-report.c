@@ -169,6 +169,10 @@ static int write_svg(const char *file, const struct luw_stacks *stacks)
 
 	luw_flamegraph_defaults(&o);
 	o.subtitle = file;
+	if (alloc) {
+		o.title = "Allocations";
+		o.count_name = "bytes";
+	}
 	if (!svg || luw_flamegraph_write(svg, stacks, &o) || fclose(svg)) {
 		fprintf(stderr, PROG ": %s: %s\n", svg_path, strerror(errno));
 		return 1;
@@ -199,7 +203,8 @@ static int write_stacks(const char *file, const struct luw_stacks *stacks,
 		return 0;
 	case M_TOP:
 		return finish_output(file, !luw_stacks_write_top(stacks, stdout,
-								 top_n));
+								 top_n,
+								 alloc ? "bytes" : NULL));
 	default:
 		return finish_output(file,
 				     !luw_stacks_write_folded(stacks, stdout));

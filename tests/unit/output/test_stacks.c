@@ -283,7 +283,7 @@ static void test_top(void)
 	CHECK(read_str(s, "x 1\na;c 3\na;b;a 3\n", err, sizeof(err)) == 0,
 	      "%s", err);
 	f = open_memstream(&buf, &len);
-	CHECK(luw_stacks_write_top(s, f, 2) == 0, "write_top");
+	CHECK(luw_stacks_write_top(s, f, 2, NULL) == 0, "write_top");
 	fclose(f);
 	CHECK(strcmp(buf, want) == 0, "top:\n%s", buf);
 	free(buf);

@@ -516,7 +516,8 @@ static double pct(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
-int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n)
+int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n,
+			 const char *unit)
 {
 	struct top_ctx c = { 0 };
 	int32_t *ids = NULL;
@@ -535,8 +536,10 @@ int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n)
 	if (luw_stacks_each(s, top_visit, &c))
 		goto out;
 
-	fprintf(out, "Heaviest stacks (%zu of %zu, %" PRIu64 " samples):\n",
-		c.nheavy, s->nstacks, s->total);
+	if (!unit)
+		unit = "samples";
+	fprintf(out, "Heaviest stacks (%zu of %zu, %" PRIu64 " %s):\n",
+		c.nheavy, s->nstacks, s->total, unit);
 	for (k = 0; k < c.nheavy; k++) {
 		fprintf(out, "%10" PRIu64 " %6.2f%%  ", c.heavy[k].count,
 			pct(c.heavy[k].count, s->total));
@@ -554,9 +557,9 @@ int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n)
 		if (c.incl[i])
 			ids[nids++] = (int32_t)i;
 	qsort_r(ids, nids, sizeof(*ids), cmp_frames_top, &c);
-	fprintf(out, "\nFrames by self samples (%zu of %zu):\n"
+	fprintf(out, "\nFrames by self %s (%zu of %zu):\n"
 		"      self  self%%     total total%%  frame\n",
-		nids < n ? nids : n, nids);
+		unit, nids < n ? nids : n, nids);
 	for (k = 0; k < nids && k < n; k++) {
 		const struct name *nm = &s->names[ids[k]];
 

@@ -68,9 +68,11 @@ int luw_stacks_write_folded(const struct luw_stacks *s, FILE *out);
  * A text summary for people: the n heaviest merged stacks, then the n
  * frames with the most self samples (the stack's leaf) with their total
  * samples (stacks passing through the frame, a recursive frame counted
- * once per stack).  Ties are broken by folded text / name bytes.
+ * once per stack).  Ties are broken by folded text / name bytes.  unit
+ * names what the counts count ("bytes"); NULL: "samples".
  */
-int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n);
+int luw_stacks_write_top(const struct luw_stacks *s, FILE *out, size_t n,
+			 const char *unit);
 
 /*
  * Parse folded text back ("frames count" per line, the count after the
