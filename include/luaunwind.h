@@ -522,7 +522,7 @@ struct luw_stats {
 	__u64 time_enabled;
 	__u64 time_running;
 	/* ---- end of version 3 ---- */
-	/* out: allocator calls the probes saw (frees not included) */
+	/* out: allocator calls the probes saw, frees included */
 	__u64 alloc_calls;
 	__u64 alloc_bytes;	/* out: bytes those calls requested */
 	__u64 alloc_samples;	/* out: ALLOC records written */

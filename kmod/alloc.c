@@ -97,12 +97,14 @@ static LUW_UPROBE_HANDLER(luw_alloc_hit, uc, regs)
 	/* A forked child's copy of the breakpoint: take it out of there. */
 	if (current->mm != t->mm)
 		return UPROBE_HANDLER_REMOVE;
-	if (READ_ONCE(t->dying) || !READ_ONCE(t->running) || !nsize)
+	if (READ_ONCE(t->dying) || !READ_ONCE(t->running))
 		return 0;
 	preempt_disable();
 	t0 = local_clock();
 	st = this_cpu_ptr(t->stats);
 	st->alloc_calls++;
+	if (!nsize)
+		goto out;
 	st->alloc_bytes += nsize;
 	if (st->alloc_left > nsize) {
 		st->alloc_left -= nsize;

@@ -9,47 +9,15 @@
 #  - the breakpoint is in the target while it records (the first byte of
 #    the allocator reads 0xcc through /proc/PID/mem), never in a second
 #    process running the same library, and gone when record ends: after
-#    --duration, after record is SIGKILLed, after detach;
+#    --duration, after record is SIGKILLed, after detach, after rmmod;
 #  - attach --alloc: status counts the probe's calls and records, and
 #    record of the kept session takes the interval from the module;
 #  - a target killed while probed is reaped;
 #  - --no-cpu: allocation records alone.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
-REP=$K/luaunwind-report
+. tests/kernel/alloclib.sh
 load
-
-# byte PID ADDR: the byte at ADDR in PID's memory, two hex digits.
-byte() {
-	dd if=/proc/$1/mem bs=1 skip=$(($2)) count=1 2>/dev/null | od -An -tx1 | tr -d ' \n'
-}
-# lib PID ADDR: the load bias (start - offset) and path of the executable
-# mapping holding ADDR.
-lib() {
-	local range perm off rest
-	while read -r range perm off _ _ rest; do
-		case $perm in *x*) ;; *) continue ;; esac
-		if [ $(($2)) -ge $((0x${range%-*})) ] && [ $(($2)) -lt $((0x${range#*-})) ]; then
-			echo $((0x${range%-*} - 0x$off)) "$rest"
-			return
-		fi
-	done </proc/$1/maps
-}
-# bias PID PATH: the load bias of PATH's executable mapping in PID.
-bias() {
-	local range perm off rest
-	while read -r range perm off _ _ rest; do
-		case $perm in *x*) ;; *) continue ;; esac
-		[ "$rest" = "$2" ] && { echo $((0x${range%-*} - 0x$off)); return; }
-	done </proc/$1/maps
-}
-# allocf ERRFILE: the allocator record printed as probed.
-allocf() {
-	sed -n 's/.*allocators probed \(0x[0-9a-f]*\).*/\1/p' "$1" | head -1
-}
-probed() {
-	[ -n "$(allocf "$1")" ]
-}
 
 start_lua luajit $WL/alloc.lua 1000000
 tp=$pid
@@ -74,38 +42,6 @@ ob=$(byte "$other" "$oa")
 [ -n "$ob" ] && [ "$ob" != cc ] || fail "a breakpoint in another process mapping $path: '$ob'"
 wait $rec || { cat "$W/a.err" >&2; fail "record --alloc"; }
 [ "$(byte "$tp" "$a")" != cc ] || fail "the breakpoint stayed after record ended"
-# share TAG OUT: the report of $W/TAG.luw (its record's stderr in
-# $W/TAG.err) against the exact counts the workload printed into OUT:
-# big_strings' share of the bytes, sampled and exact, in thousandths
-# (got, want), within five standard errors.  At an interval of 4096
-# bytes a record of either size stands for 4.6 to 5.8 KiB (luaunwind.h:
-# nsize / (1 - e^(-nsize/interval))), close enough to equal weights that
-# a share s of n records has a standard error of about
-# sqrt(s (1 - s) / n).  The small interval keeps the records many on a
-# slow kernel (KASAN under TCG).  Sets n, big.
-share() {
-	local tag=$1 small all exact ebig esmall want margin d
-	$REP --alloc "$W/$tag.luw" >"$W/$tag.folded" 2>"$W/$tag.rep" ||
-		{ cat "$W/$tag.rep" >&2; fail "$tag: report --alloc"; }
-	n=$(sed -n 's/.* \([0-9]*\) allocation samples.*/\1/p' "$W/$tag.err")
-	big=$(folded_sum "$W/$tag.folded" 'big_strings')
-	small=$(folded_sum "$W/$tag.folded" 'small_strings')
-	all=$(folded_sum "$W/$tag.folded")
-	exact=$(grep '^exact' "$2" | tail -1)
-	set -- $exact
-	ebig=$2 esmall=$3
-	[ -n "$ebig" ] && [ "$esmall" -gt 0 ] || fail "$tag: the workload printed no exact counts"
-	[ "$n" -ge 300 ] || fail "$tag: only $n allocation records"
-	got=$((1000 * big / (big + small)))
-	want=$((1000 * ebig / (ebig + esmall)))
-	margin=$(awk -v s="$want" -v n="$n" 'BEGIN { s /= 1000; printf "%d", 5000 * sqrt(s * (1 - s) / n) + 1 }')
-	d=$((got > want ? got - want : want - got))
-	[ "$d" -le "$margin" ] ||
-		fail "$tag: big_strings' share of the bytes: $got/1000 sampled, $want/1000 exact (margin $margin, $n records)"
-	[ $((big + small)) -ge $((all * 9 / 10)) ] ||
-		fail "$tag: only $((big + small)) of $all bytes under the two functions"
-	echo "$tag: $n records, big_strings $got/1000 of the bytes (exact $want/1000, margin $margin)" >>"$W/shares"
-}
 rm -f "$W/shares"
 share a "$W/luajit.out"
 # With the JIT on, the strings are made in traces: their records are
@@ -174,5 +110,12 @@ $CTL record -p "$tp" -o "$W/n.luw" --alloc --no-cpu --duration 5 2>"$W/n.err" ||
 	{ cat "$W/n.err" >&2; fail "record --alloc --no-cpu"; }
 grep -q ': 0 samples, [1-9][0-9]* allocation samples' "$W/n.err" ||
 	fail "--no-cpu: $(cat "$W/n.err")"
+# rmmod with a probed target in the kept session: the probe goes with it.
+$CTL attach "$tp" --alloc --no-cpu >"$W/ratt.out" 2>&1 ||
+	{ cat "$W/ratt.out" >&2; fail "attach --alloc before rmmod"; }
+sleep 1
+[ "$(byte "$tp" "$a")" = cc ] || fail "no breakpoint before rmmod"
+unload
+[ "$(byte "$tp" "$a")" != cc ] || fail "the breakpoint stayed after rmmod"
 $REP --alloc --vmstates "$W/a.luw" >"$W/a.vmstates" 2>&1 || fail "report --alloc --vmstates"
 pass "$(tr '\n' ' ' <"$W/shares")vmstates of the JIT one: $(tr '\n' ' ' <"$W/a.vmstates"); no breakpoint elsewhere or after"
