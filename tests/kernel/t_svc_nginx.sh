@@ -11,7 +11,11 @@
 #    of all samples rooted at _start; no garbage frame;
 #  - both workers of the master in one recording (record -p W1 -p W2,
 #    reported --by-pid): the same for each worker, each with samples, no
-#    sample of any other process (the master, wrk).
+#    sample of any other process (the master, wrk);
+#  - the allocations of one worker (record --alloc --no-cpu, an interval
+#    of 1024 bytes): >= 50 records, >= 90% of the bytes rooted at _start,
+#    no garbage frame, and render's strings and tables under
+#    ngx_http_lua_run_thread; the handler chunk; render.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 . tests/kernel/reclib.sh
@@ -63,6 +67,20 @@ other=$(sum -Ev "^nginx-($w1|$w2);")
 [ "$other" -eq 0 ] || { head -3 "$f" >&2; fail "all workers: $other samples of other processes"; }
 check "all/worker $w1" "nginx-$w1;"
 check "all/worker $w2" "nginx-$w2;"
+
+$CTL record -p "$w1" -o "$W/alloc.luw" --alloc-interval 1024 --no-cpu \
+	--duration 5 2>"$W/alloc.err" ||
+	{ cat "$W/alloc.err" >&2; fail "record --alloc -p $w1"; }
+n=$(sed -n 's/.* \([0-9]*\) allocation samples.*/\1/p' "$W/alloc.err")
+[ "${n:-0}" -ge 50 ] || fail "alloc: only ${n:-0} allocation records: $(cat "$W/alloc.err")"
+report "$W/alloc.luw" --alloc
+no_garbage "alloc"
+all=$(sum '')
+root=$(rooted _start)
+need_most "alloc" "$root" "$all" "bytes rooted at _start"
+inrender=$(sum -E ";ngx_http_lua_run_thread;main chunk $H:0;render $H:10;")
+[ "$inrender" -gt 0 ] || fail "alloc: no bytes under render: $(sort -t' ' -k2 -n "$f" | tail -2 | cut -c1-300)"
+msg="$msg alloc: $n records, $root/$all bytes rooted, $inrender under render;"
 
 kill "$wrkpid" 2>/dev/null
 wait "$wrkpid" 2>/dev/null
