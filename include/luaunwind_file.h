@@ -148,7 +148,9 @@
  *
  * alloc          := pid reserved interval
  *   (LUWF_SEC_ALLOC, v3) the process's allocations were sampled: its
- *   ALLOC records were drawn with this mean interval (luw_stats's)
+ *   ALLOC records were drawn with this mean interval (luw_stats's); pid
+ *   0: every process's (the recorder writes that one: the session's
+ *   targets share one interval, or luw_stats gives none)
  * interval       := <U64: bytes (luaunwind.h, LUW_IOC_ALLOC)>
  *
  * end            := LUWF_SEC_END 0      the last section, empty

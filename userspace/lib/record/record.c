@@ -154,21 +154,19 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		/* Not LuaJIT, or gone already: its host frames still count. */
 		luw_symbolize_add(z, pids[i], why, sizeof(why));
 	}
-	/* The allocation sampling of each process, as the module has it. */
-	for (unsigned int i = 0; i < npids; i++) {
+	memset(&s0, 0, sizeof(s0));
+	luw_dev_stats(fd, 0, &s0);
+	/* The allocation sampling of the session's targets, as the module
+	 * has it (one interval for them all, luw_stats). */
+	if (s0.alloc_interval) {
 		struct luw_file_buf ab = { 0 };
-		struct luw_stats st;
 
-		if (luw_dev_stats(fd, pids[i], &st) || !st.alloc_interval)
-			continue;
-		luw_file_put_u32(&ab, (uint32_t)pids[i]);
 		luw_file_put_u32(&ab, 0);
-		luw_file_put_u64(&ab, st.alloc_interval);
+		luw_file_put_u32(&ab, 0);
+		luw_file_put_u64(&ab, s0.alloc_interval);
 		luw_file_write_buf(&w, LUWF_SEC_ALLOC, &ab);
 		luw_file_buf_free(&ab);
 	}
-	memset(&s0, 0, sizeof(s0));
-	luw_dev_stats(fd, 0, &s0);
 	flags = fcntl(fd, F_GETFL);
 	if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) {
 		snprintf(err, errlen, "%s: %s", LUW_DEVICE, strerror(errno));

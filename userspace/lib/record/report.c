@@ -502,13 +502,19 @@ struct intervals {
 	unsigned int n;
 };
 
-/* A process's interval, 0 when the file names none. */
+/* A process's interval (its own, else pid 0's: every process's), 0 when
+ * the file names none. */
 static uint64_t interval_of(const struct intervals *iv, uint32_t pid)
 {
-	for (unsigned int i = 0; i < iv->n; i++)
+	uint64_t all = 0;
+
+	for (unsigned int i = 0; i < iv->n; i++) {
 		if (iv->pid[i] == pid)
 			return iv->bytes[i];
-	return 0;
+		if (iv->pid[i] == 0)
+			all = iv->bytes[i];
+	}
+	return all;
 }
 
 static void interval_add(struct intervals *iv, const uint8_t *p)
@@ -518,7 +524,10 @@ static void interval_add(struct intervals *iv, const uint8_t *p)
 
 	memcpy(&pid, p, 4);
 	memcpy(&bytes, p + 8, 8);
-	if (!bytes || interval_of(iv, pid) || iv->n == LUW_MAX_TARGETS)
+	for (unsigned int i = 0; i < iv->n; i++)
+		if (iv->pid[i] == pid)
+			return;
+	if (!bytes || iv->n == LUW_MAX_TARGETS)
 		return;
 	iv->pid[iv->n] = pid;
 	iv->bytes[iv->n++] = bytes;
