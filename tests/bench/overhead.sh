@@ -106,7 +106,6 @@ work() {
 		printf "%s %.2f %s\n", $2, c, $4
 	}' "$W/w.out"
 }
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 # About 2 s of work alone (virtual: instructions).
 cal=$(work 10 alone | cut -d' ' -f1)

@@ -1,5 +1,8 @@
 # Sourced by the benchmarks that write a section of tests/bench/RESULTS.md.
 #
+# median: the median of the numbers on stdin, one a line.
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 # results_put NAME: the section read from stdin, from its line
 # "<!-- NAME-bench:begin -->" to "<!-- NAME-bench:end -->", takes the
 # place of that section in RESULTS.md, or is appended when there is none;
