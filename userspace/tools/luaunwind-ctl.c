@@ -343,17 +343,18 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->thread_events,
 	       (unsigned long long)s->time_enabled,
 	       (unsigned long long)s->time_running);
+	printf("vmstates");
+	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
+		printf(" %s=%llu", luw_dev_vmstate_name(i),
+		       (unsigned long long)s->vmstate[i]);
+	printf("\n");
+	/* After the two lines scripts read by number: counters, vmstates. */
 	printf("alloc calls=%llu bytes=%llu samples=%llu handler_ns_mean=%llu\n",
 	       (unsigned long long)s->alloc_calls,
 	       (unsigned long long)s->alloc_bytes,
 	       (unsigned long long)s->alloc_samples,
 	       (unsigned long long)(s->alloc_calls ?
 				    s->alloc_ns / s->alloc_calls : 0));
-	printf("vmstates");
-	for (unsigned int i = 0; i < LUW_VMST_COUNT; i++)
-		printf(" %s=%llu", luw_dev_vmstate_name(i),
-		       (unsigned long long)s->vmstate[i]);
-	printf("\n");
 	if (s->time_running < s->time_enabled)
 		printf("multiplexed: the events counted %.1f%% of the time"
 		       " their threads ran\n",
