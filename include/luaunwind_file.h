@@ -136,7 +136,7 @@
  * count          := <U32>
  *
  * stats          := pid reserved duration_ns records samples lost drops
- *                   faults truncated vmstate{16}
+ *                   faults truncated vmstate{16} [probe]
  *   (LUWF_SEC_STATS, last before end) pid 0: the whole recording
  * duration_ns    := <U64: wall-clock length of the recording>
  * records        := <U64: sample records written to the file>
@@ -145,6 +145,13 @@
  *                    (struct luw_stats), differences end - start>
  * lost           := <U64: samples reported lost by LOST records>
  * vmstate        := <U64: samples per LUW_VMST_*, module counters>
+ * probe          := alloc_calls alloc_bytes alloc_samples
+ *   (v3, when the size holds it) the allocator probes' counters for the
+ *   recording (luw_stats's, end - start): the exact totals the sampled
+ *   estimate of a report --alloc can be held against
+ * alloc_calls    := <U64: calls of the allocators, frees included>
+ * alloc_bytes    := <U64: bytes those calls requested>
+ * alloc_samples  := <U64: ALLOC records the module wrote>
  *
  * alloc          := pid reserved interval
  *   (LUWF_SEC_ALLOC, v3) the process's allocations were sampled: its

@@ -30,6 +30,19 @@ bias() {
 allocf() {
 	sed -n 's/.*allocators probed \(0x[0-9a-f]*\).*/\1/p' "$1" | head -1
 }
+# rounds PID REC ERR OUT GO: lets the workload PID (alloc.lua waiting
+# for the file GO, writing OUT) run its rounds under the recording REC
+# (its stderr in ERR), and once it printed "done" stops REC with SIGTERM:
+# record drains what is waiting and names it while the process is still
+# there to read the names from.  Then lets the process exit.
+rounds() {
+	touch "$5"
+	within 900 grep -q done "$4" || fail "the workload did not end its rounds: $(tail -2 "$4")"
+	kill -TERM "$2"
+	wait "$2" || { cat "$3" >&2; fail "record --alloc of pid $1"; }
+	rm -f "$5"
+	wait "$1"
+}
 probed() {
 	[ -n "$(allocf "$1")" ]
 }
@@ -42,9 +55,9 @@ probed() {
 # nsize / (1 - e^(-nsize/interval))), close enough to equal weights that
 # a share s of n records has a standard error of about
 # sqrt(s (1 - s) / n).  The small interval keeps the records many on a
-# slow kernel (KASAN under TCG).  Sets n, big.
+# slow kernel (KASAN under TCG).  Sets n, big, small, ebig, esmall.
 share() {
-	local tag=$1 small all exact ebig esmall want margin d
+	local tag=$1 all exact want margin d est cnt
 	$REP --alloc "$W/$tag.luw" >"$W/$tag.folded" 2>"$W/$tag.rep" ||
 		{ cat "$W/$tag.rep" >&2; fail "$tag: report --alloc"; }
 	n=$(sed -n 's/.* \([0-9]*\) allocation samples.*/\1/p' "$W/$tag.err")
@@ -64,5 +77,25 @@ share() {
 		fail "$tag: big_strings' share of the bytes: $got/1000 sampled, $want/1000 exact (margin $margin, $n records)"
 	[ $((big + small)) -ge $((all * 9 / 10)) ] ||
 		fail "$tag: only $((big + small)) of $all bytes under the two functions"
-	echo "$tag: $n records, big_strings $got/1000 of the bytes (exact $want/1000, margin $margin)" >>"$W/shares"
+	# The total: the report's estimate of every byte allocated against
+	# the probe's own count for the recording, within five standard
+	# errors (about the total / sqrt(n) when each record stands for
+	# about one interval of bytes, less for larger allocations).
+	est=$(sed -n 's/.* an estimated \([0-9]*\) bytes.*/\1/p' "$W/$tag.rep")
+	cnt=$(sed -n 's/.* the probes counted \([0-9]*\) bytes.*/\1/p' "$W/$tag.rep")
+	[ -n "$est" ] && [ -n "$cnt" ] || fail "$tag: no totals from report --alloc: $(cat "$W/$tag.rep")"
+	awk -v e="$est" -v c="$cnt" -v n="$n" 'BEGIN { d = e - c; if (d < 0) d = -d; exit !(c > 0 && d * sqrt(n) <= 5 * c) }' ||
+		fail "$tag: an estimated $est bytes in all, the probe counted $cnt ($n records)"
+	echo "$tag: $n records, big_strings $got/1000 of the bytes (exact $want/1000, margin $margin), $est bytes estimated of $cnt counted" >>"$W/shares"
+}
+
+# whole TAG: after share TAG on a recording of the workload's whole run
+# (its last "exact" line written at its end): the bytes of big_strings and
+# small_strings in the report against that line's total of them, within
+# five standard errors (the total / sqrt(n), n records under them).
+whole() {
+	awk -v e="$((big + small))" -v x="$((ebig + esmall))" -v n="$n" \
+		'BEGIN { d = e - x; if (d < 0) d = -d; exit !(x > 0 && d * sqrt(n) <= 5 * x) }' ||
+		fail "$1: the two functions' bytes: $((big + small)) estimated, $((ebig + esmall)) exact ($n records)"
+	echo "$1: the two functions' bytes $((big + small)) estimated, $((ebig + esmall)) exact" >>"$W/shares"
 }

@@ -623,6 +623,7 @@ static int cmd_record(int argc, char **argv)
 		o.att = att;
 		o.natt = natt;
 		o.freq = (uint32_t)ao.sample_rate;
+		o.fresh = owned;
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_record_signal;

@@ -332,6 +332,21 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 		po.time_ns = res.start_ns;
 		status = write_stacks(file, stacks, mode, &po);
 	}
+	if (alloc && rc != 1) {
+		/* The estimate beside the probes' exact count, as a check
+		 * of the scaling (and of a sampling rate): they agree
+		 * within sampling error. */
+		fprintf(stderr, PROG ": %s: %llu allocation records: an "
+			"estimated %.0f bytes in %.0f allocations", file,
+			(unsigned long long)res.records, res.alloc_bytes,
+			res.alloc_objects);
+		if (res.probe_counted)
+			fprintf(stderr, "; the probes counted %llu bytes in "
+				"%llu calls, frees included",
+				(unsigned long long)res.probe_bytes,
+				(unsigned long long)res.probe_calls);
+		fputc('\n', stderr);
+	}
 	if (res.bad)
 		fprintf(stderr, PROG ": %s: %llu records skipped (splices that "
 			"break the rule, or allocations of a process with no "

@@ -8,8 +8,10 @@
  *     with targets named (att), another process's samples left out too;
  *     without, every process's, the targets being those LIST gives;
  *   - a process section for each process sampled (none for one whose
- *     samples were left out), a stats section whose counters are the
- *     module's at the end less those at the start, and the end section,
+ *     samples were left out), a stats section whose counters (allocator
+ *     probes' too) are the module's at the end less those at the start,
+ *     or in a session begun with the recording (fresh) the module's at
+ *     the end, and the end section,
  *     whatever ended the recording: the duration, the stop flag (what was
  *     waiting still drained), every target gone (noticed at the
  *     once-a-second tick, which also uploads unwind tables and prints the
@@ -39,7 +41,7 @@
 #include "testlib.h"
 
 #define OTHER_PID 2147480000	/* a pid no process has */
-#define NSTATS 23		/* u64s of a stats section after its two u32s */
+#define NSTATS 26		/* u64s of a stats section after its two u32s */
 
 static char dir[64], path[128];
 static pid_t lj;
@@ -115,6 +117,12 @@ static void set_stats(void)
 		a->vmstate[i] = (uint64_t)i;
 		b->vmstate[i] = 3 * (uint64_t)i;
 	}
+	a->alloc_calls = 1000;
+	a->alloc_bytes = 50000;
+	a->alloc_samples = 10;
+	b->alloc_calls = 3000;
+	b->alloc_bytes = 170000;
+	b->alloc_samples = 40;
 	luw_fakedev.stats_calls = 0;
 }
 
@@ -174,17 +182,18 @@ static void usual_records(struct luw_fakedev_buf *b, size_t *lj_at,
 	luw_fakedev_end(b, (uint32_t)lj, LUW_END_EXIT);
 }
 
-/* Stats section: the module's counters at the end less at the start. */
+/* Stats section: the module's counters at the end less at the start, or
+ * fresh, at the end. */
 static void check_stats(const char *what, const struct luw_seen *g,
-			const struct luw_rec_result *res)
+			const struct luw_rec_result *res, int fresh)
 {
 	CHECK(g->stats, "%s: no stats section", what);
 	if (!g->stats)
 		return;
 	CHECK(g->stat[0] == (uint64_t)(res->seconds * 1e9) &&
-	      g->stat[1] == res->records && g->stat[2] == 60 &&
-	      g->stat[3] == res->lost && g->stat[4] == 4 && g->stat[5] == 3 &&
-	      g->stat[6] == 0,
+	      g->stat[1] == res->records && g->stat[2] == (fresh ? 160 : 60) &&
+	      g->stat[3] == res->lost && g->stat[4] == (fresh ? 9 : 4) &&
+	      g->stat[5] == (fresh ? 4 : 3) && g->stat[6] == (fresh ? 2 : 0),
 	      "%s: stats ns %llu records %llu samples %llu lost %llu drops %llu "
 	      "faults %llu truncated %llu", what,
 	      (unsigned long long)g->stat[0], (unsigned long long)g->stat[1],
@@ -192,8 +201,15 @@ static void check_stats(const char *what, const struct luw_seen *g,
 	      (unsigned long long)g->stat[4], (unsigned long long)g->stat[5],
 	      (unsigned long long)g->stat[6]);
 	for (int i = 0; i < 16; i++)
-		CHECK(g->stat[7 + i] == 2 * (uint64_t)i, "%s: vmstate[%d] %llu",
-		      what, i, (unsigned long long)g->stat[7 + i]);
+		CHECK(g->stat[7 + i] == (fresh ? 3 : 2) * (uint64_t)i,
+		      "%s: vmstate[%d] %llu", what, i,
+		      (unsigned long long)g->stat[7 + i]);
+	CHECK(g->stat[23] == (fresh ? 3000 : 2000) &&
+	      g->stat[24] == (fresh ? 170000 : 120000) &&
+	      g->stat[25] == (fresh ? 40 : 30),
+	      "%s: allocator probes' calls %llu bytes %llu samples %llu", what,
+	      (unsigned long long)g->stat[23], (unsigned long long)g->stat[24],
+	      (unsigned long long)g->stat[25]);
 }
 
 /* No target named: LIST's, everything kept but the END record. */
@@ -226,11 +242,12 @@ static void test_list(struct luw_seen *g)
 	      "list: %u LIST, %u STATS requests",
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_LIST)],
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_STATS)]);
-	check_stats("list", g, &r.res);
+	check_stats("list", g, &r.res, 0);
 }
 
 /*
- * The target named: the other process's sample dropped; past the first
+ * The target named, in a session begun with the recording (its stats
+ * from zero): the other process's sample dropped; past the first
  * second, the tick's table uploads and progress line.  LIST would say
  * nothing is attached: it is not asked.
  */
@@ -243,7 +260,7 @@ static void test_named(struct luw_seen *g)
 	FILE *progress = open_memstream(&prog, &plen);
 	struct luw_rec_opts o = {
 		.path = path, .duration = 1.3, .att = &att, .natt = 1,
-		.progress = progress,
+		.fresh = 1, .progress = progress,
 	};
 
 	CHECK(progress, "out of memory");
@@ -272,7 +289,7 @@ static void test_named(struct luw_seen *g)
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_UNWIND_TABLE)]);
 	CHECK(prog && strstr(prog, "\rrecording: 1 s, 1 samples, 7 lost"),
 	      "named: progress \"%s\"", prog ? prog : "");
-	check_stats("named", g, &r.res);
+	check_stats("named", g, &r.res, 1);
 out:
 	if (progress)
 		fclose(progress);

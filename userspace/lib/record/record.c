@@ -50,6 +50,9 @@ static void write_stats(struct luw_file_writer *w, const struct luw_stats *a,
 	luw_file_put_u64(&sb, b->truncated - a->truncated);
 	for (unsigned int i = 0; i < 16; i++)
 		luw_file_put_u64(&sb, b->vmstate[i] - a->vmstate[i]);
+	luw_file_put_u64(&sb, b->alloc_calls - a->alloc_calls);
+	luw_file_put_u64(&sb, b->alloc_bytes - a->alloc_bytes);
+	luw_file_put_u64(&sb, b->alloc_samples - a->alloc_samples);
 	luw_file_write_buf(w, LUWF_SEC_STATS, &sb);
 	luw_file_buf_free(&sb);
 }
@@ -156,6 +159,14 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 	}
 	memset(&s0, 0, sizeof(s0));
 	luw_dev_stats(fd, 0, &s0);
+	if (o->fresh) {
+		/* Counters from zero: the records in the rings go back to
+		 * the attach, before the symbols above were read. */
+		uint64_t interval = s0.alloc_interval;
+
+		memset(&s0, 0, sizeof(s0));
+		s0.alloc_interval = interval;
+	}
 	/* The allocation sampling of the session's targets, as the module
 	 * has it (one interval for them all, luw_stats). */
 	if (s0.alloc_interval) {

@@ -30,6 +30,10 @@ struct luw_rec_opts {
 	 * natt == 0: whatever the module has attached now. */
 	struct luw_attacher **att;
 	unsigned int natt;
+	/* The session began with this recording (record -p): its counters
+	 * and rings started empty, so the file's stats count from zero, the
+	 * window its records cover, not from the first read of them. */
+	int fresh;
 	volatile sig_atomic_t *stop;	/* set by the caller's signal handler */
 	FILE *progress;			/* one live line, NULL: quiet */
 };

@@ -495,6 +495,10 @@ static double alloc_scale(uint64_t nsize, uint64_t interval)
 	return p > 0 ? 1 / p : 1;
 }
 
+/* Where the stats section's probe counters start (luaunwind_file.h):
+ * pid, reserved, seven U64s, vmstate{16}. */
+#define STATS_PROBE_OFF (8 + 7 * 8 + 16 * 8)
+
 /* The processes whose allocations a file sampled, and their intervals. */
 struct intervals {
 	uint32_t pid[LUW_MAX_TARGETS];
@@ -554,6 +558,12 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		index_sec(&d, &s);
 		if (s.type == LUWF_SEC_STATS && s.size >= 16) {
 			memcpy(&res->duration_ns, s.p + 8, 8);
+			if (s.size >= STATS_PROBE_OFF + 24) {
+				res->probe_counted = 1;
+				memcpy(&res->probe_calls, s.p + STATS_PROBE_OFF, 8);
+				memcpy(&res->probe_bytes, s.p + STATS_PROBE_OFF + 8, 8);
+				memcpy(&res->probe_samples, s.p + STATS_PROBE_OFF + 16, 8);
+			}
 		} else if (s.type == LUWF_SEC_ALLOC && s.size >= 16) {
 			interval_add(&iv, s.p);
 		} else if (s.type == LUWF_SEC_PROCESS && !res->freq &&

@@ -47,6 +47,11 @@ struct luw_report_result {
 					 * allocation sampling */
 	double alloc_bytes;	/* with alloc: the estimate of all allocated */
 	double alloc_objects;	/* ... and of the allocations */
+	/* The probes' exact counters for the recording (its stats section;
+	 * all 0 in a file that has none): calls of the allocators, frees
+	 * included, and the bytes they requested. */
+	int probe_counted;
+	uint64_t probe_calls, probe_bytes, probe_samples;
 	uint64_t lost;		/* samples reported lost (LOST records) */
 	uint64_t bad;		/* records whose splices break the rule (or,
 				 * with alloc, of a process the file gives no
