@@ -21,12 +21,13 @@ export HOME=$out/home GOFLAGS=-mod=mod GOCACHE=$out/gocache
 mkdir -p "$HOME"
 pprof() { go tool pprof "$@" 2>"$out/pprof.err"; }
 
-# traces FILE.pb.gz: go tool pprof -traces (one block per sample, leaf
-# first, value on the first line; an empty frame name shows as
-# <unknown>) rebuilt as sorted folded text: root first, count after a
-# space.
+# traces FILE.pb.gz [INDEX]: go tool pprof -traces of the sample type
+# INDEX (default samples; values of a byte type in bytes: -unit=B, the
+# B dropped) (one block per sample, leaf first, value on the first line;
+# an empty frame name shows as <unknown>) rebuilt as sorted folded text:
+# root first, count after a space.
 traces() {
-	pprof -traces -sample_index=samples "$1" | awk '
+	pprof -traces -sample_index="${2:-samples}" -unit=B "$1" | awk '
 		function flush(  i, s) {
 			if (n == 0) return
 			s = f[n]
@@ -37,7 +38,7 @@ traces() {
 		function frame(t) { return t == "<unknown>" ? "" : t }
 		/^-----------\+/ { flush(); inblock = 1; next }
 		!inblock { next }
-		n == 0 { v = $1; sub(/^ *[0-9]+ +/, ""); f[++n] = frame($0); next }
+		n == 0 { v = $1; sub(/B$/, "", v); sub(/^ *[0-9]+B? +/, ""); f[++n] = frame($0); next }
 		{ sub(/^ +/, ""); f[++n] = frame($0) }
 		END { flush() }' | sort
 }
@@ -84,6 +85,30 @@ if "$bin/luaunwind-report" --pprof "$out/stream.pb.gz" "$st"; then
 	echo "sysprof stream: $(wc -l <"$out/stream.got") stacks equal in go tool pprof -traces"
 else
 	echo "pprof check: luaunwind-report --pprof failed on $st" >&2
+	fail=1
+fi
+
+# A real allocation recording (make demo's: alloc.lua under Debian's
+# luajit in a 6.1 guest, record --alloc --no-cpu) through luaunwind-report
+# --alloc --pprof: alloc_objects and alloc_space, the latter's stacks and
+# bytes those of --alloc --folded.
+al=$fixtures/alloc_demo.luw
+"$bin/luaunwind-report" --alloc --folded "$al" 2>/dev/null | sort >"$out/alloc.want"
+if "$bin/luaunwind-report" --alloc --pprof "$out/alloc.pb.gz" "$al" 2>/dev/null; then
+	traces "$out/alloc.pb.gz" alloc_space >"$out/alloc.got"
+	if ! [ -s "$out/alloc.want" ] || ! cmp -s "$out/alloc.want" "$out/alloc.got"; then
+		echo "pprof check: allocations: go tool pprof -traces differs from --alloc --folded:" >&2
+		diff "$out/alloc.want" "$out/alloc.got" >&2 || true
+		fail=1
+	fi
+	grep -q '^alloc_objects/count alloc_space/bytes$' <<<"$(pprof -raw "$out/alloc.pb.gz")" || {
+		echo "pprof check: allocations: sample types in -raw:" >&2
+		pprof -raw "$out/alloc.pb.gz" | head -5 >&2
+		fail=1
+	}
+	echo "allocations: $(wc -l <"$out/alloc.got") stacks equal in go tool pprof -traces"
+else
+	echo "pprof check: luaunwind-report --alloc --pprof failed on $al" >&2
 	fail=1
 fi
 
