@@ -10,9 +10,13 @@
 #
 # The RFC payload (tests/fixtures/workloads/payload_stock.lua: Lua and C
 # Fibonacci through the FFI, JIT off) runs under Debian's luajit;
-# luaunwind-ctl records it for 5 s at 999 Hz into a .luw file.  The
-# report is made on the host from that file alone: out/profile.folded,
-# out/flame.svg, out/profile.pb.gz, and the 10 heaviest stacks printed.
+# luaunwind-ctl records it for 5 s at 999 Hz into a .luw file.  Then the
+# allocation payload (tests/fixtures/workloads/alloc.lua: two functions
+# making strings, JIT on) is recorded with --alloc for 5 s, a sample
+# about every 64 KiB allocated.  The reports are made on the host from
+# those files alone: out/profile.folded, out/flame.svg, out/profile.pb.gz
+# and the 10 heaviest stacks printed; out/alloc.folded, out/alloc.svg,
+# out/alloc.pb.gz and the 3 stacks that allocated most.
 #
 # LUW_BIN: where the programs are (default build/bin).  LUW_VM_OUT: the
 # guest's output directory (vm-run's default: out/vm).
@@ -40,20 +44,37 @@ record() {
 	pid=$!
 	# Stopped by us below: no "Killed" notice from the shell.
 	disown "$pid"
-	# The payload is ours to stop; the module too, if we loaded it.
-	trap 'kill -9 '"$pid"' 2>/dev/null
-	      while kill -0 '"$pid"' 2>/dev/null; do sleep 0.05; done
+	# The payloads are ours to stop; the module too, if we loaded it.
+	payloads=$pid
+	trap 'kill -9 $payloads 2>/dev/null
+	      for p in $payloads; do
+		      while kill -0 $p 2>/dev/null; do sleep 0.05; done
+	      done
 	      [ '"$loaded"' = 0 ] || rmmod luaunwind' EXIT
-	for _ in $(seq 100); do
-		grep -q ready "$out/payload.out" && break
-		sleep 0.1
-	done
-	grep -q ready "$out/payload.out" ||
-		die "the payload did not start: $(cat "$out/payload.out")"
+	ready "$out/payload.out"
 	say "running the RFC payload: $(command -v luajit) payload_stock.lua (pid $pid, kernel $(uname -r))"
 	say "luaunwind-ctl record -p $pid -o profile.luw --duration $secs --freq $freq"
 	"$bin/luaunwind-ctl" record -p "$pid" -o "$out/profile.luw" \
 		--duration "$secs" --freq "$freq" 2>&1 | sed 's/^luaunwind-ctl: /demo: /'
+	luajit tests/fixtures/workloads/alloc.lua 1000000 >"$out/alloc.out" 2>&1 &
+	pid=$!
+	disown "$pid"
+	payloads="$payloads $pid"
+	ready "$out/alloc.out"
+	say "running the allocation payload: alloc.lua (pid $pid)"
+	say "luaunwind-ctl record -p $pid -o alloc.luw --alloc --alloc-interval 65536 --no-cpu --duration $secs"
+	"$bin/luaunwind-ctl" record -p "$pid" -o "$out/alloc.luw" --alloc \
+		--alloc-interval 65536 --no-cpu --duration "$secs" 2>&1 |
+		sed 's/^luaunwind-ctl: /demo: /'
+}
+
+# ready OUT: the payload writing OUT printed its "ready" line.
+ready() {
+	for _ in $(seq 100); do
+		grep -q ready "$1" && return
+		sleep 0.1
+	done
+	die "the payload did not start: $(cat "$1")"
 }
 
 if [ "${1:-}" = record ]; then
@@ -95,7 +116,7 @@ if [ $local_run = 1 ]; then
 	say "building luaunwind.ko for $rel"
 	make -s -C kmod KVER="$rel" KDIR="$kdir" >"build/demo/kmod.log" 2>&1 ||
 		{ cat build/demo/kmod.log >&2; die "building the module failed"; }
-	luw=out/profile.luw
+	luw=out/profile.luw aluw=out/alloc.luw
 	"$0" record "$top/build/kmod/$rel/luaunwind.ko" "$top/out" "$lib"
 else
 	rel=$(scripts/kver.sh 6.1) || die "no Debian 6.1 kernel installed (scripts/deps.sh kernel)"
@@ -110,7 +131,8 @@ else
 		"$top/build/kmod/$rel/luaunwind.ko" "$vmout" "$lib" ||
 		die "the guest run failed (above)"
 	cp "$vmout/profile.luw" out/profile.luw
-	luw=out/profile.luw
+	cp "$vmout/alloc.luw" out/alloc.luw
+	luw=out/profile.luw aluw=out/alloc.luw
 fi
 
 # ---- report, on the host, from the file alone --------------------------
@@ -137,4 +159,11 @@ echo
 { print }'
 echo
 say "wrote out/flame.svg (open it in a browser), out/profile.folded, out/profile.pb.gz (go tool pprof), out/profile.luw"
+echo
+"$rep" --alloc "$aluw" >out/alloc.folded
+"$rep" --alloc --svg out/alloc.svg "$aluw" 2>/dev/null
+"$rep" --alloc --pprof out/alloc.pb.gz "$aluw" 2>/dev/null
+"$rep" --alloc --top 3 "$aluw" 2>/dev/null | sed -n '1,4p'
+echo
+say "wrote out/alloc.svg, out/alloc.folded, out/alloc.pb.gz (alloc_space, alloc_objects), out/alloc.luw"
 say "done in $((SECONDS - t0)) s"

@@ -6,8 +6,14 @@
 #                      (userspace/doc/streams.md)
 #   demo_flame         from out/profile.luw, which `make demo` leaves
 #                      (README.md)
+#   demo_alloc         from out/alloc.luw, which `make demo` leaves too:
+#                      luaunwind-report --alloc (README.md)
+#   nginx_alloc        from the allocation recording of an nginx worker
+#                      under wrk that tests/kernel/t_svc_nginx.sh keeps
+#                      (out/ktest/<release>/t_svc_nginx.files/...), or
+#                      the file named by NGINX_LUW
 #
-# usage: userspace/doc/render.sh [BIN_DIR]     (default: build/bin)
+# usage: userspace/doc/render.sh [BIN_DIR [NGINX_LUW]]   (default: build/bin)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,4 +47,17 @@ if [ -f out/profile.luw ]; then
 	png demo_flame
 else
 	echo "render.sh: no out/profile.luw (make demo), demo_flame left as it is" >&2
+fi
+if [ -f out/alloc.luw ]; then
+	"$bin/luaunwind-report" --alloc --svg "$doc/demo_alloc.svg" out/alloc.luw
+	png demo_alloc
+else
+	echo "render.sh: no out/alloc.luw (make demo), demo_alloc left as it is" >&2
+fi
+nginx=${2:-$(ls out/ktest/*/t_svc_nginx.files/t_svc_nginx/alloc.luw 2>/dev/null | head -1)}
+if [ -n "$nginx" ]; then
+	"$bin/luaunwind-report" --alloc --svg "$doc/nginx_alloc.svg" "$nginx"
+	png nginx_alloc
+else
+	echo "render.sh: no t_svc_nginx allocation recording (tests/kernel/run.sh -k 6.1 t_svc_nginx), nginx_alloc left as it is" >&2
 fi
