@@ -1,7 +1,7 @@
 #!/bin/sh
 # Allocation sampling on the other targets of design section 6 (t_alloc
 # covers Debian's luajit in depth): OpenResty's luajit2 and Tarantool,
-# JIT on.  On each, record --alloc --no-cpu of alloc.lua's whole run:
+# JIT on; and on the cells of the LuaJIT build matrix t_rec_matrix takes.  On each, record --alloc --no-cpu of alloc.lua's whole run:
 # big_strings' share of the bytes and the two functions' total against
 # the workload's own count, every byte estimated against the probe's,
 # within five standard errors (alloclib.sh, share and whole).
@@ -22,4 +22,26 @@ for t in luajit2 tarantool; do
 	share $t "$W/$t.out"
 	whole $t
 done
+# The cells of the build matrix t_rec_matrix records (rec_matrix.cells:
+# 2017 to 2025, GC64 off, LUA52COMPAT, no JIT, assertions, tarantool's
+# fork; stripped ones with the layout from their machine code): the
+# allocator found and probed on each, the same checks.
+while read -r cell fl; do
+	case $cell in '#'* | '') continue ;; esac
+	b=$K/ljmatrix/$cell/luajit
+	[ "$fl" = stripped ] && b=$b.stripped
+	[ -x "$b" ] || fail "$cell: no $b (make -C tests/kernel prep-t_alloc_targets on the host)"
+	t=$cell-$fl
+	"$b" $WL/alloc.lua 6 jit "$W/go-$t" >"$W/$t.out" 2>&1 </dev/null &
+	pid=$!
+	kids="$kids $pid"
+	within 120 grep -q ready "$W/$t.out" || fail "$t did not start: $(cat "$W/$t.out")"
+	$CTL record -p "$pid" -o "$W/$t.luw" --alloc-interval 4096 --no-cpu \
+		2>"$W/$t.err" </dev/null &
+	rec=$!
+	within 60 probed "$W/$t.err" || { cat "$W/$t.err" >&2; fail "$t: record --alloc did not attach"; }
+	rounds $pid $rec "$W/$t.err" "$W/$t.out" "$W/go-$t"
+	share $t "$W/$t.out"
+	whole $t
+done <tests/kernel/rec_matrix.cells
 pass "$(tr '\n' ' ' <"$W/shares")"
