@@ -114,7 +114,7 @@ within 30 gone || fail "the exited target stayed attached: $($CTL status | head 
 # A target that execs while probed (the same luajit again, on the same
 # script): it leaves the session, and the new image, which maps the same
 # file, has no breakpoint at the allocator.
-luajit $WL/alloc.lua 5 jit "$W/go2" exec >"$W/exec.out" 2>&1 &
+luajit $WL/alloc.lua 2 jit "$W/go2" exec >"$W/exec.out" 2>&1 &
 ep=$!
 kids="$kids $ep"
 within 120 grep -q ready "$W/exec.out" || fail "the exec'ing luajit did not start"
@@ -137,7 +137,7 @@ nb=$(bias "$ep" "$epath")
 kill $ep
 
 # The interpreter alone (JIT off), recorded whole as the JIT one.
-luajit $WL/alloc.lua 10 nojit "$W/goi" >"$W/nojit.out" 2>&1 &
+luajit $WL/alloc.lua 6 nojit "$W/goi" >"$W/nojit.out" 2>&1 &
 np=$!
 kids="$kids $np"
 within 120 grep -q ready "$W/nojit.out" || fail "the nojit luajit did not start"
