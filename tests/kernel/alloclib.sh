@@ -30,6 +30,32 @@ bias() {
 allocf() {
 	sed -n 's/.*allocators probed \(0x[0-9a-f]*\).*/\1/p' "$1" | head -1
 }
+# probed ERRFILE: record printed the allocator it probed.
+probed() {
+	[ -n "$(allocf "$1")" ]
+}
+# rec_start TAG PID [OPTION...]: record -p PID -o $W/TAG.luw
+# --alloc-interval 4096 OPTION... in the background (its stderr in
+# $W/TAG.err), once it has probed: the breakpoint is at the allocator.
+# Sets rec (record's pid) and pa (the allocator's address in PID).
+rec_start() {
+	local tag=$1 p=$2
+	shift 2
+	$CTL record -p "$p" -o "$W/$tag.luw" --alloc-interval 4096 "$@" \
+		2>"$W/$tag.err" </dev/null &
+	rec=$!
+	within 60 probed "$W/$tag.err" || { cat "$W/$tag.err" >&2; fail "$tag: record --alloc did not attach"; }
+	pa=$(allocf "$W/$tag.err")
+	[ "$(byte "$p" "$pa")" = cc ] || fail "$tag: no breakpoint at the allocator $pa: $(byte "$p" "$pa")"
+}
+# rec_whole TAG PID OUT GO: after rec_start TAG PID on alloc.lua waiting
+# for the file GO (writing OUT): lets it run its rounds under the
+# recording (rounds), then checks the report (share and whole).
+rec_whole() {
+	rounds "$2" "$rec" "$W/$1.err" "$3" "$4"
+	share "$1" "$3"
+	whole "$1"
+}
 # rounds PID REC ERR OUT GO: lets the workload PID (alloc.lua waiting
 # for the file GO, writing OUT) run its rounds under the recording REC
 # (its stderr in ERR), and once it printed "done" stops REC with SIGTERM:
@@ -43,8 +69,13 @@ rounds() {
 	rm -f "$5"
 	wait "$1"
 }
-probed() {
-	[ -n "$(allocf "$1")" ]
+# in5se EST EXACT N: an estimate from N sampled records within five
+# standard errors of the exact count, taken as EXACT / sqrt(N): each
+# record stands for about one interval of bytes (less for larger
+# allocations, so the bound is loose for them).
+in5se() {
+	awk -v e="$1" -v x="$2" -v n="$3" \
+		'BEGIN { d = e - x; if (d < 0) d = -d; exit !(x > 0 && n > 0 && d * sqrt(n) <= 5 * x) }'
 }
 
 # share TAG OUT: the report of $W/TAG.luw (its record's stderr in
@@ -78,13 +109,11 @@ share() {
 	[ $((big + small)) -ge $((all * 9 / 10)) ] ||
 		fail "$tag: only $((big + small)) of $all bytes under the two functions"
 	# The total: the report's estimate of every byte allocated against
-	# the probe's own count for the recording, within five standard
-	# errors (about the total / sqrt(n) when each record stands for
-	# about one interval of bytes, less for larger allocations).
+	# the probe's own count for the recording.
 	est=$(sed -n 's/.* an estimated \([0-9]*\) bytes.*/\1/p' "$W/$tag.rep")
 	cnt=$(sed -n 's/.* the probes counted \([0-9]*\) bytes.*/\1/p' "$W/$tag.rep")
 	[ -n "$est" ] && [ -n "$cnt" ] || fail "$tag: no totals from report --alloc: $(cat "$W/$tag.rep")"
-	awk -v e="$est" -v c="$cnt" -v n="$n" 'BEGIN { d = e - c; if (d < 0) d = -d; exit !(c > 0 && d * sqrt(n) <= 5 * c) }' ||
+	in5se "$est" "$cnt" "$n" ||
 		fail "$tag: an estimated $est bytes in all, the probe counted $cnt ($n records)"
 	echo "$tag: $n records, big_strings $got/1000 of the bytes (exact $want/1000, margin $margin), $est bytes estimated of $cnt counted" >>"$W/shares"
 }
@@ -92,10 +121,9 @@ share() {
 # whole TAG: after share TAG on a recording of the workload's whole run
 # (its last "exact" line written at its end): the bytes of big_strings and
 # small_strings in the report against that line's total of them, within
-# five standard errors (the total / sqrt(n), n records under them).
+# five standard errors (in5se).
 whole() {
-	awk -v e="$((big + small))" -v x="$((ebig + esmall))" -v n="$n" \
-		'BEGIN { d = e - x; if (d < 0) d = -d; exit !(x > 0 && d * sqrt(n) <= 5 * x) }' ||
+	in5se "$((big + small))" "$((ebig + esmall))" "$n" ||
 		fail "$1: the two functions' bytes: $((big + small)) estimated, $((ebig + esmall)) exact ($n records)"
 	echo "$1: the two functions' bytes $((big + small)) estimated, $((ebig + esmall)) exact" >>"$W/shares"
 }

@@ -35,23 +35,17 @@ luajit $WL/alloc.lua 1000000 >"$W/other.out" 2>&1 &
 other=$!
 kids="$kids $other"
 within 120 grep -q ready "$W/other.out" || fail "the second luajit did not start"
-$CTL record -p "$ap" -o "$W/a.luw" --alloc-interval 4096 2>"$W/a.err" &
-rec=$!
-within 60 probed "$W/a.err" || { cat "$W/a.err" >&2; fail "record --alloc did not attach"; }
-a=$(allocf "$W/a.err")
-set -- $(lib "$ap" "$a")
-[ $# = 2 ] || fail "the allocator $a is in no executable mapping of the target"
+rec_start a "$ap"
+set -- $(lib "$ap" "$pa")
+[ $# = 2 ] || fail "the allocator $pa is in no executable mapping of the target"
 base=$1 path=$2
 ob=$(bias "$other" "$path")
 [ -n "$ob" ] || fail "the second luajit does not map $path"
-oa=$((ob + a - base))
-[ "$(byte "$ap" "$a")" = cc ] || fail "no breakpoint at the allocator $a of $path in the target: $(byte "$ap" "$a")"
+oa=$((ob + pa - base))
 ob=$(byte "$other" "$oa")
 [ -n "$ob" ] && [ "$ob" != cc ] || fail "a breakpoint in another process mapping $path: '$ob'"
-rounds $ap $rec "$W/a.err" "$W/a.out" "$W/go"
 rm -f "$W/shares"
-share a "$W/a.out"
-whole a
+rec_whole a "$ap" "$W/a.out" "$W/go"
 # With the JIT on, the strings are made in traces: their records are
 # spliced as CPU samples are (function > TRACE_N > the C below).
 tbig=$(folded_sum "$W/a.folded" 'big_strings @[^;]*;TRACE_[0-9]')
@@ -114,7 +108,7 @@ within 30 gone || fail "the exited target stayed attached: $($CTL status | head 
 # A target that execs while probed (the same luajit again, on the same
 # script): it leaves the session, and the new image, which maps the same
 # file, has no breakpoint at the allocator.
-luajit $WL/alloc.lua 2 jit "$W/go2" exec >"$W/exec.out" 2>&1 &
+luajit $WL/alloc.lua 1 jit "$W/go2" exec >"$W/exec.out" 2>&1 &
 ep=$!
 kids="$kids $ep"
 within 120 grep -q ready "$W/exec.out" || fail "the exec'ing luajit did not start"
@@ -141,12 +135,8 @@ luajit $WL/alloc.lua 6 nojit "$W/goi" >"$W/nojit.out" 2>&1 &
 np=$!
 kids="$kids $np"
 within 120 grep -q ready "$W/nojit.out" || fail "the nojit luajit did not start"
-$CTL record -p "$np" -o "$W/i.luw" --alloc-interval 4096 --no-cpu 2>"$W/i.err" &
-rec=$!
-within 60 probed "$W/i.err" || { cat "$W/i.err" >&2; fail "record --alloc of the nojit luajit did not attach"; }
-rounds $np $rec "$W/i.err" "$W/nojit.out" "$W/goi"
-share i "$W/nojit.out"
-whole i
+rec_start i "$np" --no-cpu
+rec_whole i "$np" "$W/nojit.out" "$W/goi"
 
 # --no-cpu: only allocation records.
 $CTL record -p "$tp" -o "$W/n.luw" --alloc-interval 4096 --no-cpu --duration 5 2>"$W/n.err" ||

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Allocation sampling on the other targets of design section 6 (t_alloc
 # covers Debian's luajit in depth): OpenResty's luajit2 and Tarantool,
-# JIT on; and on the cells of the LuaJIT build matrix t_rec_matrix takes.  On each, record --alloc --no-cpu of alloc.lua's whole run:
-# big_strings' share of the bytes and the two functions' total against
-# the workload's own count, every byte estimated against the probe's,
-# within five standard errors (alloclib.sh, share and whole).
+# JIT on; and on the cells of the LuaJIT build matrix t_rec_matrix
+# takes.  On each, record --alloc --no-cpu of alloc.lua's whole run (the
+# breakpoint at the allocator while it records): big_strings' share of
+# the bytes and the two functions' total against the workload's own
+# count, every byte estimated against the probe's, within five standard
+# errors (alloclib.sh, rec_start and rec_whole).
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 . tests/kernel/alloclib.sh
@@ -12,15 +14,8 @@ load
 rm -f "$W/shares"
 for t in luajit2 tarantool; do
 	start_lua $t $WL/alloc.lua 6 jit "$W/go-$t"
-	$CTL record -p "$pid" -o "$W/$t.luw" --alloc-interval 4096 --no-cpu \
-		2>"$W/$t.err" &
-	rec=$!
-	within 60 probed "$W/$t.err" || { cat "$W/$t.err" >&2; fail "$t: record --alloc did not attach"; }
-	a=$(allocf "$W/$t.err")
-	[ "$(byte "$pid" "$a")" = cc ] || fail "$t: no breakpoint at the allocator $a"
-	rounds $pid $rec "$W/$t.err" "$W/$t.out" "$W/go-$t"
-	share $t "$W/$t.out"
-	whole $t
+	rec_start $t "$pid" --no-cpu
+	rec_whole $t "$pid" "$W/$t.out" "$W/go-$t"
 done
 # The cells of the build matrix t_rec_matrix records (rec_matrix.cells:
 # 2017 to 2025, GC64 off, LUA52COMPAT, no JIT, assertions, tarantool's
@@ -36,12 +31,7 @@ while read -r cell fl; do
 	pid=$!
 	kids="$kids $pid"
 	within 120 grep -q ready "$W/$t.out" || fail "$t did not start: $(cat "$W/$t.out")"
-	$CTL record -p "$pid" -o "$W/$t.luw" --alloc-interval 4096 --no-cpu \
-		2>"$W/$t.err" </dev/null &
-	rec=$!
-	within 60 probed "$W/$t.err" || { cat "$W/$t.err" >&2; fail "$t: record --alloc did not attach"; }
-	rounds $pid $rec "$W/$t.err" "$W/$t.out" "$W/go-$t"
-	share $t "$W/$t.out"
-	whole $t
+	rec_start $t "$pid" --no-cpu
+	rec_whole $t "$pid" "$W/$t.out" "$W/go-$t"
 done <tests/kernel/rec_matrix.cells
 pass "$(tr '\n' ' ' <"$W/shares")"
