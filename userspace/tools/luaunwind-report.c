@@ -325,6 +325,9 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 			po.count_unit = "bytes";
 			po.aux_type = "alloc_objects";
 			po.aux_unit = "count";
+			/* The period: the mean sampling interval in bytes,
+			 * as Go's (its MemProfileRate). */
+			po.period_ns = res.alloc_interval;
 		} else {
 			po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
 		}

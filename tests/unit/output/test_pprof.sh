@@ -91,7 +91,7 @@ fi
 # A real allocation recording (make demo's: alloc.lua under Debian's
 # luajit in a 6.1 guest, record --alloc --no-cpu) through luaunwind-report
 # --alloc --pprof: alloc_objects and alloc_space, the latter's stacks and
-# bytes those of --alloc --folded.
+# bytes those of --alloc --folded, the period its interval in bytes.
 al=$fixtures/alloc_demo.luw
 "$bin/luaunwind-report" --alloc --folded "$al" 2>/dev/null | sort >"$out/alloc.want"
 if "$bin/luaunwind-report" --alloc --pprof "$out/alloc.pb.gz" "$al" 2>/dev/null; then
@@ -101,9 +101,14 @@ if "$bin/luaunwind-report" --alloc --pprof "$out/alloc.pb.gz" "$al" 2>/dev/null;
 		diff "$out/alloc.want" "$out/alloc.got" >&2 || true
 		fail=1
 	fi
-	grep -q '^alloc_objects/count alloc_space/bytes$' <<<"$(pprof -raw "$out/alloc.pb.gz")" || {
-		echo "pprof check: allocations: sample types in -raw:" >&2
-		pprof -raw "$out/alloc.pb.gz" | head -5 >&2
+	# The sample types, and the period as Go's heap profiles give it:
+	# the sampling interval in bytes (the recording's, 64 KiB).
+	raw=$(pprof -raw "$out/alloc.pb.gz")
+	grep -q '^alloc_objects/count alloc_space/bytes$' <<<"$raw" &&
+		grep -q '^PeriodType: alloc_space bytes$' <<<"$raw" &&
+		grep -q '^Period: 65536$' <<<"$raw" || {
+		echo "pprof check: allocations: sample types or period in -raw:" >&2
+		head -6 <<<"$raw" >&2
 		fail=1
 	}
 	echo "allocations: $(wc -l <"$out/alloc.got") stacks equal in go tool pprof -traces"

@@ -48,7 +48,10 @@
 #include "output/stacks.h"
 
 struct luw_pprof_opts {
-	uint64_t period_ns;	/* time per sample; 0: counts only */
+	/* Time per sample; 0: counts only.  With count_type, the period
+	 * in that type's unit instead (an allocation profile's sampling
+	 * interval in bytes), not a time. */
+	uint64_t period_ns;
 	uint64_t duration_ns;	/* length of the recording; 0: unknown */
 	int64_t time_ns;	/* start, ns since the Unix epoch; 0: unknown */
 	/* Other kinds of profile (a heap): the count's sample type and
