@@ -168,7 +168,6 @@ uread='^(copy_from_user_nmi|__copy_from_user_nmi|nmi_uaccess_okay|copy_stack_fra
 perfp='^(perf_swevent_hrtimer|__perf_event_overflow|perf_event_overflow|__perf_event_account_interrupt|perf_exclude_event|perf_callchain|perf_callchain_user|perf_callchain_kernel|get_perf_callchain|get_callchain_entry|put_callchain_entry|perf_prepare_sample|perf_output_sample|perf_output_begin_forward|perf_output_end|perf_output_put_handle|perf_output_copy|perf_event_output_forward|perf_event_pid_type|perf_event_tid|__perf_event_header__init_id)$'
 total() { awk -F'\t' -v re="$2" '$1 ~ re { s += $2 } END { printf "%.0f", s }' "$work/$1.cost"; }
 path() { echo $(($(total "$1" '\[luaunwind\]$') + $(total "$1" "$perfp") + $(total "$1" "$uread") + $(total "$1" "$copies"))); }
-R() { echo "RESULT $*"; }
 {
 	R "overhead.lua, R = $rounds and 2R rounds per kind (about 1 and 2 s"
 	R "alone); per sample = (2R run - R run - alone's 2R - R) / the extra"

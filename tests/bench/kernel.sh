@@ -45,17 +45,7 @@ if [ "${1:-}" != --guest ]; then
 fi
 
 # ---- in the guest ---------------------------------------------------------
-K=build/ktest
-CTL=$K/luaunwind-ctl
-# Working files stay in the guest's tmpfs: polling them over 9p would
-# cost the guest CPU time during the timed rounds.
-W=/tmp/luw-bench
-mkdir -p "$W"
-kids=
-trap 'for p in $kids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
-die() { echo "kernel.sh (guest): $*" >&2; exit 1; }
-insmod "build/kmod/$LUW_KVER/luaunwind.ko" || die "insmod"
-R() { echo "RESULT $*"; }
+guest_prelude kernel /tmp/luw-bench
 # This shell and what it starts run on CPU 1 unless pinned to CPU 0: the
 # sampled workloads have CPU 0 to themselves.
 taskset -p -c 1 $$ >/dev/null

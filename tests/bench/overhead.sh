@@ -49,15 +49,7 @@ if [ "${1:-}" != --guest ]; then
 fi
 
 # ---- in the guest ---------------------------------------------------------
-K=build/ktest
-CTL=$K/luaunwind-ctl
-W=/tmp/luw-overhead
-mkdir -p "$W"
-kids=
-trap 'for p in $kids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
-die() { echo "overhead.sh (guest): $*" >&2; exit 1; }
-insmod "build/kmod/$LUW_KVER/luaunwind.ko" || die "insmod"
-R() { echo "RESULT $*"; }
+guest_prelude overhead /tmp/luw-overhead
 command -v perf >/dev/null || die "no perf (scripts/deps.sh bench)"
 
 # work ROUNDS KIND: one run; prints "ELAPSED_NS RECORDER_CPU_S CPU_S".  perf

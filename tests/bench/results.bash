@@ -62,3 +62,22 @@ guest_bench() {
 	rm -f "$log"
 	echo "$name.sh: figures written to tests/bench/RESULTS.md"
 }
+
+# guest_prelude NAME W: in the guest (tests/bench/NAME.sh --guest), what
+# every guest part starts with: K and CTL (the programs of build/ktest),
+# W (its scratch directory, in the guest's tmpfs: polling files over 9p
+# would cost the guest CPU time during timed runs), kids (pids killed at
+# exit), the module loaded; die MSG and R LINE (a line of figures for the
+# host) defined.
+guest_prelude() {
+	bench_name=$1
+	K=build/ktest
+	CTL=$K/luaunwind-ctl
+	W=$2
+	mkdir -p "$W"
+	kids=
+	trap 'for p in $kids; do kill "$p" 2>/dev/null; done; wait 2>/dev/null' EXIT
+	insmod "build/kmod/$LUW_KVER/luaunwind.ko" || die "insmod"
+}
+die() { echo "${bench_name:-bench}.sh (guest): $*" >&2; exit 1; }
+R() { echo "RESULT $*"; }
