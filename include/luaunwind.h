@@ -144,7 +144,7 @@
  * 8-byte boundary and its size is a multiple of 8.
  *
  * stream         := record*
- * record         := sample | alloc | lost | end
+ * record         := sample | alloc | switch | lost | end
  *
  * sample         := sample-header host-frame{nhost} lua-frame{nlua}
  *                   splice{nsplice}
@@ -213,6 +213,36 @@
  * p = 1 - exp(-nsize / interval).  A reader estimates what was allocated
  * by weighting each record by 1/p: 1/p allocations, nsize/p bytes (as
  * pprof's heap profiles scale).  Frees (nsize 0) are not recorded.
+ *
+ * switch         := sample-header host-frame{nhost} lua-frame{nlua}
+ *                   splice{nsplice} switch-tail
+ *                   a thread of the target leaving its CPU (type
+ *                   LUW_REC_SWITCH; with LUW_ATTACH_OFFCPU): its stack
+ *                   as a sample's, taken from the user registers saved
+ *                   on entry to the kernel (rflags LUW_RF_KERNEL), time
+ *                   the moment it left
+ * switch-tail    := runtime nvcsw nivcsw syscall sstate pad{3}
+ * runtime        := <U64: the thread's CPU time until now, ns (the
+ *                    scheduler's sum_exec_runtime)>
+ * nvcsw          := <U64: its voluntary context switches, this one
+ *                    included if it is one>
+ * nivcsw         := <U64: its involuntary ones, likewise>
+ * syscall        := <S32: the system call it is in (x86-64 numbers), -1
+ *                    for none (a fault, an interrupt, user mode)>
+ * sstate         := <U8: LUW_SWITCH_BLOCKED (its state was not running:
+ *                    it waits), LUW_SWITCH_PREEMPTED (still runnable), or
+ *                    LUW_SWITCH_EXIT (its last switch: exiting, no frames)>
+ * Time off the CPU: between two switch records of one thread, it ran
+ * only for the difference of their runtimes, so it was off the CPU for
+ * (time2 - time1) - (runtime2 - runtime1), from the first one's stack.
+ * Which way it left is the counter that moved between them (nvcsw:
+ * blocked; nivcsw: preempted); sstate says it for a thread's first
+ * record (a task preempted while it prepared to wait is counted
+ * involuntary though its state is not running).  When the counters moved
+ * by more than one in all, switches went unrecorded (perf throttled the
+ * event, or a ring was full) and the interval belongs to no one stack.
+ * The last record of a thread still there ends at the reader's stop,
+ * where its runtime is /proc/PID/task/TID/schedstat's first field.
  *
  * lost           := size type pad{5} count cpu time
  * size           := <U16: sizeof(struct luw_lost)>
@@ -294,7 +324,8 @@
  * 4: an event per thread, stats version 2
  */
 #define LUW_ABI_VERSION		5	/* 5: LUW_IOC_ALLOC, stats version 4 */
-#define LUW_RECORD_VERSION	3	/* 2: LUW_REC_END; 3: LUW_REC_ALLOC */
+/* 2: LUW_REC_END; 3: LUW_REC_ALLOC; 4: LUW_REC_SWITCH */
+#define LUW_RECORD_VERSION	4
 
 #define LUW_MAX_TARGETS		64	/* in all sessions together */
 #define LUW_MAX_THREADS		4096	/* threads of one target at attach */
@@ -345,6 +376,8 @@
 #define LUW_FEAT_SESSIONS	(1ULL << 5)
 /* LUW_IOC_ALLOC: the kernel has uprobes */
 #define LUW_FEAT_ALLOC		(1ULL << 6)
+/* LUW_ATTACH_OFFCPU: switch records */
+#define LUW_FEAT_OFFCPU		(1ULL << 7)
 
 struct luw_version {
 	__u32 size;
@@ -378,13 +411,20 @@ struct luw_version {
  */
 #define LUW_ATTACH_VMSTATE_ONLY	(1U << 2)
 /*
- * No CPU sampling: no perf event is created (event and sample_rate are
- * still checked); the target is attached for its allocation probes
- * (LUW_IOC_ALLOC) alone.
+ * No CPU sampling: no sampling event is created (event and sample_rate
+ * are still checked); the target is attached for its allocation probes
+ * (LUW_IOC_ALLOC) or its switch records (LUW_ATTACH_OFFCPU) alone.
  */
 #define LUW_ATTACH_NO_EVENTS	(1U << 3)
+/*
+ * Off-CPU: a context-switch event per thread too (period 1, inherited
+ * as the sampling events are), whose handler writes a switch record
+ * each time a thread of the target leaves its CPU.
+ */
+#define LUW_ATTACH_OFFCPU	(1U << 4)
 #define LUW_ATTACH_FLAGS	(LUW_ATTACH_PERIOD | LUW_ATTACH_STOPPED | \
-				 LUW_ATTACH_VMSTATE_ONLY | LUW_ATTACH_NO_EVENTS)
+				 LUW_ATTACH_VMSTATE_ONLY | LUW_ATTACH_NO_EVENTS | \
+				 LUW_ATTACH_OFFCPU)
 
 /*
  * Rate bounds.  Past the admin's perf_event_max_sample_rate perf
@@ -606,10 +646,15 @@ struct luw_alloc {
 #define LUW_REC_LOST		2
 #define LUW_REC_END		3
 #define LUW_REC_ALLOC		4
+#define LUW_REC_SWITCH		5
 
 #define LUW_ALLOC_NEW		1
 #define LUW_ALLOC_GROW		2
 #define LUW_ALLOC_SHRINK	3
+
+#define LUW_SWITCH_BLOCKED	1
+#define LUW_SWITCH_PREEMPTED	2
+#define LUW_SWITCH_EXIT		3
 
 #define LUW_END_EXIT		1	/* every thread of the target exited */
 #define LUW_END_EXEC		2	/* the target exec'd another program */
@@ -688,6 +733,15 @@ struct luw_alloc_tail {
 	__u8 pad[7];
 };
 
+struct luw_switch_tail {
+	__u64 runtime;
+	__u64 nvcsw;
+	__u64 nivcsw;
+	__s32 syscall;
+	__u8 state;		/* LUW_SWITCH_* */
+	__u8 pad[3];
+};
+
 struct luw_end {
 	__u16 size;
 	__u8 type;
@@ -702,6 +756,9 @@ struct luw_end {
 			 LUW_MAX_HOST_FRAMES * 8 +			\
 			 LUW_MAX_LUA_FRAMES * sizeof(struct luw_lua_frame) + \
 			 LUW_MAX_SPLICES * sizeof(struct luw_splice) +	\
-			 sizeof(struct luw_alloc_tail))
+			 LUW_TAIL_MAX)
+/* The largest record tail. */
+#define LUW_TAIL_MAX	(sizeof(struct luw_switch_tail) > sizeof(struct luw_alloc_tail) ? \
+			 sizeof(struct luw_switch_tail) : sizeof(struct luw_alloc_tail))
 
 #endif /* _LUAUNWIND_H */

@@ -160,13 +160,24 @@
  *   targets share one interval, or luw_stats gives none)
  * interval       := <U64: bytes (luaunwind.h, LUW_IOC_ALLOC)>
  *
+ * threadend      := pid tid time runtime
+ *   (LUWF_SEC_THREADEND, v4) a thread of a process recorded off the CPU
+ *   (LUW_ATTACH_OFFCPU), alive when the recording stopped: the CPU time
+ *   it had run then (/proc/PID/task/TID/schedstat), which closes the
+ *   interval its last switch record opened (luaunwind.h, "switch").
+ *   Switch records after time are past the recording's end.
+ * tid            := <U32: as the records carry it>
+ * time           := <U64: CLOCK_MONOTONIC ns of the reading>
+ * runtime        := <U64: ns>
+ *
  * end            := LUWF_SEC_END 0      the last section, empty
  */
 #ifndef _LUAUNWIND_FILE_H
 #define _LUAUNWIND_FILE_H
 
 #define LUWF_MAGIC		"LUWF"
-#define LUWF_VERSION		3	/* 3: ALLOC records, LUWF_SEC_ALLOC */
+/* 3: ALLOC records, LUWF_SEC_ALLOC; 4: SWITCH records, LUWF_SEC_THREADEND */
+#define LUWF_VERSION		4
 #define LUWF_VERSION_MIN	1
 #define LUWF_HEADER_SIZE	16
 #define LUWF_SECTION_MAX	(1U << 30)	/* largest payload accepted */
@@ -184,6 +195,7 @@
 #define LUWF_SEC_STATS		11
 #define LUWF_SEC_CALLSITE	12
 #define LUWF_SEC_ALLOC		13
+#define LUWF_SEC_THREADEND	14
 #define LUWF_SEC_END		0xffffffffU
 
 /* process flags */

@@ -116,7 +116,7 @@ static LUW_UPROBE_HANDLER(luw_alloc_hit, uc, regs)
 	tail.osize = regs->si ? regs->dx : 0;
 	tail.kind = !regs->si ? LUW_ALLOC_NEW :
 		    nsize > regs->dx ? LUW_ALLOC_GROW : LUW_ALLOC_SHRINK;
-	luw_sample_emit(t, regs, st, &tail);
+	luw_sample_emit(t, regs, st, LUW_REC_ALLOC, &tail, sizeof(tail), true);
 out:
 	st->alloc_ns += local_clock() - t0;
 	preempt_enable();

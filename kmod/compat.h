@@ -103,6 +103,16 @@ static inline void luw_attr_inherit_thread(struct perf_event_attr *attr)
 #endif
 }
 
+/* Whether task's state is TASK_RUNNING: 5.14 renamed state to __state. */
+static inline bool luw_task_running(const struct task_struct *task)
+{
+#ifdef task_is_running
+	return task_is_running(task);
+#else
+	return READ_ONCE(task->state) == TASK_RUNNING;
+#endif
+}
+
 /* io_uring workers: threads of the group whose user registers are zero. */
 static inline bool luw_io_worker(const struct task_struct *task)
 {

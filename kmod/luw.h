@@ -73,6 +73,7 @@ struct luw_tstats {
 	u64 alloc_bytes;
 	u64 alloc_samples;
 	u64 alloc_ns;
+	u64 switch_records;	/* LUW_REC_SWITCH written */
 	/*
 	 * Not a count (summed with the rest, and meaningless summed): bytes
 	 * left before this CPU's next ALLOC record (alloc.c).
@@ -283,6 +284,10 @@ int luw_alloc_add(struct luw_proc *t, const struct luw_alloc *a);
 void luw_alloc_release(struct list_head *targets);
 void luw_alloc_free(struct luw_proc *t);
 
+/* offcpu.c */
+void luw_switch_out(struct perf_event *event, struct perf_sample_data *data,
+		    struct pt_regs *regs);
+
 /* reap.c */
 void luw_reap_soon(void);
 int luw_reap_init(void);
@@ -292,7 +297,9 @@ void luw_reap_exit(void);
 void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		  struct pt_regs *regs);
 void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
-		     struct luw_tstats *st, const struct luw_alloc_tail *tail);
+		     struct luw_tstats *st, u8 type, const void *tail,
+		     unsigned int len, bool walk);
+bool luw_unwalkable(struct task_struct *task);
 int luw_sample_init(void);
 void luw_sample_exit(void);
 

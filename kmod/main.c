@@ -21,6 +21,7 @@ static_assert(sizeof(struct luw_unwind_table) == LUW_UNWIND_TABLE_SIZE_VER0);
 static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER4);
 static_assert(sizeof(struct luw_alloc) == LUW_ALLOC_SIZE_VER0);
 static_assert(sizeof(struct luw_alloc_tail) == 24);
+static_assert(sizeof(struct luw_switch_tail) == 32);
 static_assert(sizeof(struct luw_list) == LUW_LIST_SIZE_VER0);
 static_assert(sizeof(struct luw_join) == LUW_JOIN_SIZE_VER0);
 static_assert(sizeof(struct luw_end) == 24);
@@ -72,6 +73,7 @@ static long luw_ioc_version(void __user *u)
 	v.features = LUW_FEAT_FP_UNWIND | LUW_FEAT_TABLE_UNWIND |
 		     LUW_FEAT_CYCLES | LUW_FEAT_LUA_WALK |
 		     LUW_FEAT_VMSTATE_ONLY | LUW_FEAT_SESSIONS |
+		     LUW_FEAT_OFFCPU |
 		     (IS_ENABLED(CONFIG_UPROBES) ? LUW_FEAT_ALLOC : 0);
 	v.ring_bytes = luw_ring_bytes;
 	v.max_targets = LUW_MAX_TARGETS;

@@ -121,7 +121,7 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
  * attached for: 32-bit code (a compat task), and io_uring workers, whose
  * user registers are zero.
  */
-static bool luw_unwalkable(struct task_struct *task)
+bool luw_unwalkable(struct task_struct *task)
 {
 	if (luw_io_worker(task))
 		return true;
@@ -130,15 +130,17 @@ static bool luw_unwalkable(struct task_struct *task)
 
 /*
  * One record of t taken at regs into t's session's ring on this CPU, and
- * counted in st: a sample, or with tail an ALLOC record (the sample's
- * body, then tail).  Called with preemption off (the perf handler,
- * alloc.c's probe).  Nothing is written when the ring is full (a drop) or
- * when this CPU is inside a walk already (skipped): an interrupt (a
- * cpu-clock sample in an allocation's walk) or an NMI (cycles) can land
- * in one.
+ * counted in st: a sample (type LUW_REC_SAMPLE, no tail), or the sample's
+ * body then len bytes of tail (LUW_REC_ALLOC, LUW_REC_SWITCH).  With walk
+ * false, the header alone (a switch record of an exiting thread).  Called
+ * with preemption off (the perf handlers, alloc.c's probe).  Nothing is
+ * written when the ring is full (a drop) or when this CPU is inside a
+ * walk already (skipped): an interrupt (a cpu-clock sample in an
+ * allocation's walk) or an NMI (cycles) can land in one.
  */
 void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
-		     struct luw_tstats *st, const struct luw_alloc_tail *tail)
+		     struct luw_tstats *st, u8 type, const void *tail,
+		     unsigned int len, bool walk)
 {
 	struct luw_scratch *sc;
 	struct luw_sample *s;
@@ -159,17 +161,30 @@ void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
 	sc = this_cpu_ptr(luw_scratch);
 	s = &sc->hdr;
 	now = ktime_get_mono_fast_ns();
-	luw_fill_sample(t, regs, s, st, now);
-	if (tail) {
+	if (walk) {
+		luw_fill_sample(t, regs, s, st, now);
+	} else {
+		memset(s, 0, sizeof(*s));
+		s->size = sizeof(*s);
+		s->vmstate = LUW_VMST_UNKNOWN;
+		s->pid = t->vpid;
+		s->tid = __task_pid_nr_ns(current, PIDTYPE_PID,
+					  t->pid->numbers[t->ns_level].ns);
+		s->cpu = smp_processor_id();
+		s->time = now;
+	}
+	s->type = type;
+	if (len) {
 		/* Through bytes[]: the record, not its header, has room. */
-		s->type = LUW_REC_ALLOC;
-		memcpy(sc->bytes + s->size, tail, sizeof(*tail));
-		s->size += sizeof(*tail);
+		memcpy(sc->bytes + s->size, tail, len);
+		s->size += len;
 	}
 	if (!luw_ring_write(t->sess, s, s->size, now)) {
 		st->drops++;
-	} else if (tail) {
+	} else if (type == LUW_REC_ALLOC) {
 		st->alloc_samples++;
+	} else if (type == LUW_REC_SWITCH) {
+		st->switch_records++;
 	} else {
 		st->samples++;
 		st->vmstate[s->vmstate]++;
@@ -214,7 +229,7 @@ void luw_overflow(struct perf_event *event, struct perf_sample_data *data,
 		st->skipped++;
 		goto out;
 	}
-	luw_sample_emit(t, regs, st, NULL);
+	luw_sample_emit(t, regs, st, LUW_REC_SAMPLE, NULL, 0, true);
 out:
 	t0 = local_clock() - t0;
 	st->handler_ns += t0;

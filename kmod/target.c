@@ -615,34 +615,44 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 	 * to ERROR and stops sampling without a word; a flexible one is
 	 * multiplexed.  (cpu-clock is never short of a counter.)
 	 */
-	struct perf_event_attr attr = {
-		.size = sizeof(attr),
-		.inherit = 1,
+	struct perf_event_attr attr[2] = {
+		{ .size = sizeof(attr[0]), .inherit = 1 },
+		/* Off-CPU: every switch out of a thread (offcpu.c). */
+		{ .size = sizeof(attr[1]), .inherit = 1,
+		  .type = PERF_TYPE_SOFTWARE,
+		  .config = PERF_COUNT_SW_CONTEXT_SWITCHES,
+		  .sample_period = 1 },
 	};
+	perf_overflow_handler_t handler[2] = { luw_overflow, luw_switch_out };
+	unsigned int i, k, n, charged, kinds = 0, kind[2];
 	struct task_struct **th;
 	struct perf_event *ev;
-	unsigned int i, n, charged;
 	int err;
 
-	luw_attr_inherit_thread(&attr);
+	if (!(a->flags & LUW_ATTACH_NO_EVENTS))
+		kind[kinds++] = 0;
+	if (a->flags & LUW_ATTACH_OFFCPU)
+		kind[kinds++] = 1;
+	luw_attr_inherit_thread(&attr[0]);
+	luw_attr_inherit_thread(&attr[1]);
 	if (a->event == LUW_EVENT_CYCLES) {
-		attr.type = PERF_TYPE_HARDWARE;
-		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+		attr[0].type = PERF_TYPE_HARDWARE;
+		attr[0].config = PERF_COUNT_HW_CPU_CYCLES;
 	} else {
-		attr.type = PERF_TYPE_SOFTWARE;
-		attr.config = PERF_COUNT_SW_CPU_CLOCK;
+		attr[0].type = PERF_TYPE_SOFTWARE;
+		attr[0].config = PERF_COUNT_SW_CPU_CLOCK;
 	}
 	if (a->flags & LUW_ATTACH_PERIOD) {
-		attr.sample_period = a->sample_rate;
+		attr[0].sample_period = a->sample_rate;
 	} else {
-		attr.freq = 1;
-		attr.sample_freq = a->sample_rate;
+		attr[0].freq = 1;
+		attr[0].sample_freq = a->sample_rate;
 	}
 
 	err = luw_threads_get(leader, &th, &n);
 	if (err)
 		return err;
-	t->events = kvcalloc(max(n, 1U), sizeof(*t->events),
+	t->events = kvcalloc(max(n * kinds, 1U), sizeof(*t->events),
 			     GFP_KERNEL_ACCOUNT);
 	if (!t->events)
 		err = -ENOMEM;
@@ -652,18 +662,22 @@ static int luw_create_events(struct luw_proc *t, struct task_struct *leader,
 	 * given back below.
 	 */
 	if (!err)
-		err = luw_charge(t->sess->user, 0, n);
-	charged = err ? 0 : n;
+		err = luw_charge(t->sess->user, 0, n * kinds);
+	charged = err ? 0 : n * kinds;
 	for (i = 0; i < n && !err; i++) {
-		ev = perf_event_create_kernel_counter(&attr, -1, th[i],
-						      luw_overflow, t);
-		if (IS_ERR(ev)) {
-			/* A thread on its way out: nothing to sample. */
-			if (PTR_ERR(ev) != -ESRCH)
-				err = PTR_ERR(ev);
-			continue;
+		for (k = 0; k < kinds && !err; k++) {
+			ev = perf_event_create_kernel_counter(&attr[kind[k]],
+							      -1, th[i],
+							      handler[kind[k]],
+							      t);
+			if (IS_ERR(ev)) {
+				/* A thread on its way out: nothing to sample. */
+				if (PTR_ERR(ev) != -ESRCH)
+					err = PTR_ERR(ev);
+				continue;
+			}
+			t->events[t->nr_events++] = ev;
 		}
-		t->events[t->nr_events++] = ev;
 	}
 	for (i = 0; i < n; i++)
 		put_task_struct(th[i]);
@@ -746,7 +760,8 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	t->stats = alloc_percpu_gfp(struct luw_tstats, GFP_KERNEL_ACCOUNT);
 	if (!t->stats)
 		goto out_free;
-	if (!(a->flags & LUW_ATTACH_NO_EVENTS)) {
+	if (!(a->flags & LUW_ATTACH_NO_EVENTS) ||
+	    (a->flags & LUW_ATTACH_OFFCPU)) {
 		err = luw_create_events(t, task, a);
 		if (err)
 			goto out_free;

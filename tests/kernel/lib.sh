@@ -41,7 +41,7 @@ within() {
 folded_sum() {
 	local file=$1
 	shift
-	grep "${@:-}" "$file" | awk '{ n += $NF } END { print n + 0 }'
+	grep "${@:-}" "$file" | awk '{ n += $NF } END { printf "%.0f\n", n }'
 }
 
 # runs PID COMM: PID's comm is COMM.  The shell's own read: a fork per

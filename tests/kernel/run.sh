@@ -25,9 +25,9 @@ kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1
 # One of each kind: the ABI, permissions, raw Lua walks with and without
 # traces' frames, record + report, threads, a target exiting while attached,
 # a service (ts_lua: a Lua state per thread, JIT on, empty globals), and
-# allocation sampling (uprobes).
+# allocation sampling (uprobes), off-CPU time (the context-switch hook).
 subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit t_svc_trafficserver
-	t_alloc)
+	t_alloc t_offcpu)
 # For the debug kernel (KASAN, lockdep, ...): the tests that drive the
 # module's object lifetimes and locking -- sessions, attach/detach/reap
 # races, a thousand attach/detach cycles, targets exiting and exec'ing while
@@ -35,10 +35,11 @@ subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit t_svc_traffics
 # events, every ioctl with random arguments, attach from a chroot, the
 # per-user caps, a large session's close beside another session, readers
 # woken and rings freed at end of file, allocation probes put in and taken
-# out -- and its walkers over a real and over a hostile stack.
+# out, the walk run from the scheduler at every switch of a target -- and
+# its walkers over a real and over a hostile stack.
 checked=(t_abi t_perm t_chroot t_ucaps t_closestall t_race t_cycles t_exit
 	 t_rmmod t_exec t_rec_exit t_pertask t_fuzz t_hostile t_lua_payload
-	 t_readpoll t_alloc)
+	 t_readpoll t_alloc t_offcpu)
 while [ $# -gt 0 ]; do
 	case "$1" in
 	-k) kernels=$2; shift 2 ;;

@@ -11,6 +11,7 @@
  *   luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]
  *                        [--mode default|leaf|callchain]
  *                        [--alloc] [--alloc-interval BYTES] [--no-cpu]
+ *                        [--off-cpu | --wall]
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]
  *
  * Sessions (include/luaunwind.h): attach puts the process in the caller's
@@ -33,6 +34,12 @@
  * --alloc-interval bytes requested on average (512 KiB by default; 1
  * records every allocation).  luaunwind-report --alloc reports them.
  *
+ * --off-cpu records, instead of CPU samples, the stack of each thread of
+ * the processes -p names every time it leaves its CPU (it blocks, or is
+ * preempted), and what it takes to tell how long it stayed off;
+ * --wall records both.  luaunwind-report --off-cpu and --wall report
+ * them.
+ *
  * record writes a .luw file (include/luaunwind_file.h; the loop is
  * lib/record/record.c): with -p it attaches first (and detaches at the end)
  * unless PID is attached already; without, it records what is attached.
@@ -44,6 +51,8 @@
  * ("samples=N drops=N targets=N ended=N"); --raw writes the records themselves
  * instead (the stream of include/luaunwind.h, for luaunwind-report --pid):
  *   sample pid=P tid=T cpu=C time=NS vmstate=NAME flags=0xF host=PC,PC,...
+ *   (alloc ... nsize=N osize=N kind=K, switch ... runtime=NS nvcsw=N
+ *   nivcsw=N syscall=NR state=S: the same with their tails)
  *   lost cpu=C count=N time=NS
  *   end pid=P reason=exit|exec time=NS
  *
@@ -77,7 +86,8 @@ static const char usage_text[] =
 	      "       luaunwind-ctl status [PID]\n"
 	      "       luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
-	      "                            [--alloc] [--alloc-interval BYTES] [--no-cpu]\n"
+	      "                            [--alloc] [--alloc-interval BYTES] [--no-cpu]"
+	      " [--off-cpu | --wall]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n"
 	      "       luaunwind-ctl heap -p PID -o FILE [--live]\n"
 	      "       luaunwind-ctl [COMMAND] --help\n";
@@ -191,16 +201,23 @@ static int cmd_version(int fd)
 	return 0;
 }
 
-/* Allocation sampling's options, as attach and record take them. */
-#define ALLOC_OPTIONS \
+/*
+ * What is recorded besides (or instead of) CPU samples, as attach and
+ * record take it: allocations, off-CPU time.
+ */
+#define KIND_OPTIONS \
 	{ "alloc", no_argument, NULL, 'A' }, \
 	{ "alloc-interval", required_argument, NULL, 'I' }, \
-	{ "no-cpu", no_argument, NULL, 'C' }
+	{ "no-cpu", no_argument, NULL, 'C' }, \
+	{ "off-cpu", no_argument, NULL, 'O' }, \
+	{ "wall", no_argument, NULL, 'W' }
 
 #define ALLOC_DEFAULT_INTERVAL (512 << 10)
 
-/* 1 when c was one of ALLOC_OPTIONS, now in o; else 0. */
-static int alloc_opt(int c, struct luw_attach_opts *o)
+static int wall;	/* --wall given */
+
+/* 1 when c was one of KIND_OPTIONS, now in o; else 0. */
+static int kind_opt(int c, struct luw_attach_opts *o)
 {
 	switch (c) {
 	case 'A':
@@ -219,16 +236,30 @@ static int alloc_opt(int c, struct luw_attach_opts *o)
 	case 'C':
 		o->flags |= LUW_ATTACH_NO_EVENTS;
 		return 1;
+	case 'O':
+		o->flags |= LUW_ATTACH_OFFCPU | LUW_ATTACH_NO_EVENTS;
+		return 1;
+	case 'W':
+		o->flags |= LUW_ATTACH_OFFCPU;
+		wall = 1;
+		return 1;
 	}
 	return 0;
 }
 
-/* After the options: --no-cpu needs --alloc. */
-static void alloc_check(const struct luw_attach_opts *o)
+/* After the options: --no-cpu needs --alloc or --off-cpu; --wall is
+ * CPU samples and off-CPU time both. */
+static void kind_check(const struct luw_attach_opts *o)
 {
-	if ((o->flags & LUW_ATTACH_NO_EVENTS) && !o->alloc_interval) {
+	if ((o->flags & LUW_ATTACH_NO_EVENTS) && !o->alloc_interval &&
+	    !(o->flags & LUW_ATTACH_OFFCPU)) {
 		fprintf(stderr, "luaunwind-ctl: --no-cpu samples nothing "
-			"without --alloc\n");
+			"without --alloc or --off-cpu\n");
+		exit(1);
+	}
+	if (wall && (o->flags & LUW_ATTACH_NO_EVENTS)) {
+		fprintf(stderr, "luaunwind-ctl: --wall records CPU samples "
+			"too: not with --no-cpu or --off-cpu\n");
 		exit(1);
 	}
 }
@@ -236,7 +267,7 @@ static void alloc_check(const struct luw_attach_opts *o)
 static int cmd_attach(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		ALLOC_OPTIONS,
+		KIND_OPTIONS,
 		{ "stopped", no_argument, NULL, 's' },
 		{ "no-lua", no_argument, NULL, 'L' },
 		{ "no-tables", no_argument, NULL, 'T' },
@@ -256,7 +287,7 @@ static int cmd_attach(int argc, char **argv)
 	pid_t pid;
 
 	while ((c = next_opt(argc, argv, lo, "h")) != -1) {
-		if (alloc_opt(c, &o))
+		if (kind_opt(c, &o))
 			continue;
 		switch (c) {
 		case 's':
@@ -299,7 +330,7 @@ static int cmd_attach(int argc, char **argv)
 	}
 	if (optind != argc - 1)
 		usage();
-	alloc_check(&o);
+	kind_check(&o);
 	pid = pid_arg(argv[optind]);
 	/* Options first: a usage error says so, loaded module or not. */
 	fd = open_kept(0, 1);
@@ -406,9 +437,21 @@ static void print_record(const struct luw_dev_rec *r)
 		       (unsigned long long)r->end->time);
 		return;
 	}
-	printf("sample pid=%u tid=%u cpu=%u time=%llu vmstate=%s flags=0x%x host=",
+	printf("%s pid=%u tid=%u cpu=%u time=%llu vmstate=%s flags=0x%x",
+	       r->sw ? "switch" : r->alloc ? "alloc" : "sample",
 	       s->pid, s->tid, s->cpu, (unsigned long long)s->time,
 	       luw_dev_vmstate_name(s->vmstate), s->flags);
+	if (r->alloc)
+		printf(" nsize=%llu osize=%llu kind=%u",
+		       (unsigned long long)r->alloc->nsize,
+		       (unsigned long long)r->alloc->osize, r->alloc->kind);
+	if (r->sw)
+		printf(" runtime=%llu nvcsw=%llu nivcsw=%llu syscall=%d state=%u",
+		       (unsigned long long)r->sw->runtime,
+		       (unsigned long long)r->sw->nvcsw,
+		       (unsigned long long)r->sw->nivcsw, r->sw->syscall,
+		       r->sw->state);
+	printf(" host=");
 	for (unsigned int i = 0; i < s->nhost; i++)
 		printf("%s0x%" PRIx64, i ? "," : "", r->host[i]);
 	if (s->nlua) {
@@ -525,7 +568,7 @@ static int cmd_record(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "freq", required_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
-		ALLOC_OPTIONS,
+		KIND_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -540,7 +583,7 @@ static int cmd_record(int argc, char **argv)
 	int c, fd, rc, errnum = 0, owned;
 
 	while ((c = next_opt(argc, argv, lo, "hp:o:d:")) != -1) {
-		if (alloc_opt(c, &ao))
+		if (kind_opt(c, &ao))
 			continue;
 		if (c == 'p') {
 			pid_t pid = pid_arg(optarg);
@@ -571,7 +614,7 @@ static int cmd_record(int argc, char **argv)
 	}
 	if (!o.path || optind != argc)
 		usage();
-	alloc_check(&ao);
+	kind_check(&ao);
 	for (unsigned int i = 0; i < npid; i++)
 		if (kill(pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "luaunwind-ctl: no process %d\n",
@@ -585,10 +628,10 @@ static int cmd_record(int argc, char **argv)
 	 * they are, and leave them attached.  Else attach every one in a
 	 * session of this file's own. */
 	owned = npid && kept < npid;
-	if (ao.alloc_interval && !owned) {
-		fprintf(stderr, "luaunwind-ctl: --alloc probes the processes "
-			"this record attaches: name them with -p (and not "
-			"all attached already)\n");
+	if ((ao.alloc_interval || (ao.flags & LUW_ATTACH_OFFCPU)) && !owned) {
+		fprintf(stderr, "luaunwind-ctl: --alloc, --off-cpu and --wall "
+			"are for the processes this record attaches: name them "
+			"with -p (and not all attached already)\n");
 		close(fd);
 		return 1;
 	}
@@ -624,6 +667,7 @@ static int cmd_record(int argc, char **argv)
 		o.natt = natt;
 		o.freq = (uint32_t)ao.sample_rate;
 		o.fresh = owned;
+		o.offcpu = !!(ao.flags & LUW_ATTACH_OFFCPU);
 	}
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_record_signal;
@@ -646,6 +690,9 @@ static int cmd_record(int argc, char **argv)
 	if (ao.alloc_interval)
 		fprintf(stderr, "%llu allocation samples, ",
 			(unsigned long long)res.allocs);
+	if (res.switches)
+		fprintf(stderr, "%llu switches, ",
+			(unsigned long long)res.switches);
 	fprintf(stderr, "%llu lost, %.1f s%s\n", (unsigned long long)res.lost,
 		res.seconds, res.targets_gone ? " (every target exited)" : "");
 	return 0;

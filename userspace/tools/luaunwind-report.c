@@ -90,6 +90,12 @@ static const char usage[] =
 	"  --by-tid      root each stack at its thread, \"comm-PID/TID\"\n"
 	"  --alloc       the allocation samples (record --alloc), each stack\n"
 	"                weighted by the bytes it allocated, estimated\n"
+	"  --off-cpu[=blocked|preempted]  the time threads spent off the CPU\n"
+	"                (record --off-cpu or --wall), in ns, under the stack\n"
+	"                they left from and a last frame: \"[blocked: SYSCALL]\"\n"
+	"                or \"[preempted]\"; either kind alone with its name\n"
+	"  --wall        running (CPU samples) and off-CPU time side by side,\n"
+	"                in ns (record --wall)\n"
 	"heap snapshots:\n"
 	"  (default)     --top 20\n"
 	"  --top N       by type, the N heaviest paths, the N largest objects\n"
@@ -114,6 +120,12 @@ static int diff;
 static int vm_frames;
 static int by_pid;
 static int alloc;
+/* Which off-CPU time: LUW_REPORT_OFF_* bits (record/report.h, which the
+ * lean build does not include: OFF_* here), 0 none. */
+#define OFF_BLOCKED	1
+#define OFF_PREEMPTED	2
+static int offcpu;
+static int wall;
 static long raw_pid;
 
 static int usage_error(const char *fmt, const char *arg)
@@ -172,6 +184,12 @@ static int write_svg(const char *file, const struct luw_stacks *stacks)
 	if (alloc) {
 		o.title = "Allocations";
 		o.count_name = "bytes";
+	} else if (wall) {
+		o.title = "Wall-clock time: on and off the CPU";
+		o.count_name = "ns";
+	} else if (offcpu) {
+		o.title = "Off-CPU time";
+		o.count_name = "ns";
 	}
 	if (!svg || luw_flamegraph_write(svg, stacks, &o) || fclose(svg)) {
 		fprintf(stderr, PROG ": %s: %s\n", svg_path, strerror(errno));
@@ -204,7 +222,8 @@ static int write_stacks(const char *file, const struct luw_stacks *stacks,
 	case M_TOP:
 		return finish_output(file, !luw_stacks_write_top(stacks, stdout,
 								 top_n,
-								 alloc ? "bytes" : NULL));
+								 alloc ? "bytes" :
+								 offcpu ? "ns" : NULL));
 	default:
 		return finish_output(file,
 				     !luw_stacks_write_folded(stacks, stdout));
@@ -290,11 +309,15 @@ static int run_full(char **argv, const char *file, int fd, const void *head,
 	return 1;
 }
 #else
+_Static_assert(OFF_BLOCKED == LUW_REPORT_OFF_BLOCKED &&
+	       OFF_PREEMPTED == LUW_REPORT_OFF_PREEMPTED, "report.h's bits");
+
 /* A .luw record file (or a raw capture turned into one), all in f. */
 static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 {
 	struct luw_report_opts o = { .keep_vm = vm_frames, .by_pid = by_pid,
-				     .alloc = alloc };
+				     .alloc = alloc, .offcpu = offcpu,
+				     .wall = wall };
 	struct luw_report_result res;
 	struct luw_stacks *stacks = luw_stacks_new();
 	char err[512];
@@ -328,6 +351,14 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 			/* The period: the mean sampling interval in bytes,
 			 * as Go's (its MemProfileRate). */
 			po.period_ns = res.alloc_interval;
+		} else if (wall) {
+			po.count_type = "wall";
+			po.count_unit = "nanoseconds";
+			po.aux_type = "off_cpu";
+			po.aux_unit = "nanoseconds";
+		} else if (offcpu) {
+			po.count_type = "off_cpu";
+			po.count_unit = "nanoseconds";
 		} else {
 			po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
 		}
@@ -348,6 +379,28 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 				"%llu calls, frees included",
 				(unsigned long long)res.probe_bytes,
 				(unsigned long long)res.probe_calls);
+		fputc('\n', stderr);
+	}
+	if (offcpu && rc != 1) {
+		/* What the pairing found, shown or not: the user can tell
+		 * time the report left out from time there was none of. */
+		fprintf(stderr, PROG ": %s: %llu switch records: %.3f s "
+			"blocked, %.3f s preempted, %.3f s with switches not "
+			"recorded", file, (unsigned long long)res.switches,
+			res.off_ns[LUW_OFF_BLOCKED] / 1e9,
+			res.off_ns[LUW_OFF_PREEMPTED] / 1e9,
+			res.off_ns[LUW_OFF_UNKNOWN] / 1e9);
+		fprintf(stderr, "; the threads ran %.3f s between their "
+			"switches (the scheduler's count)",
+			res.pairs.run_ns / 1e9);
+		if (wall)
+			fprintf(stderr, "; %.3f s on the CPU (its runs, placed by the samples)",
+				res.cpu_ns / 1e9);
+		if (res.pairs.open || res.pairs.bad)
+			fprintf(stderr, "; %llu intervals without an end, "
+				"%llu inconsistent, left out",
+				(unsigned long long)res.pairs.open,
+				(unsigned long long)res.pairs.bad);
 		fputc('\n', stderr);
 	}
 	if (res.bad)
@@ -509,7 +562,7 @@ static int report_raw(const char *file, int fd, enum mode mode)
 
 enum { OPT_FOLDED = 256, OPT_COMPAT, OPT_VMSTATES, OPT_LEAK, OPT_VMFRAMES,
        OPT_BYPID, OPT_BYTID, OPT_PID, OPT_TOP, OPT_PPROF, OPT_SVG,
-       OPT_DIFF, OPT_ALLOC };
+       OPT_DIFF, OPT_ALLOC, OPT_OFFCPU, OPT_WALL };
 
 int main(int argc, char **argv)
 {
@@ -528,6 +581,8 @@ int main(int argc, char **argv)
 		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "alloc", no_argument, NULL, OPT_ALLOC },
+		{ "off-cpu", optional_argument, NULL, OPT_OFFCPU },
+		{ "wall", no_argument, NULL, OPT_WALL },
 		{ NULL, 0, NULL, 0 },
 	};
 	enum mode mode = M_DEFAULT;
@@ -555,6 +610,21 @@ int main(int argc, char **argv)
 		case OPT_BYTID: by_pid = 2; continue;
 		case OPT_DIFF: diff = 1; continue;
 		case OPT_ALLOC: alloc = 1; continue;
+		case OPT_OFFCPU:
+			if (!optarg)
+				offcpu = OFF_BLOCKED | OFF_PREEMPTED;
+			else if (!strcmp(optarg, "blocked"))
+				offcpu = OFF_BLOCKED;
+			else if (!strcmp(optarg, "preempted"))
+				offcpu = OFF_PREEMPTED;
+			else
+				return usage_error("--off-cpu takes blocked or "
+						   "preempted, not '%s'", optarg);
+			continue;
+		case OPT_WALL:
+			wall = 1;
+			offcpu = OFF_BLOCKED | OFF_PREEMPTED;
+			continue;
 		case OPT_PID:
 			if (luw_cli_int(optarg, 1, INT_MAX, &v))
 				return usage_error("bad number '%s'", optarg);
@@ -584,6 +654,9 @@ int main(int argc, char **argv)
 					   longopts[li].name);
 		mode = m;
 	}
+	if (alloc && offcpu)
+		return usage_error("%s", "--alloc and --off-cpu (or --wall) "
+				   "are two reports: one at a time");
 	if (diff && optind < argc)
 		old_file = argv[optind++];
 	if (optind < argc)

@@ -269,6 +269,59 @@ static void test_next_alloc(void)
 	}
 }
 
+/* A SWITCH record: sample s of b turned into one, with this tail. */
+static void make_switch(struct luw_fakedev_buf *b, struct luw_sample *s,
+			uint8_t state)
+{
+	struct luw_switch_tail t = { .runtime = 5000, .nvcsw = 3, .nivcsw = 1,
+				     .syscall = 7, .state = state };
+
+	memcpy((char *)b->w + b->len, &t, sizeof(t));
+	b->len += sizeof(t);
+	s->size += sizeof(t);
+	s->type = LUW_REC_SWITCH;
+}
+
+/* SWITCH records: the sample's arrays and the tail; an exiting thread's
+ * header alone; a bad state, frames on an exit record, a missing tail
+ * refused. */
+static void test_next_switch(void)
+{
+	static const struct luw_splice sp[1] = { { 1, 1, 0, 2 } };
+	struct luw_fakedev_buf b = { .len = 0 };
+	struct luw_dev_rec r;
+	struct luw_sample *s;
+	size_t off = 0, at;
+
+	s = luw_fakedev_sample(&b, 7, 3, 2, sp, 1);
+	make_switch(&b, s, LUW_SWITCH_BLOCKED);
+	s = luw_fakedev_sample(&b, 7, 0, 0, NULL, 0);
+	make_switch(&b, s, LUW_SWITCH_EXIT);
+	CHECK(luw_dev_next(b.w, b.len, &off, &r) == 1 &&
+	      r.type == LUW_REC_SWITCH && r.sample == (void *)b.w &&
+	      r.sample->nhost == 3 && r.lua[1].addr == 0x42 && r.sw &&
+	      !r.alloc && r.sw->runtime == 5000 && r.sw->nvcsw == 3 &&
+	      r.sw->syscall == 7 && r.sw->state == LUW_SWITCH_BLOCKED,
+	      "a SWITCH record: its arrays and tail");
+	CHECK(luw_dev_next(b.w, b.len, &off, &r) == 1 &&
+	      r.type == LUW_REC_SWITCH && r.sw->state == LUW_SWITCH_EXIT,
+	      "an exiting thread's SWITCH record");
+	for (int k = 0; k < 3; k++) {
+		b.len = 0;
+		luw_fakedev_lost(&b, 1);
+		at = b.len;
+		s = luw_fakedev_sample(&b, 7, 3, 2, sp, 1);
+		if (k == 2)
+			s->type = LUW_REC_SWITCH;	/* no tail */
+		else
+			make_switch(&b, s, k == 0 ? LUW_SWITCH_EXIT + 1 :
+						    LUW_SWITCH_EXIT);
+		expect_bad(k == 0 ? "a SWITCH of an unknown state" :
+			   k == 1 ? "an exit SWITCH with frames" :
+			   "a SWITCH without its tail", &b, at);
+	}
+}
+
 /* The buffer b with its record at `at` malformed: -EBADMSG there. */
 static void expect_bad(const char *what, const struct luw_fakedev_buf *b,
 		       size_t at)
@@ -433,6 +486,7 @@ int main(void)
 	test_next_valid();
 	test_next_bad();
 	test_next_alloc();
+	test_next_switch();
 	test_quantile();
 	test_vmstate_names();
 	if (luw_test_status("test_dev"))

@@ -194,6 +194,20 @@ int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r
 		r->alloc = t;
 		break;
 	}
+	case LUW_REC_SWITCH: {
+		const struct luw_switch_tail *t;
+
+		if (size < sizeof(struct luw_sample) + sizeof(*t) ||
+		    luw_dev_check_sample((const struct luw_sample *)p,
+					 size - sizeof(*t), r))
+			return -EBADMSG;
+		t = (const struct luw_switch_tail *)(p + size - sizeof(*t));
+		if (t->state < LUW_SWITCH_BLOCKED || t->state > LUW_SWITCH_EXIT ||
+		    (t->state == LUW_SWITCH_EXIT && size != sizeof(struct luw_sample) + sizeof(*t)))
+			return -EBADMSG;
+		r->sw = t;
+		break;
+	}
 	case LUW_REC_LOST:
 		if (size != sizeof(struct luw_lost))
 			return -EBADMSG;

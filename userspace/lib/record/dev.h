@@ -48,13 +48,14 @@ int luw_dev_upload_table(int fd, pid_t pid, uint64_t start, uint64_t end,
 struct luw_dev_rec {
 	unsigned int type;			/* LUW_REC_* */
 	size_t size;
-	const struct luw_sample *sample;	/* LUW_REC_SAMPLE, _ALLOC */
+	const struct luw_sample *sample;	/* LUW_REC_SAMPLE, _ALLOC, _SWITCH */
 	const uint64_t *host;			/* sample->nhost pcs */
 	const struct luw_lua_frame *lua;	/* sample->nlua frames */
 	const struct luw_splice *splice;	/* sample->nsplice */
 	const struct luw_lost *lost;		/* LUW_REC_LOST */
 	const struct luw_end *end;		/* LUW_REC_END */
 	const struct luw_alloc_tail *alloc;	/* LUW_REC_ALLOC */
+	const struct luw_switch_tail *sw;	/* LUW_REC_SWITCH */
 };
 
 /*

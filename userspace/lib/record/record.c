@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc/sched.h"
 #include "record/attach.h"
 #include "record/dev.h"
 #include "record/file.h"
@@ -57,6 +58,32 @@ static void write_stats(struct luw_file_writer *w, const struct luw_stats *a,
 	luw_file_buf_free(&sb);
 }
 
+/*
+ * Where each live thread of pids stands now (threadend sections): the
+ * end of its last off-CPU interval.
+ */
+static void write_thread_ends(struct luw_file_writer *w, const pid_t *pids,
+			      unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct luw_thread_time *v;
+		struct luw_file_buf b = { 0 };
+		size_t nt;
+
+		if (luw_sched_thread_times(pids[i], &v, &nt))
+			continue;	/* gone: its threads' exits closed them */
+		for (size_t k = 0; k < nt; k++) {
+			luw_file_put_u32(&b, (uint32_t)pids[i]);
+			luw_file_put_u32(&b, (uint32_t)v[k].tid);
+			luw_file_put_u64(&b, v[k].time);
+			luw_file_put_u64(&b, v[k].runtime);
+			luw_file_write_buf(w, LUWF_SEC_THREADEND, &b);
+			luw_file_buf_free(&b);
+		}
+		free(v);
+	}
+}
+
 static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
@@ -94,6 +121,8 @@ static int take(struct luw_symbolize *z, struct luw_file_writer *w, void *buf,
 			res->records++;
 		else if (r.type == LUW_REC_ALLOC)
 			res->allocs++;
+		else if (r.type == LUW_REC_SWITCH)
+			res->switches++;
 		else
 			res->lost += r.lost->count;
 		if (keep != at)
@@ -216,6 +245,8 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 			break;
 		if ((o->stop && *o->stop) ||
 		    (o->duration > 0 && t - t0 >= o->duration)) {
+			if (o->offcpu || res->switches)
+				write_thread_ends(&w, pids, npids);
 			draining = 1;
 			continue;
 		}

@@ -34,6 +34,10 @@ struct luw_rec_opts {
 	 * and rings started empty, so the file's stats count from zero, the
 	 * window its records cover, not from the first read of them. */
 	int fresh;
+	/* Off-CPU was asked for (LUW_ATTACH_OFFCPU): at the stop, each
+	 * live thread's runtime goes into the file (threadend), as it does
+	 * when switch records were read (a kept session's). */
+	int offcpu;
 	volatile sig_atomic_t *stop;	/* set by the caller's signal handler */
 	FILE *progress;			/* one live line, NULL: quiet */
 };
@@ -41,6 +45,7 @@ struct luw_rec_opts {
 struct luw_rec_result {
 	uint64_t records;	/* sample records written */
 	uint64_t allocs;	/* ALLOC records written */
+	uint64_t switches;	/* SWITCH records written */
 	uint64_t lost;		/* samples the rings dropped (LOST records) */
 	uint64_t bytes;		/* file size */
 	double seconds;

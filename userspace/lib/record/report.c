@@ -6,12 +6,16 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/kvmap.h"
 #include "target/funcname.h"
 #include "record/dev.h"
 #include "record/merge.h"
+#include "record/offcpu.h"
+#include "record/syscalls.h"
+#include "util/grow.h"
 #include "util/strbuf.h"
 
 /* Name indexes: key (pid [<< 32 | extra], addr) -> payload offset in v. */
@@ -423,13 +427,37 @@ static const struct luw_lua_frame *caller_of(const struct luw_dev_rec *r,
 	return j + 1 < end ? &r->lua[j + 1] : NULL;
 }
 
+/* The frame "comm-PID" (or with by_pid 2 "comm-PID/TID") of x's process
+ * into *id. */
+static int root_frame(struct ctx *x, struct luw_stacks *st, uint32_t pid,
+		      uint32_t tid, int by_pid, int32_t *id)
+{
+	luw_strbuf_reset(&x->b);
+	luw_strbuf_puts(&x->b, x->comm[0] ? x->comm : "?");
+	luw_strbuf_putc(&x->b, '-');
+	luw_strbuf_putu(&x->b, pid);
+	if (by_pid > 1) {
+		luw_strbuf_putc(&x->b, '/');
+		luw_strbuf_putu(&x->b, tid);
+	}
+	if (luw_strbuf_failed(&x->b) ||
+	    (*id = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * The merged stack of r into st with weight and objects (the second
+ * value); leaf, when not NULL, one more frame inside the innermost (how
+ * an off-CPU thread waited).
+ */
 static int add_sample(struct ctx *x, struct luw_stacks *st,
 		      const struct luw_dev_rec *r, const struct luw_report_opts *o,
 		      struct luw_report_result *res, uint64_t weight,
-		      uint64_t objects)
+		      uint64_t objects, const char *leaf)
 {
 	struct luw_mframe mf[LUW_MERGE_MAX];
-	int32_t ids[LUW_MERGE_MAX + 1], *fr = ids;
+	int32_t ids[LUW_MERGE_MAX + 2], *fr = ids;
 	int n;
 
 	if (r->sample->pid != x->pid)
@@ -441,16 +469,8 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 		return 0;
 	}
 	if (o->by_pid) {
-		luw_strbuf_reset(&x->b);
-		luw_strbuf_puts(&x->b, x->comm[0] ? x->comm : "?");
-		luw_strbuf_putc(&x->b, '-');
-		luw_strbuf_putu(&x->b, r->sample->pid);
-		if (o->by_pid > 1) {
-			luw_strbuf_putc(&x->b, '/');
-			luw_strbuf_putu(&x->b, r->sample->tid);
-		}
-		if (luw_strbuf_failed(&x->b) ||
-		    (ids[0] = luw_stacks_intern(st, x->b.p, x->b.len)) < 0)
+		if (root_frame(x, st, r->sample->pid, r->sample->tid,
+			       o->by_pid, &ids[0]))
 			return -1;
 		fr = ids + 1;
 	}
@@ -479,6 +499,8 @@ static int add_sample(struct ctx *x, struct luw_stacks *st,
 			return -1;
 		n = 1;
 	}
+	if (leaf && (fr[n++] = luw_stacks_intern(st, leaf, strlen(leaf))) < 0)
+		return -1;
 	return luw_stacks_add2(st, ids, (size_t)n + (size_t)(fr - ids), weight,
 			       objects) ? -1 : 0;
 }
@@ -537,6 +559,205 @@ static void interval_add(struct intervals *iv, const uint8_t *p)
 	iv->bytes[iv->n++] = bytes;
 }
 
+/* A CPU sample of a wall-clock report, and the ns it stands for. */
+struct cpu_sample {
+	uint32_t pid, tid;
+	uint64_t time;
+	const void *rec;
+	size_t size;
+	uint64_t weight;	/* 0: not yet placed in a run */
+};
+
+/* The switch records of a recording and its stop readings (offcpu.h);
+ * with wall, its CPU samples. */
+struct offcpu {
+	struct luw_switch_ev *v;
+	size_t n, cap;
+	struct luw_thread_end *ends;
+	size_t nends, ecap;
+	struct cpu_sample *cs;
+	size_t ncs, cscap;
+	/* for the pairing's callback */
+	struct ctx *x;
+	struct luw_stacks *st;
+	const struct luw_report_opts *o;
+	struct luw_report_result *res;
+};
+
+static int offcpu_add(struct offcpu *oc, const struct luw_dev_rec *r)
+{
+	struct luw_switch_ev *e;
+
+	if (luw_grow((void **)&oc->v, &oc->cap, oc->n + 1, sizeof(*oc->v)))
+		return -1;
+	e = &oc->v[oc->n++];
+	e->pid = r->sample->pid;
+	e->tid = r->sample->tid;
+	e->time = r->sample->time;
+	e->runtime = r->sw->runtime;
+	e->nvcsw = r->sw->nvcsw;
+	e->nivcsw = r->sw->nivcsw;
+	e->syscall = r->sw->syscall;
+	e->state = r->sw->state;
+	e->rec = r->sample;
+	e->size = r->size;
+	return 0;
+}
+
+static int offcpu_end(struct offcpu *oc, const uint8_t *p)
+{
+	struct luw_thread_end *e;
+
+	if (luw_grow((void **)&oc->ends, &oc->ecap, oc->nends + 1,
+		     sizeof(*oc->ends)))
+		return -1;
+	e = &oc->ends[oc->nends++];
+	memcpy(&e->pid, p, 4);
+	memcpy(&e->tid, p + 4, 4);
+	memcpy(&e->time, p + 8, 8);
+	memcpy(&e->runtime, p + 16, 8);
+	return 0;
+}
+
+static int cpu_sample_add(struct offcpu *oc, const struct luw_dev_rec *r)
+{
+	struct cpu_sample *c;
+
+	if (luw_grow((void **)&oc->cs, &oc->cscap, oc->ncs + 1,
+		     sizeof(*oc->cs)))
+		return -1;
+	c = &oc->cs[oc->ncs++];
+	c->pid = r->sample->pid;
+	c->tid = r->sample->tid;
+	c->time = r->sample->time;
+	c->rec = r->sample;
+	c->size = r->size;
+	c->weight = 0;
+	return 0;
+}
+
+static int by_thread_time(const void *a, const void *b)
+{
+	const struct cpu_sample *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return 0;
+}
+
+/* The first sample of oc->cs (sorted) not before (pid, tid, time). */
+static size_t cpu_sample_at(const struct offcpu *oc, uint32_t pid,
+			    uint32_t tid, uint64_t time)
+{
+	struct cpu_sample key = { .pid = pid, .tid = tid, .time = time };
+	size_t lo = 0, hi = oc->ncs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (by_thread_time(&oc->cs[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A stack of one made-up frame (under the process's or thread's root
+ * with by_pid) with weight and second value aux. */
+static int add_bare(struct offcpu *oc, uint32_t pid, uint32_t tid,
+		    const char *what, uint64_t weight, uint64_t aux)
+{
+	const struct luw_report_opts *o = oc->o;
+	int32_t ids[2];
+	size_t n = 0;
+
+	if (o->by_pid) {
+		if (pid != oc->x->pid)
+			set_proc(oc->x, pid);
+		if (root_frame(oc->x, oc->st, pid, tid, o->by_pid, &ids[n++]))
+			return -1;
+	}
+	if ((ids[n++] = luw_stacks_intern(oc->st, what, strlen(what))) < 0)
+		return -1;
+	return luw_stacks_add2(oc->st, ids, n, weight, aux);
+}
+
+/*
+ * The run that ends an interval, for a wall-clock report: its exact CPU
+ * time spread over the thread's samples taken in it (the interval's
+ * span), or without one put where the run ended -- the stack of the
+ * switch that closes it, or a frame of its own at the stop.
+ */
+static int wall_run(struct offcpu *oc, const struct luw_offcpu_iv *iv)
+{
+	const struct luw_switch_ev *a = iv->from;
+	size_t i = cpu_sample_at(oc, a->pid, a->tid, a->time + 1);
+	size_t j = cpu_sample_at(oc, a->pid, a->tid, iv->end_time + 1);
+	struct luw_dev_rec r;
+	size_t ro = 0;
+
+	if (!iv->run)
+		return 0;
+	oc->res->cpu_ns += iv->run;
+	if (j > i) {
+		/* Shares that add up to run exactly. */
+		for (size_t k = i; k < j; k++)
+			oc->cs[k].weight = iv->run * (k - i + 1) / (j - i) -
+					   iv->run * (k - i) / (j - i);
+		return 0;
+	}
+	if (!iv->to || iv->to->state == LUW_SWITCH_EXIT ||
+	    luw_dev_next(iv->to->rec, iv->to->size, &ro, &r) != 1)
+		return add_bare(oc, a->pid, a->tid, "[on-cpu: no sample]",
+				iv->run, 0);
+	oc->res->records++;
+	return add_sample(oc->x, oc->st, &r, oc->o, oc->res, iv->run, 0, NULL);
+}
+
+/* One interval into the stacks (luw_offcpu_pair's callback): its time
+ * off the CPU, and with wall its run. */
+static int offcpu_interval(void *ctx, const struct luw_offcpu_iv *iv)
+{
+	struct offcpu *oc = ctx;
+	const struct luw_report_opts *o = oc->o;
+	const struct luw_switch_ev *from = iv->from;
+	uint64_t off = iv->off;
+	int kind = iv->kind;
+	struct luw_dev_rec r;
+	char leaf[64];
+	size_t ro = 0;
+
+	if (o->wall && wall_run(oc, iv))
+		return -1;
+	oc->res->off_ns[kind] += off;
+	if (!off)
+		return 0;
+	if (kind == LUW_OFF_UNKNOWN)
+		return add_bare(oc, from->pid, from->tid,
+				"[off-cpu: switches not recorded]", off,
+				o->wall ? off : 0);
+	if (!(o->offcpu & (kind == LUW_OFF_BLOCKED ? LUW_REPORT_OFF_BLOCKED :
+			   LUW_REPORT_OFF_PREEMPTED)))
+		return 0;
+	if (luw_dev_next(from->rec, from->size, &ro, &r) != 1)
+		return 0;	/* checked when it was read */
+	if (kind == LUW_OFF_PREEMPTED)
+		snprintf(leaf, sizeof(leaf), "[preempted]");
+	else if (from->syscall < 0)
+		snprintf(leaf, sizeof(leaf), "[blocked]");
+	else
+		snprintf(leaf, sizeof(leaf), "[blocked: %s]",
+			 luw_syscalls_name(from->syscall));
+	oc->res->records++;
+	return add_sample(oc->x, oc->st, &r, o, oc->res, off,
+			  o->wall ? off : 0, leaf);
+}
+
 int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		 struct luw_stacks *stacks, struct luw_report_result *res,
 		 char *err, size_t errlen)
@@ -544,6 +765,8 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 	struct intervals iv = { .n = 0 };
 	struct db d = { .f = f };
 	struct ctx x = { .d = &d, .pid = UINT32_MAX };
+	struct offcpu oc = { .x = &x, .st = stacks, .o = o, .res = res };
+	uint64_t period_ns = 0;
 	struct luw_file_sec s;
 	uint64_t off = LUWF_HEADER_SIZE, stop, tmin = UINT64_MAX, tmax = 0;
 	int got, status = 0;
@@ -566,6 +789,9 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 			}
 		} else if (s.type == LUWF_SEC_ALLOC && s.size >= 16) {
 			interval_add(&iv, s.p);
+		} else if (s.type == LUWF_SEC_THREADEND && s.size >= 24) {
+			if (o->offcpu && offcpu_end(&oc, s.p))
+				goto oom;
 		} else if (s.type == LUWF_SEC_PROCESS && !res->freq &&
 			   s.size >= 36) {
 			memcpy(&res->start_ns, s.p + 24, 8);
@@ -584,6 +810,16 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		luw_strbuf_free(&x.b);
 		return 2;
 	}
+	if (o->wall) {
+		if (!res->freq) {
+			snprintf(err, errlen, "--wall: the recording does not "
+				 "say its sampling frequency");
+			db_free(&d);
+			luw_strbuf_free(&x.b);
+			return 2;
+		}
+		period_ns = 1000000000u / res->freq;
+	}
 	/* Pass 2: samples. */
 	off = LUWF_HEADER_SIZE;
 	while (off < stop && luw_file_next(f, &off, &s, msg, sizeof(msg)) > 0) {
@@ -598,8 +834,21 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 
 			if (r.type == LUW_REC_LOST)
 				res->lost += r.lost->count;
-			if (r.type != (o->alloc ? LUW_REC_ALLOC : LUW_REC_SAMPLE))
+			if (r.type == LUW_REC_SWITCH) {
+				res->switches++;
+				if (o->offcpu && offcpu_add(&oc, &r))
+					goto oom;
 				continue;
+			}
+			if (r.type != (o->alloc ? LUW_REC_ALLOC : LUW_REC_SAMPLE) ||
+			    (o->offcpu && !o->wall))
+				continue;
+			if (o->wall) {
+				/* Weighed once the runs are known. */
+				if (cpu_sample_add(&oc, &r))
+					goto oom;
+				continue;
+			}
 			if (o->alloc) {
 				uint64_t i = interval_of(&iv, r.sample->pid);
 				double k;
@@ -622,7 +871,8 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 				tmin = r.sample->time;
 			if (r.sample->time > tmax)
 				tmax = r.sample->time;
-			if (add_sample(&x, stacks, &r, o, res, weight, objects))
+			if (add_sample(&x, stacks, &r, o, res, weight, objects,
+				       NULL))
 				goto oom;
 		}
 		if (rc < 0) {
@@ -633,6 +883,34 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 			break;
 		}
 	}
+	if (!status && o->offcpu) {
+		if (oc.ncs)
+			qsort(oc.cs, oc.ncs, sizeof(*oc.cs), by_thread_time);
+		if (luw_offcpu_pair(oc.v, oc.n, oc.ends, oc.nends,
+				    offcpu_interval, &oc, &res->pairs))
+			goto oom;
+		/* The CPU samples: their runs' shares, or outside every
+		 * run the switches bound (before a thread's first, or a
+		 * thread that never left its CPU) the sampling period. */
+		for (size_t k = 0; k < oc.ncs; k++) {
+			struct cpu_sample *c = &oc.cs[k];
+			struct luw_dev_rec r;
+			size_t ro = 0;
+
+			if (!c->weight) {
+				c->weight = period_ns;
+				res->cpu_ns += period_ns;
+			}
+			if (luw_dev_next(c->rec, c->size, &ro, &r) != 1)
+				continue;
+			res->records++;
+			if (r.sample->vmstate < LUW_VMST_COUNT)
+				res->vmstate[r.sample->vmstate]++;
+			if (add_sample(&x, stacks, &r, o, res, c->weight, 0,
+				       NULL))
+				goto oom;
+		}
+	}
 	if (!res->duration_ns && tmax > tmin)
 		res->duration_ns = tmax - tmin;
 	if (!status && !res->complete) {
@@ -641,11 +919,17 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 	}
 	db_free(&d);
 	luw_strbuf_free(&x.b);
+	free(oc.v);
+	free(oc.ends);
+	free(oc.cs);
 	return status;
 oom:
 	snprintf(err, errlen, "out of memory");
 	db_free(&d);
 	luw_strbuf_free(&x.b);
+	free(oc.v);
+	free(oc.ends);
+	free(oc.cs);
 	return 1;
 }
 

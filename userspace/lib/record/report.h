@@ -26,6 +26,7 @@
 #include <stdio.h>
 
 #include "record/file.h"
+#include "record/offcpu.h"
 #include "output/stacks.h"
 
 struct luw_report_opts {
@@ -39,7 +40,31 @@ struct luw_report_opts {
 	 * a record of nsize bytes stands for 1/p allocations of nsize).
 	 */
 	int alloc;
+	/*
+	 * Off-CPU (LUW_REC_SWITCH records paired by offcpu.h), each stack's
+	 * count in ns, its innermost frame how the thread was off:
+	 * "[blocked: SYSCALL]" ("[blocked]" outside a syscall),
+	 * "[preempted]"; time whose stack is unknown (switches went
+	 * unrecorded) under "[off-cpu: switches not recorded]".
+	 * LUW_REPORT_OFF_* bits: which of them.
+	 */
+	int offcpu;
+	/*
+	 * With offcpu: running time too (wall-clock time: running and off
+	 * the CPU side by side), in ns: each run between two switches of a
+	 * thread its exact CPU time (the runtimes' difference), shared
+	 * evenly among the thread's CPU samples taken in it, or with none
+	 * put at the stack it ended in; samples outside every run the
+	 * switches bound (before a thread's first, a thread that never left
+	 * its CPU) the sampling period each.  The stacks' second value: the
+	 * off-CPU part.
+	 */
+	int wall;
 };
+
+#define LUW_REPORT_OFF_BLOCKED		(1 << 0)
+#define LUW_REPORT_OFF_PREEMPTED	(1 << 1)
+#define LUW_REPORT_OFF_ALL		(LUW_REPORT_OFF_BLOCKED | LUW_REPORT_OFF_PREEMPTED)
 
 struct luw_report_result {
 	uint64_t records;	/* sample (or with alloc, ALLOC) records merged */
@@ -62,6 +87,13 @@ struct luw_report_result {
 	uint32_t freq;		/* of the first process section, 0 unknown */
 	int64_t start_ns;	/* realtime start, 0 unknown */
 	int complete;		/* the end section was reached */
+	/* With offcpu: ns off the CPU by LUW_OFF_* (offcpu.h; [0] unused)
+	 * in all the pairing found, shown or not; with wall, ns on the CPU
+	 * reported; the pairing's counts. */
+	uint64_t off_ns[4];
+	uint64_t cpu_ns;
+	uint64_t switches;
+	struct luw_offcpu_count pairs;
 };
 
 /*

@@ -1,0 +1,124 @@
+#!/bin/sh
+# Off-CPU time (luaunwind-ctl record --wall / --off-cpu, LUW_ATTACH_OFFCPU)
+# of tests/fixtures/workloads/offcpu.lua, recorded whole (from before its
+# first round to after its last):
+#  - of the time it was blocked outside its two waits for the test's go
+#    (wait_go, wait_end), at least 90% under blocker(), and blocker's
+#    two ways of blocking named by their system calls under it (poll,
+#    read of a pipe);
+#  - blocker's time off the CPU agrees with what blocker measured of
+#    itself (its wall time less its CPU time) within 5%;
+#  - the wall-clock report (each run's exact CPU time placed by the CPU
+#    samples, and off-CPU time) of everything between the waits adds up
+#    to the wall time the workload measured over it within 1.5% (CPU
+#    samples weighed by the sampling period alone came to 2.1% short in
+#    one run: the cpu-clock timer skips the periods it fires late for);
+#  - pprof: off_cpu/nanoseconds;
+#  - a thread still blocked when record stops: its wait up to the stop
+#    counted (the stop's reading of its CPU time closes it);
+#  - record --off-cpu SIGKILLed while its target sleeps, and a target
+#    killed while blocked (its exit closes its wait): nothing stays
+#    attached.
+. tests/kernel/lib.sh
+. tests/kernel/lualib.sh
+REP=$K/luaunwind-report
+load
+
+luajit $WL/offcpu.lua 8 "$W/go" >"$W/o.out" 2>&1 &
+op=$!
+kids="$kids $op"
+within 120 grep -q ready "$W/o.out" || fail "the workload did not start"
+$CTL record -p "$op" -o "$W/o.luw" --wall 2>"$W/o.err" &
+rec=$!
+within 60 grep -q 'attached' "$W/o.err" || { cat "$W/o.err" >&2; fail "record --wall did not attach"; }
+touch "$W/go"
+within 900 grep -q done "$W/o.out" || fail "the workload did not end its rounds: $(cat "$W/o.out")"
+kill -TERM $rec
+wait $rec || { cat "$W/o.err" >&2; fail "record --wall"; }
+rm -f "$W/go"
+wait $op
+grep -q ' [1-9][0-9]* switches' "$W/o.err" || fail "no switch records: $(cat "$W/o.err")"
+
+# Blocked time: under blocker, and how.
+$REP --off-cpu=blocked --folded "$W/o.luw" >"$W/blocked.folded" 2>"$W/blocked.rep" ||
+	{ cat "$W/blocked.rep" >&2; fail "report --off-cpu=blocked"; }
+all=$(folded_sum "$W/blocked.folded")
+waits=$(folded_sum "$W/blocked.folded" -E ';wait_(go|end) @')
+blk=$(folded_sum "$W/blocked.folded" ';blocker @')
+[ "$all" -gt 0 ] || fail "no blocked time: $(cat "$W/blocked.rep")"
+[ $((10 * blk)) -ge $((9 * (all - waits))) ] ||
+	fail "only $blk of $((all - waits)) ns blocked outside the waits under blocker()"
+for sc in poll read; do
+	n=$(folded_sum "$W/blocked.folded" ";blocker @.*\[blocked: $sc\]")
+	[ "$n" -gt 0 ] || fail "no time blocked in $sc under blocker(): $(grep blocker "$W/blocked.folded" | head -3)"
+done
+
+# blocker's own measurement of its time off the CPU.
+$REP --off-cpu --folded "$W/o.luw" >"$W/off.folded" 2>"$W/off.rep" ||
+	{ cat "$W/off.rep" >&2; fail "report --off-cpu"; }
+off=$(folded_sum "$W/off.folded" ';blocker @')
+exact=$(sed -n 's/^blocked \([0-9]*\)$/\1/p' "$W/o.out")
+[ -n "$exact" ] || fail "the workload printed no blocked time"
+awk -v a="$off" -v b="$exact" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.05 * b) }' ||
+	fail "blocker() off the CPU: $off ns reported, $exact ns measured by itself"
+
+# Wall-clock time between the waits against the workload's own.
+$REP --wall --folded "$W/o.luw" >"$W/wall.folded" 2>"$W/wall.rep" ||
+	{ cat "$W/wall.rep" >&2; fail "report --wall"; }
+grep -q 's on the CPU (its runs, placed by the samples)' "$W/wall.rep" || fail "report --wall: $(cat "$W/wall.rep")"
+between=$(($(folded_sum "$W/wall.folded") - $(folded_sum "$W/wall.folded" -E ';wait_(go|end) @')))
+wall=$(sed -n 's/^wall \([0-9]*\)$/\1/p' "$W/o.out")
+[ -n "$wall" ] || fail "the workload printed no wall time"
+awk -v a="$between" -v b="$wall" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.015 * b) }' ||
+	fail "between the waits: $between ns on and off the CPU reported, $wall ns of wall time measured"
+
+$REP --off-cpu --pprof "$W/o.pb.gz" "$W/o.luw" 2>/dev/null || fail "report --off-cpu --pprof"
+[ -s "$W/o.pb.gz" ] || fail "no pprof output"
+
+# A wait still going on at the stop.
+start_lua luajit $WL/offcpu.lua 0 "$W/go3" long
+lp=$pid
+$CTL record -p "$lp" -o "$W/l.luw" --off-cpu 2>"$W/l.err" &
+rec=$!
+within 60 grep -q 'attached' "$W/l.err" || { cat "$W/l.err" >&2; fail "record --off-cpu did not attach"; }
+touch "$W/go3"
+within 120 grep -q waiting "$W/luajit.out" || fail "the long wait did not start: $(cat "$W/luajit.out")"
+sleep 1
+kill -TERM $rec
+wait $rec || { cat "$W/l.err" >&2; fail "record --off-cpu of the long wait"; }
+$REP --off-cpu --folded "$W/l.luw" >"$W/l.folded" 2>"$W/l.rep" ||
+	{ cat "$W/l.rep" >&2; fail "report --off-cpu of the long wait"; }
+long=$(folded_sum "$W/l.folded" ';long_wait @.*\[blocked: poll\]')
+[ "$long" -gt 0 ] || fail "no time blocked in long_wait's poll: $(cat "$W/l.rep")"
+grep -q ' [1-9][0-9]* intervals without an end' "$W/l.rep" && fail "intervals left open: $(cat "$W/l.rep")"
+kill $lp
+wait $lp 2>/dev/null
+
+# SIGKILL of record while its target sleeps, and a target killed while
+# blocked: their sessions end, nothing stays attached.
+start_lua luajit $WL/offcpu.lua 1 "$W/never"
+sp=$pid
+$CTL record -p "$sp" -o "$W/k.luw" --off-cpu 2>"$W/k.err" &
+rec=$!
+within 60 grep -q 'attached' "$W/k.err" || { cat "$W/k.err" >&2; fail "record --off-cpu did not attach"; }
+sleep 1
+kill -KILL $rec
+wait $rec 2>/dev/null
+gone() {
+	$CTL status | grep -q '^targets=0'
+}
+within 30 gone || fail "record SIGKILLed: still attached: $($CTL status | head -1)"
+$CTL record -p "$sp" -o "$W/x.luw" --off-cpu 2>"$W/x.err" &
+rec=$!
+within 60 grep -q 'attached' "$W/x.err" || { cat "$W/x.err" >&2; fail "record --off-cpu did not attach again"; }
+sleep 1
+kill -TERM $sp
+wait $rec || { cat "$W/x.err" >&2; fail "record --off-cpu of a target killed while blocked"; }
+grep -q 'every target exited' "$W/x.err" || fail "record did not end with its target: $(cat "$W/x.err")"
+within 30 gone || fail "a target killed while blocked: still attached: $($CTL status | head -1)"
+$REP --off-cpu --folded "$W/x.luw" >"$W/x.folded" 2>"$W/x.rep" ||
+	{ cat "$W/x.rep" >&2; fail "report --off-cpu of the killed target"; }
+n=$(folded_sum "$W/x.folded" ';wait_go @.*\[blocked: poll\]')
+[ "$n" -gt 0 ] || fail "the killed target: no time blocked in wait_go's poll: $(head -3 "$W/x.folded")"
+unload
+pass "long wait $long ns up to the stop; blocked outside the waits $((all - waits)) ns, $blk under blocker; blocker off the CPU $off ns (measured $exact); between the waits $between ns (measured $wall)"
