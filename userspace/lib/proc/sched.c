@@ -9,19 +9,38 @@
 
 #include "util/grow.h"
 
+/*
+ * The thread's sum_exec_runtime in ns: schedstat's first field
+ * (CONFIG_SCHED_INFO), or else the "se.sum_exec_runtime" line of sched
+ * (CONFIG_SCHED_DEBUG), in ms with six decimals -- the ns exactly.  A
+ * kernel may have either: the debug kernel lane has only the second.
+ */
 static int read_runtime(pid_t pid, const char *tid, uint64_t *runtime)
 {
-	char path[320];
+	char path[320], line[256];
+	uint64_t ms, frac;
 	FILE *f;
-	int ok;
+	int ok = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", (int)pid, tid);
 	f = fopen(path, "re");
+	if (f) {
+		ok = fscanf(f, "%" SCNu64, runtime) == 1;
+		fclose(f);
+		return ok ? 0 : -1;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/sched", (int)pid, tid);
+	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	ok = fscanf(f, "%" SCNu64, runtime) == 1;
+	while (!ok && fgets(line, sizeof(line), f))
+		ok = sscanf(line, "se.sum_exec_runtime : %" SCNu64 ".%6" SCNu64,
+			    &ms, &frac) == 2;
 	fclose(f);
-	return ok ? 0 : -1;
+	if (!ok)
+		return -1;
+	*runtime = ms * 1000000 + frac;
+	return 0;
 }
 
 int luw_sched_thread_times(pid_t pid, struct luw_thread_time **v, size_t *n)

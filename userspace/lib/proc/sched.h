@@ -1,7 +1,8 @@
 /*
  * What the scheduler says of a live process's threads: the CPU time each
- * has run (/proc/PID/task/TID/schedstat, its first field: the
- * sum_exec_runtime the module's switch records carry), read with the
+ * has run (/proc/PID/task/TID/schedstat's first field, or sched's
+ * se.sum_exec_runtime: the sum_exec_runtime the module's switch records
+ * carry), read with the
  * CLOCK_MONOTONIC time of the reading, so that a reader can close the
  * off-CPU interval a thread's last switch record opened.
  */
