@@ -82,8 +82,13 @@ $CTL record -p "$lp" -o "$W/l.luw" --off-cpu 2>"$W/l.err" &
 rec=$!
 within 60 grep -q 'attached' "$W/l.err" || { cat "$W/l.err" >&2; fail "record --off-cpu did not attach"; }
 touch "$W/go3"
+# In poll (7) once the kernel shows it there: switched out, its record
+# written.
+in_poll() {
+	[ "$(cut -d' ' -f1 /proc/$lp/syscall 2>/dev/null)" = 7 ]
+}
 within 120 grep -q waiting "$W/luajit.out" || fail "the long wait did not start: $(cat "$W/luajit.out")"
-sleep 1
+within 120 in_poll || fail "the long wait is not in poll: $(cat /proc/$lp/syscall)"
 kill -TERM $rec
 wait $rec || { cat "$W/l.err" >&2; fail "record --off-cpu of the long wait"; }
 $REP --off-cpu --folded "$W/l.luw" >"$W/l.folded" 2>"$W/l.rep" ||
