@@ -5,7 +5,7 @@
 
 #include "luaunwind.h"
 
-static int by_thread_time(const void *a, const void *b)
+int luw_offcpu_cmp(const void *a, const void *b)
 {
 	const struct luw_switch_ev *x = a, *y = b;
 
@@ -73,7 +73,7 @@ int luw_offcpu_pair(struct luw_switch_ev *v, size_t n,
 
 	memset(c, 0, sizeof(*c));
 	if (n)
-		qsort(v, n, sizeof(*v), by_thread_time);
+		qsort(v, n, sizeof(*v), luw_offcpu_cmp);
 	while (i < n) {
 		const struct luw_thread_end *e = end_of(ends, nends, v[i].pid,
 							v[i].tid);

@@ -31,6 +31,12 @@ struct luw_switch_ev {
 	size_t size;
 };
 
+/*
+ * qsort's order of luw_switch_ev (or of any struct that starts with
+ * one): by pid, tid, then time.
+ */
+int luw_offcpu_cmp(const void *a, const void *b);
+
 /* Where a live thread stood at the recording's stop. */
 struct luw_thread_end {
 	uint32_t pid, tid;

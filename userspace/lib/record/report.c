@@ -559,12 +559,10 @@ static void interval_add(struct intervals *iv, const uint8_t *p)
 	iv->bytes[iv->n++] = bytes;
 }
 
-/* A CPU sample of a wall-clock report, and the ns it stands for. */
+/* A CPU sample of a wall-clock report (pid, tid, time and the record
+ * in ev), and the ns it stands for. */
 struct cpu_sample {
-	uint32_t pid, tid;
-	uint64_t time;
-	const void *rec;
-	size_t size;
+	struct luw_switch_ev ev;
 	uint64_t weight;	/* 0: not yet placed in a run */
 };
 
@@ -627,25 +625,12 @@ static int cpu_sample_add(struct offcpu *oc, const struct luw_dev_rec *r)
 		     sizeof(*oc->cs)))
 		return -1;
 	c = &oc->cs[oc->ncs++];
-	c->pid = r->sample->pid;
-	c->tid = r->sample->tid;
-	c->time = r->sample->time;
-	c->rec = r->sample;
-	c->size = r->size;
-	c->weight = 0;
-	return 0;
-}
-
-static int by_thread_time(const void *a, const void *b)
-{
-	const struct cpu_sample *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
+	memset(c, 0, sizeof(*c));
+	c->ev.pid = r->sample->pid;
+	c->ev.tid = r->sample->tid;
+	c->ev.time = r->sample->time;
+	c->ev.rec = r->sample;
+	c->ev.size = r->size;
 	return 0;
 }
 
@@ -653,13 +638,13 @@ static int by_thread_time(const void *a, const void *b)
 static size_t cpu_sample_at(const struct offcpu *oc, uint32_t pid,
 			    uint32_t tid, uint64_t time)
 {
-	struct cpu_sample key = { .pid = pid, .tid = tid, .time = time };
+	struct luw_switch_ev key = { .pid = pid, .tid = tid, .time = time };
 	size_t lo = 0, hi = oc->ncs;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (by_thread_time(&oc->cs[mid], &key) < 0)
+		if (luw_offcpu_cmp(&oc->cs[mid], &key) < 0)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -885,7 +870,7 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 	}
 	if (!status && o->offcpu) {
 		if (oc.ncs)
-			qsort(oc.cs, oc.ncs, sizeof(*oc.cs), by_thread_time);
+			qsort(oc.cs, oc.ncs, sizeof(*oc.cs), luw_offcpu_cmp);
 		if (luw_offcpu_pair(oc.v, oc.n, oc.ends, oc.nends,
 				    offcpu_interval, &oc, &res->pairs))
 			goto oom;
@@ -901,7 +886,7 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 				c->weight = period_ns;
 				res->cpu_ns += period_ns;
 			}
-			if (luw_dev_next(c->rec, c->size, &ro, &r) != 1)
+			if (luw_dev_next(c->ev.rec, c->ev.size, &ro, &r) != 1)
 				continue;
 			res->records++;
 			if (r.sample->vmstate < LUW_VMST_COUNT)
