@@ -287,7 +287,9 @@ static void test_named(struct luw_seen *g)
 	CHECK(luw_fakedev.count[_IOC_NR(LUW_IOC_UNWIND_TABLE)] >= 2,
 	      "named: %u tables uploaded at the tick",
 	      luw_fakedev.count[_IOC_NR(LUW_IOC_UNWIND_TABLE)]);
-	CHECK(prog && strstr(prog, "\rrecording: 1 s, 1 samples, 7 lost"),
+	/* The seconds are the machine's: any count will do. */
+	CHECK(prog && strstr(prog, "\rrecording: ") &&
+	      strstr(prog, " s, 1 samples, 7 lost"),
 	      "named: progress \"%s\"", prog ? prog : "");
 	check_stats("named", g, &r.res, 1);
 out:

@@ -243,13 +243,11 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		/* Nothing waiting: the rings are drained. */
 		if (draining)
 			break;
-		if ((o->stop && *o->stop) ||
-		    (o->duration > 0 && t - t0 >= o->duration)) {
-			if (o->offcpu || res->switches)
-				write_thread_ends(&w, pids, npids);
-			draining = 1;
-			continue;
-		}
+		/*
+		 * The tick first: a loop slower than the tick (a loaded
+		 * machine, a long take()) still refreshes tables and names
+		 * before the end it reached, as it would have on time.
+		 */
 		if (t >= next_tick) {
 			next_tick = t + 1;
 			for (unsigned int i = 0; i < o->natt; i++)
@@ -267,6 +265,13 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 					(unsigned long long)res->lost);
 				fflush(o->progress);
 			}
+		}
+		if ((o->stop && *o->stop) ||
+		    (o->duration > 0 && t - t0 >= o->duration)) {
+			if (o->offcpu || res->switches)
+				write_thread_ends(&w, pids, npids);
+			draining = 1;
+			continue;
 		}
 		{
 			struct pollfd p = { .fd = fd, .events = POLLIN };
