@@ -58,8 +58,8 @@
  *                    RBP_RBP: caller's rbp is saved at rbp + aux;
  *                    CFA_PLT: the threshold T below; otherwise 0>
  * ra-off         := <S8: the return address is saved at CFA + ra-off>
- * rule           := <U8: cfa-rule | rbp-rule << 4 | vmseq << 7; bits 3
- *                    and 6 are zero>
+ * rule           := <U8: cfa-rule | rbp-rule << 4 | syscall << 6 |
+ *                    vmseq << 7; bit 3 is zero>
  *
  * cfa-rule       := NONE   no CFI covers these bytes: try frame pointers
  *                 | RSP    CFA = rsp + N
@@ -105,6 +105,21 @@
  *                          interpreter's C frame: a walker steps it like
  *                          any C frame and does not look for Lua frames
  *                          in it.
+ * syscall        := 0
+ *                 | 1      these bytes follow a `syscall` instruction that
+ *                          ends an FDE, in a function that has not moved
+ *                          rsp since its entry (the FDE's last row is
+ *                          CFA = rsp + 8): glibc's clone and clone3 end
+ *                          their CFI there, because the child returns on
+ *                          another stack.  The rule (that entry rule) is
+ *                          true only for the thread that made the call,
+ *                          inside it or back from it -- the parent,
+ *                          whose rsp is the caller's --, which a walker
+ *                          knows from the registers the kernel saved at
+ *                          the syscall's entry: a call number in orig_ax
+ *                          and not the clone child's 0 in ax
+ *                          (kmod/uwtable.h, LUW_UW_R_SYSCALL); for any
+ *                          other thread at that pc the bytes are NONE
  *
  * The last entry is always a NONE entry at text-hi, so every lookup past
  * the described text falls into NONE.
@@ -169,8 +184,10 @@
 
 /* rule bit 7: a LuaJIT VM entry/exit sequence row (vmseq above). */
 #define LUW_UW_VMSEQ		0x80
+/* rule bit 6: true only for the caller of the system call before it. */
+#define LUW_UW_SYSCALL		0x40
 /* Bits of rule no version defines: a table using them is refused. */
-#define LUW_UW_RULE_RSVD	0x48
+#define LUW_UW_RULE_RSVD	0x08
 
 #define LUW_UW_RULE(cfa, rbp)	((__u8)((cfa) | ((rbp) << 4)))
 #define LUW_UW_CFA_OF(rule)	((rule) & 0x0f)

@@ -302,6 +302,13 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 	w->r.bp = regs->bp;
 	w->r.r14 = regs->r14;
 	w->r.flags = LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID;
+	/*
+	 * After a system call's entry, and not a clone child's registers:
+	 * the kernel keeps an error in ax until the call returns, and a
+	 * child starts with 0 there.  What a SYSCALL row needs (uwtable.h).
+	 */
+	if ((long)regs->orig_ax >= 0 && regs->ax)
+		w->r.flags |= LUW_UW_R_SYSCALL;
 	w->r.stack_end = min_t(u64, regs->sp + LUW_STACK_WINDOW, TASK_SIZE_MAX);
 	w->m = rcu_dereference(t->maps);
 	w->cost = cost;

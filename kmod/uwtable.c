@@ -187,8 +187,8 @@ static int luw_uw_step_fp(struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx,
 	r->ip = ra;
 	r->sp = cfa;
 	r->bp = bp;
-	r->flags = (r->flags & ~LUW_UW_R_R14_VALID) | LUW_UW_R_CALLER |
-		   LUW_UW_R_BP_VALID | guess;
+	r->flags = (r->flags & ~(LUW_UW_R_R14_VALID | LUW_UW_R_SYSCALL)) |
+		   LUW_UW_R_CALLER | LUW_UW_R_BP_VALID | guess;
 	return LUW_UW_OK_FP;
 }
 
@@ -198,6 +198,13 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 	u64 cfa, ra, bp, r14;
 	u32 bp_flag, r14_flag;
 
+	/*
+	 * A SYSCALL row is the entry rule of a stub only for the thread
+	 * inside its system call; at that pc any other (a child of clone
+	 * returning on its own stack) has no CFI, as the file says.
+	 */
+	if (e && (e->rule & LUW_UW_SYSCALL) && !(r->flags & LUW_UW_R_SYSCALL))
+		e = NULL;
 	if (!e)
 		return luw_uw_step_fp(r, rd, ctx, 0);
 
@@ -303,7 +310,7 @@ int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
 	r->bp = bp;
 	r->r14 = r14;
 	r->flags = (r->flags & ~(LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID |
-				 LUW_UW_R_SP_GUESS)) |
+				 LUW_UW_R_SP_GUESS | LUW_UW_R_SYSCALL)) |
 		   bp_flag | r14_flag | LUW_UW_R_CALLER;
 	return LUW_UW_OK;
 }

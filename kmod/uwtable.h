@@ -69,6 +69,13 @@ struct luw_uw_regs {
 #define LUW_UW_R_NO_FP		0x4	/* never fall back to frame pointers */
 #define LUW_UW_R_R14_VALID	0x8	/* r14 holds this frame's r14 */
 #define LUW_UW_R_SP_GUESS	0x10	/* sp is rbp + 16 of an UNSUP frame */
+/*
+ * The innermost frame's registers are a system call's (orig_ax a call
+ * number) and not those of a clone child (whose ax is 0): the thread
+ * that made the call, inside it (ax is the kernel's placeholder error
+ * until it returns) or back from it.  A SYSCALL row holds only then.
+ */
+#define LUW_UW_R_SYSCALL	0x20
 
 /* luw_uw_step() results: >= 0 go on (or END), < 0 stop, truncated. */
 #define LUW_UW_OK		0	/* regs now describe the caller */

@@ -164,6 +164,40 @@ static void test_fallback(void)
 	      "rbp 0 not taken as the outermost frame");
 }
 
+/*
+ * A SYSCALL row (a stub's entry rule after its syscall): taken for the
+ * thread inside the call (LUW_UW_R_SYSCALL), whose return address is at
+ * rsp; any other thread at that pc (a clone child on its own stack) gets
+ * what a pc without CFI gets -- frame pointers -- and the flag does not
+ * outlive the innermost frame.
+ */
+static void test_syscall(void)
+{
+	struct fake f = { 0 };
+	struct luw_uw_entry e = ent(LUW_UW_CFA_RSP, LUW_UW_RBP_SAME, 8, 0);
+	struct luw_uw_regs r;
+	int rc;
+
+	e.rule |= LUW_UW_SYSCALL;
+	f.slot[1] = 0x407777;		/* the stub's return address, at rsp */
+	f.slot[5] = at(20);		/* a frame record at rbp */
+	f.slot[6] = 0x406000;
+	r = regs(0x400500, at(1), at(5), LUW_UW_R_BP_VALID | LUW_UW_R_SYSCALL);
+	rc = luw_uw_step(&e, &r, fake_read, &f);
+	CHECK(rc == LUW_UW_OK && r.ip == 0x407777 && r.sp == at(2) &&
+	      r.bp == at(5) && !(r.flags & LUW_UW_R_SYSCALL),
+	      "inside the syscall: rc %d ip %llx sp %llx flags %x", rc, r.ip,
+	      r.sp, r.flags);
+	r = regs(0x400500, at(1), at(5), LUW_UW_R_BP_VALID);
+	rc = luw_uw_step(&e, &r, fake_read, &f);
+	CHECK(rc == LUW_UW_OK_FP && r.ip == 0x406000 && r.sp == at(7),
+	      "not inside it: rc %d ip %llx (frame pointers wanted)", rc, r.ip);
+	r = regs(0x400500, at(1), at(5), LUW_UW_R_BP_VALID | LUW_UW_R_SYSCALL);
+	rc = luw_uw_step(NULL, &r, fake_read, &f);
+	CHECK(rc == LUW_UW_OK_FP && !(r.flags & LUW_UW_R_SYSCALL),
+	      "the flag after a frame-pointer step: %x", r.flags);
+}
+
 static void test_garbage(void)
 {
 	struct fake f = { 0 };
@@ -525,6 +559,7 @@ int main(void)
 {
 	test_rules();
 	test_fallback();
+	test_syscall();
 	test_garbage();
 	test_walk();
 	test_deref();

@@ -494,6 +494,50 @@ static int walk_fde(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi,
 	return 0;
 }
 
+/*
+ * Stubs whose FDE ends at a `syscall` instruction, in the state of their
+ * entry (CFA = rsp + 8): glibc's clone and clone3 end their CFI there,
+ * because the child comes back on another stack.  For the thread inside
+ * the call, the parent, that entry rule still holds at the pc after it:
+ * one SYSCALL row there (luaunwind_unwind.h), unless an FDE covers it.
+ */
+static int syscall_tails(Dwarf_CFI *cfi, const struct luw_fdes *f,
+			 const struct luw_elf_seg *segs, size_t nsegs,
+			 const struct image *img, struct rows *rs,
+			 struct luw_cfi_stats *st)
+{
+	for (size_t i = 0; i < f->n; i++) {
+		uint64_t lo = f->v[i].start, hi = f->v[i].end, pc = hi + 2, off;
+		const struct luw_elf_seg *s = xseg(segs, nsegs, hi);
+		struct luw_cfi_stats scratch = { 0 };
+		struct luw_uw_entry rule;
+		struct r14rule x;
+		Dwarf_Frame *fr;
+		bool covered = false;
+
+		if (!s || hi <= lo || pc - s->vaddr > s->filesz)
+			continue;
+		off = s->offset + (hi - s->vaddr);
+		if (off + 2 > img->size || img->p[off] != 0x0f ||
+		    img->p[off + 1] != 0x05)
+			continue;
+		for (size_t k = 0; k < f->n && !covered; k++)
+			covered = pc >= f->v[k].start && pc < f->v[k].end;
+		if (covered || dwarf_cfi_addrframe(cfi, hi - 1, &fr))
+			continue;
+		eval_row(fr, &rule, &x, &scratch);
+		free(fr);
+		if (rule.rule != LUW_UW_RULE(LUW_UW_CFA_RSP, LUW_UW_RBP_SAME) ||
+		    rule.cfa_off != 8 || rule.ra_off != -8)
+			continue;
+		rule.rule |= LUW_UW_SYSCALL;
+		if (add_row(rs, segs, nsegs, pc, pc + 1, &rule, &r14_any))
+			return -1;
+		st->syscall_tails++;
+	}
+	return 0;
+}
+
 /* Walk every FDE of .eh_frame. */
 static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_elf_seg *segs,
 			 size_t nsegs, struct rows *rs, struct luw_vmseqs *vs,
@@ -511,6 +555,8 @@ static int walk_eh_frame(Elf *elf, Dwarf_CFI *cfi, const struct luw_elf_seg *seg
 	for (size_t i = 0; i < f.n && !rc; i++)
 		rc = walk_fde(cfi, f.v[i].start, f.v[i].end, segs, nsegs, &img,
 			      rs, vs, st);
+	if (!rc)
+		rc = syscall_tails(cfi, &f, segs, nsegs, &img, rs, st);
 	luw_ehframe_free(&f);
 	return rc;
 }
@@ -749,6 +795,7 @@ void luw_cfi_format(const struct luw_uw_entry *e, char *buf, size_t len)
 		snprintf(buf, len, "*(%s%+d) ra=c%+d rbp=%s", cfa[k] + 1,
 			 e->cfa_off, e->ra_off, rbp);
 	else
-		snprintf(buf, len, "%s%+d ra=c%+d rbp=%s%s", cfa[k], e->cfa_off,
-			 e->ra_off, rbp, (e->rule & LUW_UW_VMSEQ) ? " vmseq" : "");
+		snprintf(buf, len, "%s%+d ra=c%+d rbp=%s%s%s", cfa[k], e->cfa_off,
+			 e->ra_off, rbp, (e->rule & LUW_UW_VMSEQ) ? " vmseq" : "",
+			 (e->rule & LUW_UW_SYSCALL) ? " syscall" : "");
 }

@@ -16,7 +16,9 @@
  * covers it.  LuaJIT's VM FDE (one rule for all of its code, true only
  * once its C frame is set up) gets exact rows in its entry prologues and
  * exit epilogues, found in its machine code (vmseq.h), marked
- * LUW_UW_VMSEQ.
+ * LUW_UW_VMSEQ.  A stub whose FDE ends at its `syscall` with nothing
+ * pushed (glibc's clone, clone3) gets its entry rule at the pc after it,
+ * marked LUW_UW_SYSCALL: true for the thread inside the call.
  *
  * Tables are cached per build-id (and per device/inode/mtime before the
  * build-id is known); not thread-safe.
@@ -45,6 +47,7 @@ struct luw_cfi_stats {
 	size_t vm_exits;	/* and exit epilogues, given exact rows */
 	size_t r14_saved;	/* rows whose caller's r14 is at CFA + N */
 	size_t r14_undef;	/* rows whose caller's r14 is lost */
+	size_t syscall_tails;	/* SYSCALL rows after stubs' system calls */
 };
 
 struct luw_cfi {

@@ -215,6 +215,17 @@ static const char *step_error(int rc)
 	}
 }
 
+/*
+ * A system call's registers (orig_rax a call number), not a clone
+ * child's (rax 0): what a SYSCALL row needs (kmod/uwtable.h).  A thread
+ * stopped inside a call has the kernel's placeholder or restart error in
+ * rax.
+ */
+static int in_syscall(const struct user_regs_struct *ur)
+{
+	return (long)ur->orig_rax >= 0 && ur->rax;
+}
+
 /* Walk the stopped thread from its registers ur. */
 static void walk(struct luw_livewalk *w, const struct user_regs_struct *ur,
 		 struct luw_livewalk_stack *s)
@@ -225,7 +236,8 @@ static void walk(struct luw_livewalk *w, const struct user_regs_struct *ur,
 	r.ip = ur->rip;
 	r.sp = ur->rsp;
 	r.bp = ur->rbp;
-	r.flags = LUW_UW_R_BP_VALID | (w->o.no_fp ? LUW_UW_R_NO_FP : 0);
+	r.flags = LUW_UW_R_BP_VALID | (w->o.no_fp ? LUW_UW_R_NO_FP : 0) |
+		  (in_syscall(ur) ? LUW_UW_R_SYSCALL : 0);
 	stack = luw_maps_find(&w->maps, r.sp);
 	r.stack_end = stack ? stack->end : r.sp;
 	for (;;) {
