@@ -231,7 +231,14 @@
  *                    for none (a fault, an interrupt, user mode)>
  * sstate         := <U8: LUW_SWITCH_BLOCKED (its state was not running:
  *                    it waits), LUW_SWITCH_PREEMPTED (still runnable), or
- *                    LUW_SWITCH_EXIT (its last switch: exiting, no frames)>
+ *                    LUW_SWITCH_EXIT: not a switch but the thread's exit
+ *                    (sched_process_exit; its events are gone before its
+ *                    last switch out), no frames, the counts of its last
+ *                    switch, the runtime as the scheduler last updated it
+ *                    (the slice it runs then is not in it: at most a
+ *                    tick)>
+ *                   A switch of a thread on its way out (PF_EXITING,
+ *                   its memory may be gone) has no frames either.
  * Time off the CPU: between two switch records of one thread, it ran
  * only for the difference of their runtimes, so it was off the CPU for
  * (time2 - time1) - (runtime2 - runtime1), from the first one's stack.
@@ -239,8 +246,9 @@
  * blocked; nivcsw: preempted); sstate says it for a thread's first
  * record (a task preempted while it prepared to wait is counted
  * involuntary though its state is not running).  When the counters moved
- * by more than one in all, switches went unrecorded (perf throttled the
- * event, or a ring was full) and the interval belongs to no one stack.
+ * by more than one in all (by any, up to an exit record), switches went
+ * unrecorded (perf throttled the event, or a ring was full) and the
+ * interval belongs to no one stack.
  * The last record of a thread still there ends at the reader's stop,
  * where its runtime is /proc/PID/task/TID/schedstat's first field.
  *
@@ -573,6 +581,15 @@ struct luw_stats {
 	 * probed now share, 0 when they differ or none is probed.
 	 */
 	__u64 alloc_interval;
+	/* ---- end of version 4 ---- */
+	/*
+	 * out: runs of the off-CPU handler (a target thread switched out,
+	 * LUW_ATTACH_OFFCPU), the SWITCH records they and the exits wrote,
+	 * and the time in that handler.
+	 */
+	__u64 switch_calls;
+	__u64 switch_records;
+	__u64 switch_ns;
 };
 #define LUW_STATS_SIZE_VER0	(72 + 16 * 8 + LUW_HIST_BUCKETS * 8)
 #define LUW_STATS_SIZE_VER1	(LUW_STATS_SIZE_VER0 + 32 + \
@@ -580,6 +597,7 @@ struct luw_stats {
 #define LUW_STATS_SIZE_VER2	(LUW_STATS_SIZE_VER1 + 16)
 #define LUW_STATS_SIZE_VER3	(LUW_STATS_SIZE_VER2 + 16)
 #define LUW_STATS_SIZE_VER4	(LUW_STATS_SIZE_VER3 + 40)
+#define LUW_STATS_SIZE_VER5	(LUW_STATS_SIZE_VER4 + 24)
 
 /* ---- list ------------------------------------------------------------- */
 

@@ -73,7 +73,9 @@ struct luw_tstats {
 	u64 alloc_bytes;
 	u64 alloc_samples;
 	u64 alloc_ns;
+	u64 switch_calls;
 	u64 switch_records;	/* LUW_REC_SWITCH written */
+	u64 switch_ns;
 	/*
 	 * Not a count (summed with the rest, and meaningless summed): bytes
 	 * left before this CPU's next ALLOC record (alloc.c).
@@ -203,6 +205,7 @@ struct luw_proc {
 	pid_t vpid;			/* pid as the attacher named it */
 	bool dying;			/* handler: ignore from now on */
 	bool running;
+	bool offcpu;			/* LUW_ATTACH_OFFCPU */
 	u32 event;
 	u64 vm_start;
 	u64 vm_end;
@@ -276,6 +279,7 @@ void luw_targets_quiesce(struct list_head *list);
 void luw_target_retire(struct luw_proc *t);
 void luw_targets_free(struct list_head *list);
 bool luw_target_watched(struct pid *tgid);
+void luw_targets_thread_exit(struct task_struct *p);
 u32 luw_nr_targets_now(void);
 
 /* alloc.c */
@@ -287,6 +291,7 @@ void luw_alloc_free(struct luw_proc *t);
 /* offcpu.c */
 void luw_switch_out(struct perf_event *event, struct perf_sample_data *data,
 		    struct pt_regs *regs);
+void luw_switch_exit(struct luw_proc *t);
 
 /* reap.c */
 void luw_reap_soon(void);

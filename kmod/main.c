@@ -18,7 +18,7 @@ static_assert(sizeof(struct luw_version) == LUW_VERSION_SIZE_VER1);
 static_assert(sizeof(struct luw_attach) == LUW_ATTACH_SIZE_VER1);
 static_assert(sizeof(struct luw_target) == LUW_TARGET_SIZE_VER0);
 static_assert(sizeof(struct luw_unwind_table) == LUW_UNWIND_TABLE_SIZE_VER0);
-static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER4);
+static_assert(sizeof(struct luw_stats) == LUW_STATS_SIZE_VER5);
 static_assert(sizeof(struct luw_alloc) == LUW_ALLOC_SIZE_VER0);
 static_assert(sizeof(struct luw_alloc_tail) == 24);
 static_assert(sizeof(struct luw_switch_tail) == 32);

@@ -22,11 +22,40 @@
 #include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <asm/syscall.h>
 
 #include "luw.h"
+
+/*
+ * The exit of current, a thread of t (target.c, from the exit probe): a
+ * switch record with no frames, LUW_SWITCH_EXIT, that closes its last
+ * interval.  Its events are released before its last switch out, so the
+ * handler below never sees that one.  Its runtime is the scheduler's
+ * last update of it: the slice it is running now is not in it (at most a
+ * tick, which the reader then counts as off the CPU): the exact figure
+ * (task_sched_runtime) is not exported to modules.
+ */
+void luw_switch_exit(struct luw_proc *t)
+{
+	struct task_struct *p = current;
+	struct luw_switch_tail tail;
+
+	if (READ_ONCE(t->dying) || !READ_ONCE(t->running))
+		return;
+	memset(&tail, 0, sizeof(tail));
+	tail.runtime = p->se.sum_exec_runtime;
+	tail.nvcsw = p->nvcsw;
+	tail.nivcsw = p->nivcsw;
+	tail.syscall = -1;
+	tail.state = LUW_SWITCH_EXIT;
+	preempt_disable();
+	luw_sample_emit(t, NULL, this_cpu_ptr(t->stats), LUW_REC_SWITCH, &tail,
+			sizeof(tail), false);
+	preempt_enable();
+}
 
 void luw_switch_out(struct perf_event *event, struct perf_sample_data *data,
 		    struct pt_regs *regs)
@@ -36,6 +65,7 @@ void luw_switch_out(struct perf_event *event, struct perf_sample_data *data,
 	struct luw_switch_tail tail;
 	struct luw_tstats *st;
 	bool walk = true;
+	u64 t0;
 
 	if (READ_ONCE(t->dying))
 		return;
@@ -43,25 +73,27 @@ void luw_switch_out(struct perf_event *event, struct perf_sample_data *data,
 		return;
 	if (p->flags & PF_EXITING) {
 		/*
-		 * Its last switches, the program's memory possibly gone
-		 * (exit_mm): no frames, only the end of its last interval.
+		 * A switch on its way out, the program's memory possibly
+		 * gone (exit_mm): the switch without frames.
 		 */
 		walk = false;
 	} else if (p->mm != t->mm || (p->flags & PF_KTHREAD) ||
 		   luw_unwalkable(p)) {
 		return;
 	}
+	/* The handler's time on perf's clock, as luw_overflow's. */
+	t0 = local_clock();
+	st = this_cpu_ptr(t->stats);
+	st->switch_calls++;
 	memset(&tail, 0, sizeof(tail));
 	tail.runtime = p->se.sum_exec_runtime;
 	tail.nvcsw = p->nvcsw;
 	tail.nivcsw = p->nivcsw;
 	tail.syscall = walk ? syscall_get_nr(p, task_pt_regs(p)) : -1;
-	if (!walk)
-		tail.state = LUW_SWITCH_EXIT;
-	else if (luw_task_running(p))
+	if (luw_task_running(p))
 		tail.state = LUW_SWITCH_PREEMPTED;
 	else
 		tail.state = LUW_SWITCH_BLOCKED;
-	st = this_cpu_ptr(t->stats);
 	luw_sample_emit(t, regs, st, LUW_REC_SWITCH, &tail, sizeof(tail), walk);
+	st->switch_ns += local_clock() - t0;
 }

@@ -70,9 +70,14 @@ static void luw_notice(struct task_struct *p)
 		luw_reap_soon();
 }
 
-/* sched_process_exit, each thread's: the group is gone with the last. */
+/*
+ * sched_process_exit, each thread's: the group is gone with the last.
+ * Each thread's last switch record too: its events go before its last
+ * switch out (perf_event_exit_task), which they would not see.
+ */
 static void luw_exit_probe(void *data, struct task_struct *p)
 {
+	luw_targets_thread_exit(p);
 	if (!atomic_read(&p->signal->live))
 		luw_notice(p);
 }

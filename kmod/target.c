@@ -326,6 +326,24 @@ bool luw_target_watched(struct pid *tgid)
 }
 
 /*
+ * current, a thread of whatever group, exits (reap.c's probe): the last
+ * switch record of a thread of an off-CPU target (offcpu.c).
+ */
+void luw_targets_thread_exit(struct task_struct *p)
+{
+	struct pid *tgid = task_tgid(p);
+	struct luw_proc *t;
+
+	if (!READ_ONCE(luw_nr_targets))
+		return;
+	rcu_read_lock();
+	list_for_each_entry_rcu(t, &luw_watched, watch)
+		if (t->pid == tgid && t->offcpu)
+			luw_switch_exit(t);
+	rcu_read_unlock();
+}
+
+/*
  * ptrace read access (PTRACE_MODE_READ_REALCREDS) for the current
  * credentials, as far as a module can ask it: for every thread of the
  * group (each may have set its own ids), the same user throughout, or
@@ -743,6 +761,7 @@ int luw_attach(struct luw_session *s, const struct luw_attach *a,
 	t->max_host = a->max_host_frames ?: LUW_MAX_HOST_FRAMES;
 	t->max_lua = a->max_lua_frames ?: LUW_MAX_LUA_FRAMES;
 	t->vmstate_only = !!(a->flags & LUW_ATTACH_VMSTATE_ONLY);
+	t->offcpu = !!(a->flags & LUW_ATTACH_OFFCPU);
 	if (t->vmstate_only) {
 		/*
 		 * One host frame is enough to read the vmstate: the walk
@@ -1054,6 +1073,9 @@ int luw_get_stats(struct luw_session *s, struct luw_stats *st)
 	st->alloc_bytes = sum->alloc_bytes;
 	st->alloc_samples = sum->alloc_samples;
 	st->alloc_ns = sum->alloc_ns;
+	st->switch_calls = sum->switch_calls;
+	st->switch_records = sum->switch_records;
+	st->switch_ns = sum->switch_ns;
 	BUILD_BUG_ON(ARRAY_SIZE(st->vmstate) < LUW_VMST_COUNT);
 	for (i = 0; i < LUW_VMST_COUNT; i++)
 		st->vmstate[i] = sum->vmstate[i];

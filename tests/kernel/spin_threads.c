@@ -3,9 +3,12 @@
  * tracer can attach first), then starts argv[1] threads that spin for
  * argv[3] seconds or until that file is removed, whichever comes first,
  * and exits.  With argv[4] = "leader-exit" the main thread leaves with
- * pthread_exit() right after starting them.
- *   spin_threads N GO_FILE SECONDS [leader-exit]
+ * pthread_exit() right after starting them; with "wait-gone" it exits
+ * only once the kernel has released them (/proc/self/task holds it
+ * alone), not while they are still on their way out.
+ *   spin_threads N GO_FILE SECONDS [leader-exit|wait-gone]
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +41,21 @@ static void *spin(void *arg)
 	return NULL;
 }
 
+/* Threads of this process the kernel still lists. */
+static int tasks(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 int main(int argc, char **argv)
 {
 	int n;
@@ -58,5 +76,8 @@ int main(int argc, char **argv)
 		pthread_exit(NULL);
 	for (int i = 0; i < n; i++)
 		pthread_join(t[i], NULL);
+	if (argc > 4 && !strcmp(argv[4], "wait-gone"))
+		while (tasks() > 1)
+			usleep(10000);
 	return 0;
 }

@@ -4,8 +4,10 @@
 # first round to after its last):
 #  - of the time it was blocked outside its two waits for the test's go
 #    (wait_go, wait_end), at least 90% under blocker(), and blocker's
-#    two ways of blocking named by their system calls under it (poll,
-#    read of a pipe);
+#    ways of blocking named by their system calls under it (poll, read of
+#    a pipe, wait4 for a child, clone3 while the child execs); all of the
+#    clone3 time under blocker (glibc's clone3 has no unwind rule after
+#    its syscall: the table's SYSCALL row);
 #  - blocker's time off the CPU agrees with what blocker measured of
 #    itself (its wall time less its CPU time) within 5%;
 #  - the wall-clock report (each run's exact CPU time placed by the CPU
@@ -16,6 +18,8 @@
 #  - pprof: off_cpu/nanoseconds;
 #  - a thread still blocked when record stops: its wait up to the stop
 #    counted (the stop's reading of its CPU time closes it);
+#  - threads created while recording: their switches recorded, their
+#    exits closing their last intervals;
 #  - record --off-cpu SIGKILLed while its target sleeps, and a target
 #    killed while blocked (its wait in poll is there): nothing stays
 #    attached.
@@ -48,10 +52,14 @@ blk=$(folded_sum "$W/blocked.folded" ';blocker @')
 [ "$all" -gt 0 ] || fail "no blocked time: $(cat "$W/blocked.rep")"
 [ $((10 * blk)) -ge $((9 * (all - waits))) ] ||
 	fail "only $blk of $((all - waits)) ns blocked outside the waits under blocker()"
-for sc in poll read; do
+for sc in poll read wait4 clone3; do
 	n=$(folded_sum "$W/blocked.folded" ";blocker @.*\[blocked: $sc\]")
 	[ "$n" -gt 0 ] || fail "no time blocked in $sc under blocker(): $(grep blocker "$W/blocked.folded" | head -3)"
 done
+
+c3=$(folded_sum "$W/blocked.folded" '\[blocked: clone3\]')
+[ "$(folded_sum "$W/blocked.folded" ';blocker @.*\[blocked: clone3\]')" = "$c3" ] ||
+	fail "time blocked in clone3 outside blocker(): $(grep 'clone3' "$W/blocked.folded" | grep -v ';blocker @' | head -2)"
 
 # blocker's own measurement of its time off the CPU.
 $REP --off-cpu --folded "$W/o.luw" >"$W/off.folded" 2>"$W/off.rep" ||
@@ -99,6 +107,36 @@ grep -q ' [1-9][0-9]* intervals without an end' "$W/l.rep" && fail "intervals le
 kill $lp
 wait $lp 2>/dev/null
 
+# Threads created while the target is recorded (spin_threads: three
+# spinners on two CPUs, started at the go file, so preempted now and
+# then) carry the event inherited: their switches are recorded, and their
+# exits close their last intervals (attach --off-cpu, record of the kept
+# session, which reads the stop as record -p does).  The main thread
+# exits once they are gone: a thread still on its way out when the whole
+# group has exited misses its exit record (userspace/doc/offcpu.md).
+$K/spin_threads 3 "$W/gt" 600 wait-gone &
+tp=$!
+kids="$kids $tp"
+execd $tp $K/spin_threads
+$CTL attach $tp --off-cpu --no-lua >"$W/tatt.out" 2>&1 || { cat "$W/tatt.out" >&2; fail "attach --off-cpu --no-lua"; }
+$CTL record -o "$W/t.luw" 2>"$W/t.err" &
+rec=$!
+sleep 1
+touch "$W/gt"
+threads() {
+	[ "$(ls /proc/$tp/task 2>/dev/null | wc -l)" -ge 4 ]
+}
+within 60 threads || fail "spin_threads did not start its threads"
+sleep 2
+rm -f "$W/gt"
+wait $rec || { cat "$W/t.err" >&2; fail "record of the kept session"; }
+grep -q 'every target exited' "$W/t.err" || fail "record did not end with spin_threads: $(cat "$W/t.err")"
+$REP --off-cpu --by-tid --folded "$W/t.luw" >"$W/t.folded" 2>"$W/t.rep" ||
+	{ cat "$W/t.rep" >&2; fail "report --off-cpu --by-tid"; }
+newt=$(grep -v "^[^;]*-$tp/$tp;" "$W/t.folded" | grep ';spin;' | cut -d';' -f1 | sort -u | wc -l)
+[ "$newt" -ge 3 ] || fail "only $newt new threads with time off the CPU under spin(): $(cut -c1-200 "$W/t.folded" | head -5)"
+grep -q ' [1-9][0-9]* intervals without an end' "$W/t.rep" && fail "threads that exited left intervals open: $(cat "$W/t.rep")"
+
 # SIGKILL of record while its target sleeps, and a target killed while
 # blocked: their sessions end, nothing stays attached.
 start_lua luajit $WL/offcpu.lua 1 "$W/never"
@@ -128,4 +166,4 @@ $REP --off-cpu --folded "$W/x.luw" >"$W/x.folded" 2>"$W/x.rep" ||
 n=$(folded_sum "$W/x.folded" ';__poll;\[blocked: poll\]')
 [ "$n" -gt 0 ] || fail "the killed target: no time blocked in its poll: $(head -3 "$W/x.folded")"
 unload
-pass "long wait $long ns up to the stop; blocked outside the waits $((all - waits)) ns, $blk under blocker; blocker off the CPU $off ns (measured $exact); between the waits $between ns (measured $wall)"
+pass "long wait $long ns up to the stop; $newt new threads; blocked outside the waits $((all - waits)) ns, $blk under blocker; blocker off the CPU $off ns (measured $exact); between the waits $between ns (measured $wall)"

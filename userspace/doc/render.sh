@@ -12,8 +12,14 @@
 #                      under wrk that tests/kernel/t_svc_nginx.sh keeps
 #                      (out/ktest/<release>/t_svc_nginx.files/...), or
 #                      the file named by NGINX_LUW
+#   nginx_offcpu       from the off-CPU recording of an nginx worker whose
+#                      handler blocks, under wrk, that
+#                      tests/kernel/t_offcpu_nginx.sh keeps, or the file
+#                      named by NGINX_OFFCPU_LUW: luaunwind-report
+#                      --off-cpu (README.md)
 #
-# usage: userspace/doc/render.sh [BIN_DIR [NGINX_LUW]]   (default: build/bin)
+# usage: userspace/doc/render.sh [BIN_DIR [NGINX_LUW [NGINX_OFFCPU_LUW]]]
+#        (default: build/bin)
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -54,10 +60,18 @@ if [ -f out/alloc.luw ]; then
 else
 	echo "render.sh: no out/alloc.luw (make demo), demo_alloc left as it is" >&2
 fi
-nginx=${2:-$(ls out/ktest/*/t_svc_nginx.files/t_svc_nginx/alloc.luw 2>/dev/null | head -1)}
+# (|| true: no match is no recording, not an error under pipefail)
+nginx=${2:-$(ls out/ktest/*/t_svc_nginx.files/t_svc_nginx/alloc.luw 2>/dev/null | head -1 || true)}
 if [ -n "$nginx" ]; then
 	"$bin/luaunwind-report" --alloc --svg "$doc/nginx_alloc.svg" "$nginx"
 	png nginx_alloc
 else
 	echo "render.sh: no t_svc_nginx allocation recording (tests/kernel/run.sh -k 6.1 t_svc_nginx), nginx_alloc left as it is" >&2
+fi
+offcpu=${3:-$(ls out/ktest/*/t_offcpu_nginx.files/t_offcpu_nginx/wrk.luw 2>/dev/null | head -1 || true)}
+if [ -n "$offcpu" ]; then
+	"$bin/luaunwind-report" --off-cpu --svg "$doc/nginx_offcpu.svg" "$offcpu"
+	png nginx_offcpu
+else
+	echo "render.sh: no t_offcpu_nginx recording (tests/kernel/run.sh -k 6.1 t_offcpu_nginx), nginx_offcpu left as it is" >&2
 fi

@@ -386,6 +386,11 @@ static void print_stats(const struct luw_stats *s)
 	       (unsigned long long)s->alloc_samples,
 	       (unsigned long long)(s->alloc_calls ?
 				    s->alloc_ns / s->alloc_calls : 0));
+	printf("switch calls=%llu records=%llu handler_ns_mean=%llu\n",
+	       (unsigned long long)s->switch_calls,
+	       (unsigned long long)s->switch_records,
+	       (unsigned long long)(s->switch_calls ?
+				    s->switch_ns / s->switch_calls : 0));
 	if (s->time_running < s->time_enabled)
 		printf("multiplexed: the events counted %.1f%% of the time"
 		       " their threads ran\n",

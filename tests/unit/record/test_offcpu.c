@@ -136,7 +136,7 @@ int main(void)
 		struct luw_switch_ev v[] = {
 			ev(8, 10, 1, 1, 0, LUW_SWITCH_BLOCKED),
 			ev(7, 10, 1, 1, 0, LUW_SWITCH_BLOCKED),
-			ev(8, 30, 2, 2, 0, LUW_SWITCH_EXIT),
+			ev(8, 30, 2, 1, 0, LUW_SWITCH_EXIT),
 			ev(7, 20, 2, 2, 0, LUW_SWITCH_BLOCKED),
 			ev(7, 90, 3, 3, 0, LUW_SWITCH_BLOCKED),
 		};
@@ -153,6 +153,46 @@ int main(void)
 		      (unsigned long long)g.off[0], g.tid[1],
 		      (unsigned long long)g.off[1], g.tid[2],
 		      (unsigned long long)g.off[2]);
+	}
+	/*
+	 * An exit record is no switch: a switch missed before it shows as
+	 * a count that moved; switches of a thread on its way out (records
+	 * without frames, a count each) close their intervals as any.
+	 */
+	{
+		struct luw_switch_ev v[] = {
+			ev(7, 10, 1, 1, 0, LUW_SWITCH_BLOCKED),
+			ev(7, 30, 2, 2, 0, LUW_SWITCH_EXIT),
+			ev(8, 10, 1, 1, 0, LUW_SWITCH_BLOCKED),
+			ev(8, 20, 2, 2, 0, LUW_SWITCH_BLOCKED),
+			ev(8, 25, 3, 2, 0, LUW_SWITCH_EXIT),
+		};
+
+		memset(&g, 0, sizeof(g));
+		luw_offcpu_pair(v, 5, NULL, 0, take, &g, &c);
+		CHECK(g.n == 3 && g.kind[0] == LUW_OFF_UNKNOWN &&
+		      g.kind[1] == LUW_OFF_BLOCKED && g.kind[2] == LUW_OFF_BLOCKED &&
+		      c.open == 0,
+		      "exit records: n %u kinds %d %d %d open %llu", g.n,
+		      g.kind[0], g.kind[1], g.kind[2], (unsigned long long)c.open);
+	}
+	/*
+	 * A switch after the exit record (preempted on the way out, before
+	 * the events go) is past the thread's end, not an open interval.
+	 */
+	{
+		struct luw_switch_ev v[] = {
+			ev(7, 10, 1, 1, 0, LUW_SWITCH_BLOCKED),
+			ev(7, 30, 2, 2, 0, LUW_SWITCH_EXIT),
+			ev(7, 31, 3, 2, 1, LUW_SWITCH_PREEMPTED),
+		};
+
+		memset(&g, 0, sizeof(g));
+		luw_offcpu_pair(v, 3, NULL, 0, take, &g, &c);
+		CHECK(g.n == 1 && c.open == 0 && c.late == 1 &&
+		      g.off[0] == 19 * MS,
+		      "after exit: n %u open %llu late %llu", g.n,
+		      (unsigned long long)c.open, (unsigned long long)c.late);
 	}
 	/*
 	 * Pairs that do not hold together are left out: a runtime that went

@@ -87,6 +87,18 @@ int luw_offcpu_pair(struct luw_switch_ev *v, size_t n,
 			c->late++;
 			j--;
 		}
+		/*
+		 * Past the exit record: a thread preempted on its way out,
+		 * between the exit tracepoint and the release of its events
+		 * (do_exit), switches after its end.
+		 */
+		for (k = i; k < j; k++) {
+			if (v[k].state == LUW_SWITCH_EXIT) {
+				c->late += j - k;
+				j = k;
+				break;
+			}
+		}
 		for (k = i; k <= j; k++) {
 			const struct luw_switch_ev *a = &v[k];
 			struct luw_offcpu_iv iv = { .from = a };
@@ -97,9 +109,12 @@ int luw_offcpu_pair(struct luw_switch_ev *v, size_t n,
 			if (k < j) {
 				const struct luw_switch_ev *b = &v[k + 1];
 
+				/* An exit record is no switch of its own. */
+				uint64_t want = b->state == LUW_SWITCH_EXIT ? 0 : 1;
+
 				off = off_between(a, b->time, b->runtime, &iv.run);
 				iv.kind = b->nvcsw + b->nivcsw ==
-					  a->nvcsw + a->nivcsw + 1 ?
+					  a->nvcsw + a->nivcsw + want ?
 					  left_by(v, k, i) : LUW_OFF_UNKNOWN;
 				iv.to = b;
 				iv.end_time = b->time;

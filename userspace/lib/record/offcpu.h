@@ -52,7 +52,8 @@ struct luw_offcpu_count {
 	uint64_t open;		/* last intervals with no end: left out */
 	uint64_t bad;		/* inconsistent pairs (runtime went back, or
 				 * grew 10 ms more than the time): left out */
-	uint64_t late;		/* records after their thread's stop reading */
+	/* records after their thread's stop reading or its exit record */
+	uint64_t late;
 	/* CPU time the threads ran over the intervals handed over (the
 	 * runtimes' differences: the scheduler's count, exact). */
 	uint64_t run_ns;

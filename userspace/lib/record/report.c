@@ -731,6 +731,10 @@ static int offcpu_interval(void *ctx, const struct luw_offcpu_iv *iv)
 		return 0;
 	if (luw_dev_next(from->rec, from->size, &ro, &r) != 1)
 		return 0;	/* checked when it was read */
+	if (!r.sample->nhost && !r.sample->nlua)
+		/* A switch on the thread's way out: no frames to show. */
+		return add_bare(oc, from->pid, from->tid, "[exiting]", off,
+				o->wall ? off : 0);
 	if (kind == LUW_OFF_PREEMPTED)
 		snprintf(leaf, sizeof(leaf), "[preempted]");
 	else if (from->syscall < 0)
