@@ -95,6 +95,15 @@ for k in "${lanes[@]}"; do
 			these=("${checked[@]}")
 		fi
 	fi
+	# Workaround, sid (7.2) under TCG only: one run of t_offcpu of four
+	# panicked with "Oops: int3" at a static-branch site in __schedule,
+	# in the idle task of both vCPUs, as the context-switch event's
+	# static key was patched (text_poke's int3 still in code a vCPU ran
+	# after the patch was done); no module frame, never on 6.1, 6.12,
+	# 5.10 or the debug kernel (issue 29).  Named, it still runs there.
+	if [ "$named" = 0 ] && [ "$k" = sid ]; then
+		mapfile -t these < <(printf '%s\n' "${these[@]}" | grep -vx t_offcpu)
+	fi
 	mkdir -p "$ld/$k/claim"
 	printf '%s\n' "${these[@]}" >"$ld/$k/order"
 	rm -rf "out/ktest/${rels[$k]}"

@@ -12,7 +12,7 @@
 #  - both workers of the master in one recording (record -p W1 -p W2,
 #    reported --by-pid): the same for each worker, each with samples, no
 #    sample of any other process (the master, wrk);
-#  - the allocations of one worker (record --alloc --no-cpu, an interval
+#  - the allocations of the workers (record --alloc --no-cpu, an interval
 #    of 1024 bytes): >= 50 records, >= 90% of the bytes rooted at _start,
 #    no garbage frame, and render's strings and tables under
 #    ngx_http_lua_run_thread; the handler chunk; render.
@@ -68,9 +68,12 @@ other=$(sum -Ev "^nginx-($w1|$w2);")
 check "all/worker $w1" "nginx-$w1;"
 check "all/worker $w2" "nginx-$w2;"
 
-$CTL record -p "$w1" -o "$W/alloc.luw" --alloc-interval 1024 --no-cpu \
-	--duration 5 2>"$W/alloc.err" ||
-	{ cat "$W/alloc.err" >&2; fail "record --alloc -p $w1"; }
+# Both workers: wrk's connections, reopened after a timeout on a loaded
+# machine, may all have gone to one of them (a CI run saw worker 1 make
+# no allocator call in 5 s).
+$CTL record -p "$w1" -p "$w2" -o "$W/alloc.luw" --alloc-interval 1024 \
+	--no-cpu --duration 5 2>"$W/alloc.err" ||
+	{ cat "$W/alloc.err" >&2; fail "record --alloc -p $w1 -p $w2"; }
 n=$(sed -n 's/.* \([0-9]*\) allocation samples.*/\1/p' "$W/alloc.err")
 [ "${n:-0}" -ge 50 ] || fail "alloc: only ${n:-0} allocation records: $(cat "$W/alloc.err")"
 report "$W/alloc.luw" --alloc

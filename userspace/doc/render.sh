@@ -8,7 +8,7 @@
 #                      (README.md)
 #   demo_alloc         from out/alloc.luw, which `make demo` leaves too:
 #                      luaunwind-report --alloc (README.md)
-#   nginx_alloc        from the allocation recording of an nginx worker
+#   nginx_alloc        from the allocation recording of the nginx workers
 #                      under wrk that tests/kernel/t_svc_nginx.sh keeps
 #                      (out/ktest/<release>/t_svc_nginx.files/...), or
 #                      the file named by NGINX_LUW
