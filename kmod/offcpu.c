@@ -29,6 +29,18 @@
 
 #include "luw.h"
 
+/* What a switch record of p carries besides its stack. */
+static void luw_switch_fill(struct luw_switch_tail *tail,
+			    struct task_struct *p, int syscall, u8 state)
+{
+	memset(tail, 0, sizeof(*tail));
+	tail->runtime = p->se.sum_exec_runtime;
+	tail->nvcsw = p->nvcsw;
+	tail->nivcsw = p->nivcsw;
+	tail->syscall = syscall;
+	tail->state = state;
+}
+
 /*
  * The exit of current, a thread of t (target.c, from the exit probe): a
  * switch record with no frames, LUW_SWITCH_EXIT, that closes its last
@@ -45,12 +57,7 @@ void luw_switch_exit(struct luw_proc *t)
 
 	if (READ_ONCE(t->dying) || !READ_ONCE(t->running))
 		return;
-	memset(&tail, 0, sizeof(tail));
-	tail.runtime = p->se.sum_exec_runtime;
-	tail.nvcsw = p->nvcsw;
-	tail.nivcsw = p->nivcsw;
-	tail.syscall = -1;
-	tail.state = LUW_SWITCH_EXIT;
+	luw_switch_fill(&tail, p, -1, LUW_SWITCH_EXIT);
 	preempt_disable();
 	luw_sample_emit(t, NULL, this_cpu_ptr(t->stats), LUW_REC_SWITCH, &tail,
 			sizeof(tail), false);
@@ -85,15 +92,10 @@ void luw_switch_out(struct perf_event *event, struct perf_sample_data *data,
 	t0 = local_clock();
 	st = this_cpu_ptr(t->stats);
 	st->switch_calls++;
-	memset(&tail, 0, sizeof(tail));
-	tail.runtime = p->se.sum_exec_runtime;
-	tail.nvcsw = p->nvcsw;
-	tail.nivcsw = p->nivcsw;
-	tail.syscall = walk ? syscall_get_nr(p, task_pt_regs(p)) : -1;
-	if (luw_task_running(p))
-		tail.state = LUW_SWITCH_PREEMPTED;
-	else
-		tail.state = LUW_SWITCH_BLOCKED;
+	luw_switch_fill(&tail, p,
+			walk ? syscall_get_nr(p, task_pt_regs(p)) : -1,
+			luw_task_running(p) ? LUW_SWITCH_PREEMPTED :
+					      LUW_SWITCH_BLOCKED);
 	luw_sample_emit(t, regs, st, LUW_REC_SWITCH, &tail, sizeof(tail), walk);
 	st->switch_ns += local_clock() - t0;
 }
