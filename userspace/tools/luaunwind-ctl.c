@@ -8,10 +8,11 @@
  *   luaunwind-ctl detach PID
  *   luaunwind-ctl start [PID] | stop [PID]
  *   luaunwind-ctl status [PID]
- *   luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]
+ *   luaunwind-ctl record [-p PID]... [--children] [--all | --exe PATH |
+ *                        --comm NAME] -o FILE [--duration S] [--freq HZ]
  *                        [--mode default|leaf|callchain]
  *                        [--alloc] [--alloc-interval BYTES] [--no-cpu]
- *                        [--off-cpu | --wall]
+ *                        [--off-cpu | --wall] [-- CMD ARGS...]
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]
  *
  * Sessions (include/luaunwind.h): attach puts the process in the caller's
@@ -27,6 +28,14 @@
  * is the interpreter, else C code under the Lua C function that called
  * it); default no stacks at all, the module only counts (and writes) each
  * sample's VM state, which status shows.
+ *
+ * --all, --exe PATH and --comm NAME select processes instead of naming
+ * them: every LuaJIT process, those running PATH, those whose command
+ * name is NAME (target/discover.h); -p PID --children the -p processes
+ * and their descendants.  Processes that appear while recording are
+ * attached as they come (record/follow.h).  -- CMD ARGS starts CMD and
+ * records it until it exits, attached before its first Lua where it can
+ * be stopped there (record/launch.h).
  *
  * --alloc samples the allocations of the processes -p names as well (or,
  * with --no-cpu, instead of CPU time): a uprobe on each Lua universe's
@@ -68,9 +77,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "heap/heaptake.h"
 #include "record/attach.h"
+#include "record/follow.h"
+#include "record/launch.h"
 #include "util/cli.h"
 #include "record/record.h"
 #include "record/dev.h"
@@ -84,17 +96,109 @@ static const char usage_text[] =
 	      "       luaunwind-ctl detach PID\n"
 	      "       luaunwind-ctl start [PID] | stop [PID]\n"
 	      "       luaunwind-ctl status [PID]\n"
-	      "       luaunwind-ctl record [-p PID]... -o FILE [--duration S] [--freq HZ]"
+	      "       luaunwind-ctl record [-p PID]... [--children]"
+	      " [--all | --exe PATH | --comm NAME] -o FILE\n"
+	      "                            [--duration S] [--freq HZ]"
 	      " [--mode default|leaf|callchain]\n"
 	      "                            [--alloc] [--alloc-interval BYTES] [--no-cpu]"
 	      " [--off-cpu | --wall]\n"
+	      "                            [-- CMD ARGS...]\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n"
 	      "       luaunwind-ctl heap -p PID -o FILE [--live]\n"
 	      "       luaunwind-ctl [COMMAND] --help\n";
 
+/* Each command's own usage, for COMMAND --help and its usage errors. */
+static const struct {
+	const char *cmd, *text;
+} cmd_help[] = {
+	{ "version",
+	  "usage: luaunwind-ctl version\n"
+	  "The module's ABI and record versions, CPUs, ring size, target limit,\n"
+	  "features, and the targets attached in every session.\n" },
+	{ "attach",
+	  "usage: luaunwind-ctl attach PID [options]\n"
+	  "Finds LuaJIT in PID, proves its layout, uploads unwind tables and\n"
+	  "starts sampling, in your kept session (it outlives this program).\n"
+	  "  --freq HZ          samples a second per thread (default 999)\n"
+	  "  --period N         or one sample every N events\n"
+	  "  --event E          cpu-clock (default) or cycles\n"
+	  "  --mode M           callchain (whole stacks, default), leaf, default\n"
+	  "  --max-host N       host frames at most\n"
+	  "  --max-lua N        Lua frames at most\n"
+	  "  --no-lua           host stacks only\n"
+	  "  --no-tables        frame pointers only, no unwind tables\n"
+	  "  --stopped          attach paused, until the start command\n"
+	  "  --alloc            sample allocations too (a uprobe on allocf)\n"
+	  "  --alloc-interval B one allocation record per B bytes (512 KiB)\n"
+	  "  --no-cpu           no CPU samples (with --alloc or --off-cpu)\n"
+	  "  --off-cpu          a record each time a thread leaves its CPU\n"
+	  "  --wall             CPU samples and off-CPU records\n" },
+	{ "detach",
+	  "usage: luaunwind-ctl detach PID\n"
+	  "Ends sampling of PID in your kept session.\n" },
+	{ "start",
+	  "usage: luaunwind-ctl start [PID]\n"
+	  "Resumes sampling of PID (every target of your kept session without).\n" },
+	{ "stop",
+	  "usage: luaunwind-ctl stop [PID]\n"
+	  "Pauses sampling of PID (every target of your kept session without).\n" },
+	{ "status",
+	  "usage: luaunwind-ctl status [PID]\n"
+	  "The targets of your kept session and their counters (all of them\n"
+	  "without PID): samples, drops, faults, VM states, handler time,\n"
+	  "allocation probes, switch records.\n" },
+	{ "record",
+	  "usage: luaunwind-ctl record [-p PID]... [--children] -o FILE [options]\n"
+	  "       luaunwind-ctl record --all | --exe PATH | --comm NAME -o FILE [options]\n"
+	  "       luaunwind-ctl record -o FILE [options] -- CMD ARGS...\n"
+	  "Records merged stacks into FILE (.luw) for luaunwind-report: of the\n"
+	  "-p processes (attached for the recording unless attached already),\n"
+	  "else of what your kept session has attached.\n"
+	  "  -p PID             a process (again for more)\n"
+	  "  --children         the -p processes and their descendants, new ones too\n"
+	  "  --all              every LuaJIT process, new ones too\n"
+	  "  --exe PATH         LuaJIT processes running PATH, new ones too\n"
+	  "  --comm NAME        LuaJIT processes named NAME, new ones too\n"
+	  "  -- CMD ARGS...     start CMD, record it from its first Lua until it\n"
+	  "                     exits\n"
+	  "  -o FILE            the recording\n"
+	  "  -d, --duration S   stop after S seconds (else Ctrl-C, or every\n"
+	  "                     target gone)\n"
+	  "  --freq HZ          samples a second per thread (default 999)\n"
+	  "  --mode M           callchain (whole stacks, default), leaf, default\n"
+	  "  --alloc            sample allocations too (a uprobe on allocf)\n"
+	  "  --alloc-interval B one allocation record per B bytes (512 KiB)\n"
+	  "  --no-cpu           no CPU samples (with --alloc or --off-cpu)\n"
+	  "  --off-cpu          a record each time a thread leaves its CPU\n"
+	  "  --wall             CPU samples and off-CPU records\n" },
+	{ "dump",
+	  "usage: luaunwind-ctl dump [options]\n"
+	  "Prints the records of your kept session, a line each, until it has\n"
+	  "no target left.\n"
+	  "  --count N          stop after N samples\n"
+	  "  --duration S       stop after S seconds\n"
+	  "  --nonblock         stop when nothing is waiting\n"
+	  "  --raw              the records themselves, not text\n" },
+	{ "heap",
+	  "usage: luaunwind-ctl heap -p PID -o FILE [--live]\n"
+	  "A heap snapshot of every Lua universe of PID into FILE, from\n"
+	  "userspace (no module needed); its threads are stopped for the walk.\n"
+	  "  --live             walk it running, without stopping it\n" },
+};
+
+/* The usage --help and usage errors print: the command's, once known. */
+static const char *cur_usage = usage_text;
+
+static void set_usage(const char *cmd)
+{
+	for (size_t i = 0; i < sizeof(cmd_help) / sizeof(cmd_help[0]); i++)
+		if (!strcmp(cmd, cmd_help[i].cmd))
+			cur_usage = cmd_help[i].text;
+}
+
 static void usage(void)
 {
-	fputs(usage_text, stderr);
+	fputs(cur_usage, stderr);
 	exit(1);
 }
 
@@ -123,7 +227,7 @@ static pid_t pid_arg(const char *s)
 static int next_opt(int argc, char **argv, const struct option *lo,
 		    const char *so)
 {
-	return luw_cli_getopt(argc, argv, so, lo, usage_text);
+	return luw_cli_getopt(argc, argv, so, lo, cur_usage);
 }
 
 /* A command without options: its positional arguments start at optind. */
@@ -558,6 +662,128 @@ static void on_record_signal(int sig)
 }
 
 /*
+ * record -- CMD: start CMD (record/launch.h) and attach it in fd's
+ * session, before its first Lua where launch could stop it there, else
+ * as soon as attach succeeds.  0 with *a and *pid; 1 after saying why
+ * (the program is killed: it was to be recorded).
+ */
+static int launch(char **cmdv, int fd, const struct luw_attach_opts *ao,
+		  struct luw_attacher **a, pid_t *pid)
+{
+	struct luw_launch l;
+	char err[1024];
+	int errnum, r, st;
+
+	if (luw_launch_start(cmdv, &l, err, sizeof(err))) {
+		fprintf(stderr, "luaunwind-ctl: %s\n", err);
+		return 1;
+	}
+	*pid = l.pid;
+	if (l.at_lua) {
+		r = luw_attach_run(fd, l.pid, ao, a, &errnum, err, sizeof(err));
+		luw_launch_release(&l);
+	} else {
+		/* Polled: the first tries may come before its first
+		 * lua_State. */
+		fprintf(stderr, "luaunwind-ctl: %s: its LuaJIT exports no "
+			"entry to stop at (lua_call, lua_pcall, lua_cpcall, "
+			"lua_resume): attaching as soon as it can be, its "
+			"first Lua may be missed\n", cmdv[0]);
+		luw_launch_release(&l);
+		for (int i = 0;; i++) {
+			r = luw_attach_run(fd, l.pid, ao, a, &errnum, err,
+					   sizeof(err));
+			if (!r || i == 6000 || waitpid(l.pid, &st, WNOHANG))
+				break;
+			usleep(10000);
+		}
+	}
+	if (r) {
+		fprintf(stderr, "luaunwind-ctl: %s (pid %d): %s; killed\n",
+			cmdv[0], (int)l.pid, err);
+		kill(l.pid, SIGKILL);
+		waitpid(l.pid, &st, 0);
+		return 1;
+	}
+	luw_attach_describe(*a, err, sizeof(err));
+	fprintf(stderr, "luaunwind-ctl: attached %s%s%s\n", err,
+		l.at_lua ? ", before its first Lua, at " : "",
+		l.at_lua ? l.entry : "");
+	return 0;
+}
+
+/*
+ * The exit of record -- CMD's program, said as perf record says it; a
+ * program the recording ended before (--duration, a signal) runs on.
+ */
+static void reap(const char *cmd, pid_t pid)
+{
+	int st;
+	pid_t r = waitpid(pid, &st, WNOHANG);
+
+	if (!r)
+		fprintf(stderr, "luaunwind-ctl: %s (pid %d) runs on, no "
+			"longer recorded\n", cmd, (int)pid);
+	if (r != pid)
+		return;
+	if (WIFEXITED(st) && WEXITSTATUS(st))
+		fprintf(stderr, "luaunwind-ctl: %s exited with status %d\n",
+			cmd, WEXITSTATUS(st));
+	else if (WIFSIGNALED(st))
+		fprintf(stderr, "luaunwind-ctl: %s killed by signal %d\n",
+			cmd, WTERMSIG(st));
+}
+
+/* The attachers a following record has made so far (record.h, follow). */
+static unsigned int follow_natt;
+
+static unsigned int follow_tick(void *ctx, int fd, struct luw_attacher **att,
+				unsigned int natt)
+{
+	follow_natt = luw_follow_scan(ctx, fd, att, natt, LUW_MAX_TARGETS);
+	return follow_natt;
+}
+
+/*
+ * --all, --exe, --comm select processes by what they are; --children
+ * the -p processes and their descendants.  Into f's selection; 0, or 1
+ * after saying what is wrong.
+ */
+static int follow_check(struct luw_follow *f, int all, int children,
+			const pid_t *pids, unsigned int npid)
+{
+	if (children && !npid) {
+		fprintf(stderr, "luaunwind-ctl: --children needs -p PID\n");
+		return 1;
+	}
+	if (children && (all || f->sel.exe || f->sel.comm)) {
+		fprintf(stderr, "luaunwind-ctl: --children is for -p alone, "
+			"not with --all, --exe or --comm\n");
+		return 1;
+	}
+	if (npid && !children && (all || f->sel.exe || f->sel.comm)) {
+		fprintf(stderr, "luaunwind-ctl: -p names processes; --all, "
+			"--exe and --comm select them: one or the other\n");
+		return 1;
+	}
+	if (all && (f->sel.exe || f->sel.comm)) {
+		fprintf(stderr, "luaunwind-ctl: --all selects every LuaJIT "
+			"process: not with --exe or --comm\n");
+		return 1;
+	}
+	if (f->sel.exe && access(f->sel.exe, F_OK)) {
+		fprintf(stderr, "luaunwind-ctl: --exe %s: %s\n", f->sel.exe,
+			strerror(errno));
+		return 1;
+	}
+	if (children) {
+		f->sel.roots = pids;
+		f->sel.nroots = npid;
+	}
+	return 0;
+}
+
+/*
  * record: the loop is record.c; this parses options and says what went on.
  * Several -p record their processes together, into one file (e.g. every
  * worker of one nginx master): when each is in the kept session already,
@@ -574,10 +800,17 @@ static int cmd_record(int argc, char **argv)
 		{ "freq", required_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },
 		KIND_OPTIONS,
+		{ "all", no_argument, NULL, 'a' },
+		{ "exe", required_argument, NULL, 'e' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "children", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct luw_rec_opts o = { .stop = &stop_record };
+	struct luw_follow fw = { .log = stderr };
+	int all = 0, children = 0;
+	char **cmdv = NULL;
 	struct luw_attach_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
 	struct luw_attacher *att[LUW_MAX_TARGETS];
@@ -615,11 +848,42 @@ static int cmd_record(int argc, char **argv)
 			ao.sample_rate = num(optarg, "frequency", UINT32_MAX);
 		} else if (c == 'm') {
 			set_mode(&ao, optarg);
+		} else if (c == 'a') {
+			all = 1;
+		} else if (c == 'e') {
+			fw.sel.exe = optarg;
+		} else if (c == 'c') {
+			fw.sel.comm = optarg;
+		} else if (c == 'k') {
+			children = 1;
 		}
 	}
-	if (!o.path || optind != argc)
+	if (optind < argc) {
+		/* -- CMD ARGS: getopt stopped at the "--". */
+		if (strcmp(argv[optind - 1], "--"))
+			usage();
+		cmdv = argv + optind;
+	}
+	if (!o.path)
 		usage();
 	kind_check(&ao);
+	if (follow_check(&fw, all, children, pids, npid))
+		return 1;
+	if (cmdv && (npid || all || fw.sel.exe || fw.sel.comm)) {
+		fprintf(stderr, "luaunwind-ctl: -- CMD starts the process to "
+			"record: not with -p, --all, --exe or --comm\n");
+		return 1;
+	}
+	if (cmdv) {
+		fd = open_dev(0);
+		if (launch(cmdv, fd, &ao, &att[0], &pids[0])) {
+			close(fd);
+			return 1;
+		}
+		natt = npid = 1;
+		owned = 1;
+		goto record;
+	}
 	for (unsigned int i = 0; i < npid; i++)
 		if (kill(pids[i], 0) && errno == ESRCH) {
 			fprintf(stderr, "luaunwind-ctl: no process %d\n",
@@ -632,7 +896,8 @@ static int cmd_record(int argc, char **argv)
 	/* All in the kept session (luaunwind-ctl attach): record them as
 	 * they are, and leave them attached.  Else attach every one in a
 	 * session of this file's own. */
-	owned = npid && kept < npid;
+	owned = (npid && kept < npid) || fw.sel.exe || fw.sel.comm || all ||
+		children;
 	if ((ao.alloc_interval || (ao.flags & LUW_ATTACH_OFFCPU)) && !owned) {
 		fprintf(stderr, "luaunwind-ctl: --alloc, --off-cpu and --wall "
 			"are for the processes this record attaches: name them "
@@ -644,7 +909,9 @@ static int cmd_record(int argc, char **argv)
 		close(fd);
 		fd = open_dev(0);
 	}
-	for (unsigned int i = 0; i < npid; i++) {
+	/* With --children the -p processes are parents, attached below
+	 * with their children if they run LuaJIT. */
+	for (unsigned int i = 0; i < npid && !children; i++) {
 		int r = owned ? luw_attach_run(fd, pids[i], &ao, &att[natt],
 					       &errnum, err, sizeof(err)) :
 				luw_attach_open(pids[i], 1, &att[natt], err,
@@ -667,7 +934,23 @@ static int cmd_record(int argc, char **argv)
 		}
 		natt++;
 	}
-	if (npid) {
+	if (all || fw.sel.exe || fw.sel.comm || children) {
+		/* What the selection selects now, and later as it comes. */
+		fw.ao = &ao;
+		natt = luw_follow_scan(&fw, fd, att, natt, LUW_MAX_TARGETS);
+		follow_natt = natt;
+		o.follow = follow_tick;
+		o.follow_ctx = &fw;
+		if (children) {
+			o.roots = pids;
+			o.nroots = npid;
+		}
+		if (!natt)
+			fprintf(stderr, "luaunwind-ctl: no LuaJIT process "
+				"selected yet: waiting for one\n");
+	}
+record:
+	if (npid || o.follow) {
 		o.att = att;
 		o.natt = natt;
 		o.freq = (uint32_t)ao.sample_rate;
@@ -680,12 +963,17 @@ static int cmd_record(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
 	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	if (o.follow)
+		natt = follow_natt;
 	for (unsigned int i = 0; i < natt; i++) {
 		if (owned)
-			luw_dev_detach(fd, pids[i]);
+			luw_dev_detach(fd, luw_attach_pid(att[i]));
 		luw_attach_free(att[i]);
 	}
+	luw_follow_free(&fw);
 	close(fd);
+	if (cmdv)
+		reap(cmdv[0], pids[0]);
 	if (rc) {
 		fprintf(stderr, "luaunwind-ctl: record: %s\n", err);
 		return 1;
@@ -783,6 +1071,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	cmd = argv[1];
+	set_usage(cmd);
 	/* Each command parses its own options: argv[0] is its name. */
 	argc--;
 	argv++;

@@ -18,10 +18,16 @@ for p in luaunwind-ctl luaunwind-report luaunwind-flamegraph \
 	expect 1 . "$bin/$p" --no-such-option 1
 done
 ctl=$bin/luaunwind-ctl
-for c in attach record dump status; do
-	"$ctl" $c --help >"$tmp/out" 2>&1 && grep -q '^usage: luaunwind-ctl' "$tmp/out" ||
-		{ echo "FAIL: luaunwind-ctl $c --help"; fail=1; }
+# Each command's --help is its own usage: its synopsis, no other's.
+for c in version attach detach start stop status record dump heap; do
+	if "$ctl" $c --help >"$tmp/out" 2>&1 && grep -q "^usage: luaunwind-ctl $c" "$tmp/out" &&
+	   [ "$(grep -c 'luaunwind-ctl [a-z]' "$tmp/out")" = "$(grep -c "luaunwind-ctl $c" "$tmp/out")" ]; then
+		echo "ok: luaunwind-ctl $c --help"
+	else
+		echo "FAIL: luaunwind-ctl $c --help:"; cat "$tmp/out"; fail=1
+	fi
 done
+grep -q -- '--comm NAME' <("$ctl" record --help) || { echo "FAIL: record --help names no --comm"; fail=1; }
 expect 1 "bad pid '12x'" "$ctl" attach 12x
 expect 1 "bad pid '99999999999999999999'" "$ctl" detach 99999999999999999999
 expect 1 "bad frame count '70000'" "$ctl" attach 1 --max-host 70000

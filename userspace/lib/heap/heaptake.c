@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "proc/mem.h"
+#include "proc/procinfo.h"
 #include "proc/ptrace.h"
 #include "target/layout.h"
 #include "util/fail.h"
@@ -98,44 +99,25 @@ static int stop_all(pid_t pid, struct stopped *st, char *why, size_t n)
  */
 static int gone(pid_t pid, uint64_t any)
 {
-	char path[64], buf[512], *p;
+	struct luw_procinfo_stat st;
 	uint8_t b;
-	FILE *f;
-	size_t k;
 
 	if (luw_mem_read(pid, any, &b, 1) && errno == ESRCH)
 		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
+	if (luw_procinfo_stat(pid, &st))
 		return 1;
-	k = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[k] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+	return st.state == 'Z' || st.state == 'X';
 }
 
 static void meta(struct luw_heapsnap *s, pid_t pid,
 		 const struct luw_layout_target *t)
 {
-	char path[64], buf[4096];
-	ssize_t k;
-	FILE *f;
+	char buf[4096];
 
 	s->pid = (uint32_t)pid;
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	buf[0] = 0;
-	if ((f = fopen(path, "r"))) {
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = 0;
-		buf[strcspn(buf, "\n")] = 0;
-		fclose(f);
-	}
+	luw_procinfo_comm(pid, buf, sizeof(buf));
 	luw_heapsnap_meta(s, &s->comm, buf);
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	k = readlink(path, buf, sizeof(buf) - 1);
-	buf[k > 0 ? k : 0] = 0;
+	luw_procinfo_exe(pid, buf, sizeof(buf));
 	luw_heapsnap_meta(s, &s->exe, buf);
 	luw_heapsnap_meta(s, &s->build_id, t->build_id);
 	luw_heapsnap_meta(s, &s->ljkind, t->kind);

@@ -99,6 +99,11 @@ struct luw_lj_layout *luw_attach_layout(struct luw_attacher *a)
 	return a->lj ? &a->lj->layout : NULL;
 }
 
+const struct luw_layout_target *luw_attach_target(const struct luw_attacher *a)
+{
+	return a->lj;
+}
+
 pid_t luw_attach_pid(const struct luw_attacher *a)
 {
 	return a->pid;
@@ -316,6 +321,15 @@ int luw_attach_run(int fd, pid_t pid, const struct luw_attach_opts *o,
 	req.max_host_frames = o->max_host_frames;
 	req.max_lua_frames = o->max_lua_frames;
 	r = luw_dev_attach(fd, &req);
+	if (r == -EBUSY) {
+		/* The module's EBUSY: this session has it (luaunwind.h). */
+		*errnum = EBUSY;
+		snprintf(err, errlen, "pid %d is attached already, in this "
+			 "session (luaunwind-ctl detach %d ends it)", (int)pid,
+			 (int)pid);
+		luw_attach_free(a);
+		return -1;
+	}
 	if (r) {
 		*errnum = -r;
 		snprintf(err, errlen, "attach pid %d: %s", (int)pid, strerror(-r));

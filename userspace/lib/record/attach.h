@@ -82,6 +82,9 @@ int luw_attach_run(int fd, pid_t pid, const struct luw_attach_opts *o,
 void luw_attach_describe(const struct luw_attacher *a, char *buf, size_t len);
 
 pid_t luw_attach_pid(const struct luw_attacher *a);
+/* What step 1 found and proved; NULL without Lua. */
+struct luw_layout_target;
+const struct luw_layout_target *luw_attach_target(const struct luw_attacher *a);
 void luw_attach_free(struct luw_attacher *a);
 
 #endif

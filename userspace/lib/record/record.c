@@ -16,6 +16,7 @@
 #include "record/dev.h"
 #include "record/file.h"
 #include "record/symbolize.h"
+#include "proc/procinfo.h"
 
 #define BUF_BYTES (1U << 20)
 
@@ -27,11 +28,17 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Every one of pids exited: gone, or a zombie (record -- CMD's child). */
 static int all_gone(const pid_t *pids, unsigned int n)
 {
-	for (unsigned int i = 0; i < n; i++)
-		if (kill(pids[i], 0) == 0 || errno != ESRCH)
+	for (unsigned int i = 0; i < n; i++) {
+		struct luw_procinfo_stat st;
+
+		if ((kill(pids[i], 0) == 0 || errno != ESRCH) &&
+		    (luw_procinfo_stat(pids[i], &st) ||
+		     (st.state != 'Z' && st.state != 'X')))
 			return 0;
+	}
 	return n > 0;
 }
 
@@ -82,6 +89,27 @@ static void write_thread_ends(struct luw_file_writer *w, const pid_t *pids,
 		}
 		free(v);
 	}
+}
+
+/*
+ * The processes o->follow attached since: named from now on (their first
+ * samples wait in the ring for this), and kept in pids.
+ */
+static unsigned int follow(const struct luw_rec_opts *o, int fd,
+			   struct luw_symbolize *z, pid_t *pids,
+			   unsigned int *npids, unsigned int natt)
+{
+	unsigned int n = o->follow(o->follow_ctx, fd, o->att, natt);
+
+	for (unsigned int i = natt; i < n && *npids < LUW_MAX_TARGETS; i++) {
+		char why[1024];
+
+		pids[*npids] = luw_attach_pid(o->att[i]);
+		luw_symbolize_add_proven(z, pids[(*npids)++],
+					 luw_attach_target(o->att[i]), why,
+					 sizeof(why));
+	}
+	return n;
 }
 
 static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
@@ -147,13 +175,13 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 	struct luw_symbolize *z = NULL;
 	uint64_t *buf = NULL;
 	double t0, next_tick;
-	unsigned int npids = 0;
+	unsigned int npids = 0, natt = o->natt;
 	int rc = -1, flags, draining = 0, ended = 0;
 	FILE *f;
 
 	memset(res, 0, sizeof(*res));
-	if (o->natt) {
-		for (unsigned int i = 0; i < o->natt && i < LUW_MAX_TARGETS; i++)
+	if (natt || o->follow) {
+		for (unsigned int i = 0; i < natt && i < LUW_MAX_TARGETS; i++)
 			pids[npids++] = luw_attach_pid(o->att[i]);
 	} else {
 		int n = luw_dev_list(fd, pids, LUW_MAX_TARGETS);
@@ -184,7 +212,9 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		char why[1024];
 
 		/* Not LuaJIT, or gone already: its host frames still count. */
-		luw_symbolize_add(z, pids[i], why, sizeof(why));
+		luw_symbolize_add_proven(z, pids[i], i < natt ?
+					 luw_attach_target(o->att[i]) : NULL,
+					 why, sizeof(why));
 	}
 	memset(&s0, 0, sizeof(s0));
 	luw_dev_stats(fd, 0, &s0);
@@ -220,7 +250,7 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 
 		if (n > 0) {
 			int r = take(z, &w, buf, (size_t)n, pids,
-					 o->natt ? npids : 0, res);
+					 natt || o->follow ? npids : 0, res);
 
 			if (r == -2) {
 				snprintf(err, errlen, "the module returned a malformed record");
@@ -250,10 +280,15 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		 */
 		if (t >= next_tick) {
 			next_tick = t + 1;
-			for (unsigned int i = 0; i < o->natt; i++)
+			for (unsigned int i = 0; i < natt; i++)
 				luw_attach_upload(o->att[i], fd, NULL, err, errlen);
+			if (o->follow)
+				natt = follow(o, fd, z, pids, &npids, natt);
 			luw_symbolize_reap(z);
-			if (all_gone(pids, npids)) {
+			if (o->follow ? o->nroots &&
+					all_gone(o->roots, o->nroots) &&
+					(!npids || all_gone(pids, npids)) :
+					all_gone(pids, npids)) {
 				res->targets_gone = 1;
 				draining = 1;
 				continue;

@@ -38,6 +38,23 @@ struct luw_rec_opts {
 	 * live thread's runtime goes into the file (threadend), as it does
 	 * when switch records were read (a kept session's). */
 	int offcpu;
+	/*
+	 * Processes that appear while recording (follow.h): each tick
+	 * calls follow with the session's fd and att (room for
+	 * LUW_MAX_TARGETS); it attaches those that appeared, appends their
+	 * attachers and returns the new count, which the recording then
+	 * names and refreshes as the first ones.  With follow, the
+	 * recording may start with no process, and ends when every process
+	 * attached has exited only if the nroots processes at roots have
+	 * too (-p PID --children: the parents, which may start more); with
+	 * none (a name or an executable: more may come), only by duration
+	 * or stop.
+	 */
+	unsigned int (*follow)(void *ctx, int fd, struct luw_attacher **att,
+			       unsigned int natt);
+	void *follow_ctx;
+	const pid_t *roots;
+	unsigned int nroots;
 	volatile sig_atomic_t *stop;	/* set by the caller's signal handler */
 	FILE *progress;			/* one live line, NULL: quiet */
 };

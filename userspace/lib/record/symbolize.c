@@ -25,6 +25,7 @@
 #include "target/states.h"
 #include "record/dev.h"
 #include "proc/maps.h"
+#include "proc/procinfo.h"
 
 /* Keys of struct proc.seen: (what << 32 | extra, address). */
 enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
@@ -122,30 +123,13 @@ static int emit(struct luw_symbolize *z, uint32_t type)
 	return 0;
 }
 
-static void read_small(const char *path, char *out, size_t n)
-{
-	FILE *f = fopen(path, "r");
-	size_t got = 0;
-
-	if (f) {
-		got = fread(out, 1, n - 1, f);
-		fclose(f);
-	}
-	out[got] = 0;
-	out[strcspn(out, "\n")] = 0;
-}
-
 static int write_process(struct luw_symbolize *z, const struct proc *p)
 {
-	char path[64], comm[64], exe[4096];
-	ssize_t n;
+	char comm[64], exe[4096];
 	uint32_t flags = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
-	read_small(path, comm, sizeof(comm));
-	snprintf(path, sizeof(path), "/proc/%d/exe", (int)p->pid);
-	n = readlink(path, exe, sizeof(exe) - 1);
-	exe[n > 0 ? n : 0] = 0;
+	luw_procinfo_comm(p->pid, comm, sizeof(comm));
+	luw_procinfo_exe(p->pid, exe, sizeof(exe));
 	if (p->lj && (p->t->layout.flags & LUW_LJ_F_GC64))
 		flags |= LUWF_PF_GC64;
 	if (p->gone)
@@ -179,8 +163,9 @@ static struct proc *find(struct luw_symbolize *z, pid_t pid)
 	return NULL;
 }
 
-static struct proc *add(struct luw_symbolize *z, pid_t pid, int *status, char *err,
-			size_t errlen)
+static struct proc *add(struct luw_symbolize *z, pid_t pid,
+			const struct luw_layout_target *proven, int *status,
+			char *err, size_t errlen)
 {
 	struct proc *p = calloc(1, sizeof(*p));
 
@@ -198,7 +183,10 @@ static struct proc *add(struct luw_symbolize *z, pid_t pid, int *status, char *e
 		*status = -1;
 	} else {
 		p->t = calloc(1, sizeof(*p->t));
-		if (p->t && luw_layout_attach(pid, p->t, err, errlen) == 0 &&
+		if (p->t && proven)
+			*p->t = *proven;
+		if (p->t && (proven || !luw_layout_attach(pid, p->t, err,
+							errlen)) &&
 		    (p->ljs = luw_proto_new(pid, &p->t->layout, &p->t->ff))) {
 			p->lj = 1;
 			luw_obj_init(&p->obj, pid, &p->t->layout);
@@ -218,15 +206,22 @@ static struct proc *add(struct luw_symbolize *z, pid_t pid, int *status, char *e
 	return p;
 }
 
-int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen)
+int luw_symbolize_add_proven(struct luw_symbolize *z, pid_t pid,
+			     const struct luw_layout_target *t, char *err,
+			     size_t errlen)
 {
 	struct proc *p = find(z, pid);
 	int status;
 
 	if (p)
 		return p->lj ? 0 : 1;
-	p = add(z, pid, &status, err, errlen);
+	p = add(z, pid, t, &status, err, errlen);
 	return p ? status : -1;
+}
+
+int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen)
+{
+	return luw_symbolize_add_proven(z, pid, NULL, err, errlen);
 }
 
 /* 1 when (what, extra, addr) is new (and now marked seen). */
@@ -720,7 +715,8 @@ int luw_symbolize_records(struct luw_symbolize *z, const void *buf, size_t len)
 			continue;
 		p = find(z, (pid_t)r.sample->pid);
 		if (!p)
-			p = add(z, (pid_t)r.sample->pid, &status, err, sizeof(err));
+			p = add(z, (pid_t)r.sample->pid, NULL, &status, err,
+				sizeof(err));
 		if (p)
 			name_sample(z, p, &r);
 	}

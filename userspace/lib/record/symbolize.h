@@ -36,6 +36,18 @@ void luw_symbolize_free(struct luw_symbolize *z);
 int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen);
 
 /*
+ * The same for a process whose layout attach has just proven (t, as
+ * attach.h's luw_attach_target gives it): t is taken as it is, not proven
+ * again.  A second proof of a process still making its Lua state can
+ * fail where the first passed (record -- CMD attaches that early); its
+ * samples would then go unnamed.  t NULL: as luw_symbolize_add.
+ */
+struct luw_layout_target;
+int luw_symbolize_add_proven(struct luw_symbolize *z, pid_t pid,
+			     const struct luw_layout_target *t, char *err,
+			     size_t errlen);
+
+/*
  * Names everything the records in buf[0..len) use (a read() buffer,
  * 8-byte aligned).  0; -1 when a record is malformed or writing failed.
  */

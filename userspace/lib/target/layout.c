@@ -167,8 +167,7 @@ static void build_id(Elf *elf, char *out, size_t n)
 		luw_debugfile_build_id_hex(id, len, out);
 }
 
-/* Load bias from the executable mapping: the PT_LOAD it maps. */
-static int elf_bias(Elf *elf, const struct luw_map *m, uint64_t *bias)
+int luw_layout_bias(Elf *elf, const struct luw_map *m, uint64_t *bias)
 {
 	size_t i, n;
 
@@ -293,7 +292,7 @@ static int try_object(struct luw_layout_target *t, const struct luw_map *m,
 		 m->deleted ? " (deleted)" : "");
 	if (elf_open_map(t->pid, m, &o, why, sizeof(why)))
 		return luw_fail(err, n, "%s: cannot open: %s", mpath, why);
-	if (elf_bias(o.elf, m, &t->bias)) {
+	if (luw_layout_bias(o.elf, m, &t->bias)) {
 		elf_close(&o);
 		return luw_fail(err, n, "%s: mapping matches no PT_LOAD", mpath);
 	}

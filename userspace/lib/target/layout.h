@@ -126,4 +126,11 @@ int luw_layout_caught(const struct luw_layout_target *t, uint64_t ip,
 int luw_layout_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend, uint64_t *end,
 		   uint32_t *cfa, char *err, size_t n);
 
+/*
+ * The load bias of elf mapped executable at m: the PT_LOAD with PF_X
+ * that m maps.  0, or -1 when none is.
+ */
+struct luw_map;
+int luw_layout_bias(Elf *elf, const struct luw_map *m, uint64_t *bias);
+
 #endif
