@@ -212,9 +212,42 @@ static long cfa_reg_off(Dwarf_CFI *cfi, uint64_t pc, unsigned int reg,
 	return r;
 }
 
+/* Whether reg is saved at CFA + off in fr (the rule offset(off)). */
+static int saved_at(Dwarf_Frame *fr, int reg, long off)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t nops;
+
+	return !dwarf_frame_register(fr, reg, mem, &ops, &nops) &&
+	       nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+	       ops[1].atom == DW_OP_plus_uconst &&
+	       (long)(int64_t)ops[1].number == off;
+}
+
+/*
+ * Whether the row at pc saves what the interpreter's frame saves, in its
+ * order: rbp, rbx, r15, r14 in the four words below the return address
+ * (the CIE and FDE buildvm writes for lj_vm.S, every x86-64 LuaJIT from
+ * 2.0 on).  A compiler's frames push r15 first: a cold fragment of a C++
+ * library that also starts with CFA = rsp + N is told apart by this.
+ */
+static int vm_saves(Dwarf_CFI *cfi, uint64_t pc)
+{
+	Dwarf_Frame *fr = NULL;
+	int ok;
+
+	if (dwarf_cfi_addrframe(cfi, pc, &fr))
+		return 0;
+	ok = saved_at(fr, 6, -16) && saved_at(fr, 3, -24) &&
+	     saved_at(fr, 15, -32) && saved_at(fr, 14, -40);
+	free(fr);
+	return ok;
+}
+
 /*
  * The interpreter's FDE: the largest whose first row puts the CFA at
- * rsp + a frame (the VM's fixed C frame), from the FDEs of .eh_frame.
+ * rsp + a frame (the VM's fixed C frame) with the VM's registers saved
+ * in it, from the FDEs of .eh_frame.
  */
 int luw_layout_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 		   uint64_t *end, uint32_t *cfa, char *err, size_t n)
@@ -242,7 +275,7 @@ int luw_layout_vm_fde(Elf *elf, uint64_t *start, uint64_t *iend,
 		if (f.v[i].end - s < 8192)
 			continue;
 		off = cfa_reg_off(cfi, s, 7, &rs, &re);
-		if (off <= 8 || rs != s)
+		if (off <= 8 || rs != s || !vm_saves(cfi, s))
 			continue;
 		if (re - rs > best) {
 			best = re - rs;
