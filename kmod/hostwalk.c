@@ -382,7 +382,18 @@ int luw_hw_step(struct luw_hw *w)
 	rc = luw_uw_step_r14(e, x, &w->r, luw_read_user, w->cost);
 	if (rc == LUW_UW_END)
 		return LUW_HW_END;
-	return rc < 0 ? LUW_HW_STOP : LUW_HW_NEXT;
+	if (rc < 0)
+		return LUW_HW_STOP;
+	/*
+	 * A return address read through rbp is vouched for only where the
+	 * target's tables know the code: in a function built without frame
+	 * pointers rbp holds anything.  _dl_runtime_resolve_xsave, whose
+	 * realigned CFA (rbx-based) the table cannot express, once gave
+	 * "xtures/w" of a path on the stack as its caller.
+	 */
+	if (rc == LUW_UW_OK_FP && w->m && w->m->n && !luw_hw_has_table(w))
+		return LUW_HW_STOP;
+	return LUW_HW_NEXT;
 }
 
 void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags)
