@@ -388,6 +388,35 @@ static pid_t next_event(struct run *r, int *st)
 	}
 }
 
+/*
+ * PH_WAIT, and LuaJIT's interpreter mapped now: the program stopped
+ * where it is (tid, 0 for none, stopped already; on the breakpoint b
+ * when b is not NULL, to be stepped over), a breakpoint on each VM
+ * entry.  1 when it runs on to them; 0 when there are none, the program
+ * stopped with no breakpoint left in it; -1 when it ended.
+ */
+static int vm_appeared(struct run *r, pid_t tid, const struct bp *b,
+		       char *err, size_t n)
+{
+	int sig = 0;
+
+	if (stop_all(r, tid, err, n))
+		return -1;
+	if (!tid)
+		tid = r->l->tids[0];
+	if (plant_vm(r, tid) > 0) {
+		r->phase = PH_VM;
+		if (b) {
+			bp_step(tid, b, &sig);
+			r->l->sig[tid_index(r, tid)] = sig;
+		}
+		cont_all(r);
+		return 1;
+	}
+	bp_clear(r, tid);
+	return 0;
+}
+
 int luw_launch_start(char *const argv[], struct luw_launch *l, char *err,
 		     size_t n)
 {
@@ -432,18 +461,14 @@ int luw_launch_start(char *const argv[], struct luw_launch *l, char *err,
 					strerror(errno));
 		}
 		if (!t) {
-			/* LuaJIT mapped (dlopen): stopped where it is, the VM's
-			 * entries get their breakpoints. */
-			if (stop_all(&r, 0, err, n)) {
-				luw_launch_release(l);
-				return -1;
-			}
-			if (plant_vm(&r, pid) > 0) {
-				r.phase = PH_VM;
-				cont_all(&r);
+			/* LuaJIT mapped, seen by the poll. */
+			int k = vm_appeared(&r, 0, NULL, err, n);
+
+			if (k > 0)
 				continue;
-			}
-			return 0;
+			if (k < 0)
+				luw_launch_release(l);
+			return k;
 		}
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			if (t == pid) {
@@ -510,19 +535,13 @@ int luw_launch_start(char *const argv[], struct luw_launch *l, char *err,
 			/* An object loaded (or unloaded): LuaJIT now? */
 			sig = 0;
 			if (r.phase == PH_WAIT && luw_discover_luajit(pid) > 0) {
-				if (stop_all(&r, t, err, n)) {
-					luw_launch_release(l);
-					return -1;
-				}
-				if (plant_vm(&r, t) > 0) {
-					r.phase = PH_VM;
-					bp_step(t, b, &sig);
-					l->sig[tid_index(&r, t)] = sig;
-					cont_all(&r);
+				int k = vm_appeared(&r, t, b, err, n);
+
+				if (k > 0)
 					continue;
-				}
-				bp_clear(&r, t);
-				return 0;
+				if (k < 0)
+					luw_launch_release(l);
+				return k;
 			}
 			bp_step(t, b, &sig);
 			cont(t, sig);
