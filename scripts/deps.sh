@@ -7,7 +7,7 @@
 set -euo pipefail
 
 build=(build-essential cmake pkg-config clang libclang-rt-14-dev libcapstone-dev
-       libelf-dev libdw-dev zlib1g-dev)
+       libelf-dev libdw-dev zlib1g-dev libmicrohttpd-dev)
 test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
       libc6-dbg binutils nginx sysbench wrk curl iproute2
       neovim knot-resolver knot-dnsutils trafficserver)

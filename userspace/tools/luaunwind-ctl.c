@@ -13,7 +13,11 @@
  *                        [--mode default|leaf|callchain]
  *                        [--alloc] [--alloc-interval BYTES] [--no-cpu]
  *                        [--off-cpu | --wall] [-- CMD ARGS...]
+ *                        (-o FILE, or --every S --dir DIR [--keep N])
  *   luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]
+ *   luaunwind-ctl heap -p PID -o FILE [--live]
+ *   luaunwind-ctl serve [--listen ADDR:PORT] [--token-file FILE]
+ *                       [--max-seconds S] [--freq HZ]
  *
  * Sessions (include/luaunwind.h): attach puts the process in the caller's
  * kept session, which outlives this program; detach, start, stop, status,
@@ -49,6 +53,10 @@
  * --wall records both.  luaunwind-report --off-cpu and --wall report
  * them.
  *
+ * --every S --dir DIR writes a whole .luw file every S seconds instead of
+ * one, named by its start and renamed into place once complete, the
+ * oldest beyond --keep N removed (record/rotate.h).
+ *
  * record writes a .luw file (include/luaunwind_file.h; the loop is
  * lib/record/record.c): with -p it attaches first (and detaches at the end)
  * unless PID is attached already; without, it records what is attached.
@@ -64,6 +72,10 @@
  *   nivcsw=N syscall=NR state=S: the same with their tails)
  *   lost cpu=C count=N time=NS
  *   end pid=P reason=exit|exec time=NS
+ *
+ * serve answers HTTP requests for profiles as Go's net/http/pprof does
+ * (serve/serve.h: the endpoints, the answers, the token), on
+ * 127.0.0.1:6060 by default, until SIGINT or SIGTERM.
  *
  * Exit status: 0 ok, 1 any error, usage errors included.
  */
@@ -85,7 +97,9 @@
 #include "record/launch.h"
 #include "util/cli.h"
 #include "record/record.h"
+#include "record/rotate.h"
 #include "record/dev.h"
+#include "serve/serve.h"
 
 static const char usage_text[] =
 	      "usage: luaunwind-ctl version\n"
@@ -103,8 +117,11 @@ static const char usage_text[] =
 	      "                            [--alloc] [--alloc-interval BYTES] [--no-cpu]"
 	      " [--off-cpu | --wall]\n"
 	      "                            [-- CMD ARGS...]\n"
+	      "                            (-o FILE, or --every S --dir DIR [--keep N])\n"
 	      "       luaunwind-ctl dump [--count N] [--duration S] [--nonblock] [--raw]\n"
 	      "       luaunwind-ctl heap -p PID -o FILE [--live]\n"
+	      "       luaunwind-ctl serve [--listen ADDR:PORT] [--token-file FILE]"
+	      " [--max-seconds S] [--freq HZ]\n"
 	      "       luaunwind-ctl [COMMAND] --help\n";
 
 /* Each command's own usage, for COMMAND --help and its usage errors. */
@@ -162,6 +179,9 @@ static const struct {
 	  "  -- CMD ARGS...     start CMD, record it from its first Lua until it\n"
 	  "                     exits\n"
 	  "  -o FILE            the recording\n"
+	  "  --every S --dir DIR  instead of -o: a whole file every S seconds,\n"
+	  "                     DIR/luaunwind-YYYYmmddTHHMMSSZ.luw\n"
+	  "  --keep N           with --every: the newest N files only\n"
 	  "  -d, --duration S   stop after S seconds (else Ctrl-C, or every\n"
 	  "                     target gone)\n"
 	  "  --freq HZ          samples a second per thread (default 999)\n"
@@ -184,6 +204,21 @@ static const struct {
 	  "A heap snapshot of every Lua universe of PID into FILE, from\n"
 	  "userspace (no module needed); its threads are stopped for the walk.\n"
 	  "  --live             walk it running, without stopping it\n" },
+	{ "serve",
+	  "usage: luaunwind-ctl serve [options]\n"
+	  "Serves profiles over HTTP as Go's net/http/pprof does, each taken\n"
+	  "when asked (record's selection by pid=, exe=, comm=; default every\n"
+	  "LuaJIT process), until SIGINT or SIGTERM:\n"
+	  "  /debug/pprof/profile?seconds=N   CPU\n"
+	  "  /debug/pprof/offcpu?seconds=N    off-CPU time\n"
+	  "  /debug/pprof/allocs?seconds=N    allocations\n"
+	  "  /debug/pprof/heap?pid=PID        a heap snapshot (walked live)\n"
+	  "  --listen ADDR:PORT  where (default 127.0.0.1:6060); any address\n"
+	  "                     but loopback needs --token-file\n"
+	  "  --token-file FILE  requests must carry Authorization: Bearer and\n"
+	  "                     the token this file holds\n"
+	  "  --max-seconds S    the longest profile served (default 60)\n"
+	  "  --freq HZ          CPU samples a second per thread (default 99)\n" },
 };
 
 /* The usage --help and usage errors print: the command's, once known. */
@@ -653,12 +688,25 @@ static int cmd_dump(int argc, char **argv)
 	return rc;
 }
 
-static volatile sig_atomic_t stop_record;
+/* SIGINT or SIGTERM came: record and serve end what they do. */
+static volatile sig_atomic_t stopping;
 
-static void on_record_signal(int sig)
+static void on_stop(int sig)
 {
 	(void)sig;
-	stop_record = 1;
+	stopping = 1;
+}
+
+/* on_stop for SIGINT and SIGTERM, without SA_RESTART: a blocking call
+ * returns EINTR, and the loop sees the flag. */
+static void catch_stop(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 /*
@@ -793,6 +841,58 @@ static int follow_check(struct luw_follow *f, int all, int children,
  * against that process.  A target that cannot be attached ends the
  * record before it starts.
  */
+/* What a finished recording holds, a line on stderr. */
+static void say_recorded(const char *path, const struct luw_rec_result *res,
+			 const struct luw_attach_opts *ao)
+{
+	fprintf(stderr, "luaunwind-ctl: %s: %llu samples, ", path,
+		(unsigned long long)res->records);
+	if (ao->alloc_interval)
+		fprintf(stderr, "%llu allocation samples, ",
+			(unsigned long long)res->allocs);
+	if (res->switches)
+		fprintf(stderr, "%llu switches, ",
+			(unsigned long long)res->switches);
+	fprintf(stderr, "%llu lost, %.1f s%s\n", (unsigned long long)res->lost,
+		res->seconds, res->targets_gone ? " (every target exited)" : "");
+}
+
+/*
+ * record --every S --dir DIR [--keep N]: one whole file an interval
+ * (record/rotate.h) until o->duration in all, a signal, or every target
+ * gone.  The session, its targets and what follows them go on from one
+ * file to the next; each file names what its own samples use.  0, or 1
+ * after saying why.
+ */
+static int record_every(int fd, struct luw_rec_opts *o, struct luw_rotate *r,
+			double every, const struct luw_attach_opts *ao)
+{
+	double left = o->duration;
+	struct luw_rec_result res;
+	char err[1024];
+
+	for (;;) {
+		if (luw_rotate_next(r, err, sizeof(err)))
+			break;
+		o->path = r->part;
+		o->duration = left > 0 && left < every ? left : every;
+		if (luw_record(fd, o, &res, err, sizeof(err)) ||
+		    luw_rotate_done(r, err, sizeof(err)))
+			break;
+		say_recorded(r->final, &res, ao);
+		if (left > 0 && (left -= o->duration) <= 0)
+			return 0;
+		if (stopping || res.targets_gone)
+			return 0;
+		/* The next file counts from its own first read. */
+		o->fresh = 0;
+		if (o->follow)
+			o->natt = follow_natt;
+	}
+	fprintf(stderr, "luaunwind-ctl: record: %s\n", err);
+	return 1;
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -804,17 +904,21 @@ static int cmd_record(int argc, char **argv)
 		{ "exe", required_argument, NULL, 'e' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "children", no_argument, NULL, 'k' },
+		{ "every", required_argument, NULL, 'E' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "keep", required_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct luw_rec_opts o = { .stop = &stop_record };
+	struct luw_rec_opts o = { .stop = &stopping };
+	struct luw_rotate rot = { 0 };
+	long long every = 0;
 	struct luw_follow fw = { .log = stderr };
 	int all = 0, children = 0;
 	char **cmdv = NULL;
 	struct luw_attach_opts ao = { .sample_rate = 999 };
 	struct luw_rec_result res;
 	struct luw_attacher *att[LUW_MAX_TARGETS];
-	struct sigaction sa;
 	char err[1024];
 	pid_t pids[LUW_MAX_TARGETS];
 	unsigned int npid = 0, natt = 0, kept = 0;
@@ -856,6 +960,12 @@ static int cmd_record(int argc, char **argv)
 			fw.sel.comm = optarg;
 		} else if (c == 'k') {
 			children = 1;
+		} else if (c == 'E') {
+			every = num(optarg, "every", INT_MAX);
+		} else if (c == 'D') {
+			rot.dir = optarg;
+		} else if (c == 'K') {
+			rot.keep = (unsigned int)num(optarg, "keep", INT_MAX);
 		}
 	}
 	if (optind < argc) {
@@ -864,8 +974,13 @@ static int cmd_record(int argc, char **argv)
 			usage();
 		cmdv = argv + optind;
 	}
-	if (!o.path)
+	if (every ? o.path || !rot.dir : !o.path || rot.dir || rot.keep) {
+		if (every || rot.dir || rot.keep)
+			fprintf(stderr, "luaunwind-ctl: --every S --dir DIR "
+				"[--keep N] write a file an interval, instead "
+				"of -o FILE\n");
 		usage();
+	}
 	kind_check(&ao);
 	if (follow_check(&fw, all, children, pids, npid))
 		return 1;
@@ -957,12 +1072,12 @@ record:
 		o.fresh = owned;
 		o.offcpu = !!(ao.flags & LUW_ATTACH_OFFCPU);
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_record_signal;
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	catch_stop();
 	o.progress = isatty(STDERR_FILENO) ? stderr : NULL;
-	rc = luw_record(fd, &o, &res, err, sizeof(err));
+	if (every)
+		rc = record_every(fd, &o, &rot, (double)every, &ao);
+	else if (!(rc = luw_record(fd, &o, &res, err, sizeof(err))))
+		say_recorded(o.path, &res, &ao);
 	if (o.follow)
 		natt = follow_natt;
 	for (unsigned int i = 0; i < natt; i++) {
@@ -974,21 +1089,11 @@ record:
 	close(fd);
 	if (cmdv)
 		reap(cmdv[0], pids[0]);
-	if (rc) {
+	if (rc && !every) {
 		fprintf(stderr, "luaunwind-ctl: record: %s\n", err);
 		return 1;
 	}
-	fprintf(stderr, "luaunwind-ctl: %s: %llu samples, ", o.path,
-		(unsigned long long)res.records);
-	if (ao.alloc_interval)
-		fprintf(stderr, "%llu allocation samples, ",
-			(unsigned long long)res.allocs);
-	if (res.switches)
-		fprintf(stderr, "%llu switches, ",
-			(unsigned long long)res.switches);
-	fprintf(stderr, "%llu lost, %.1f s%s\n", (unsigned long long)res.lost,
-		res.seconds, res.targets_gone ? " (every target exited)" : "");
-	return 0;
+	return rc ? 1 : 0;
 }
 
 /*
@@ -1058,6 +1163,55 @@ static int cmd_heap(int argc, char **argv)
 	return 0;
 }
 
+static int cmd_serve(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 't' },
+		{ "max-seconds", required_argument, NULL, 'm' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct luw_serve_opts o = { .listen = "127.0.0.1:6060",
+				    .max_seconds = 60, .freq = 99,
+				    .log = stderr };
+	char dir[] = "/tmp/luaunwind-serve.XXXXXX", err[1024];
+	int c, rc;
+
+	while ((c = next_opt(argc, argv, lo, "h")) != -1) {
+		if (c == 'l')
+			o.listen = optarg;
+		else if (c == 't')
+			o.token_file = optarg;
+		else if (c == 'm')
+			o.max_seconds = (double)num(optarg, "max-seconds",
+						    86400);
+		else if (c == 'F')
+			o.freq = (uint32_t)num(optarg, "frequency",
+					       UINT32_MAX);
+	}
+	if (optind != argc)
+		usage();
+	/* The recordings in progress, in a directory of this server's. */
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "luaunwind-ctl: serve: %s: %s\n", dir,
+			strerror(errno));
+		return 1;
+	}
+	o.dir = dir;
+	catch_stop();
+	/* A client gone mid-answer is its own business. */
+	signal(SIGPIPE, SIG_IGN);
+	rc = luw_serve_run(&o, &stopping, err, sizeof(err));
+	rmdir(dir);
+	if (rc) {
+		fprintf(stderr, "luaunwind-ctl: serve: %s\n", err);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -1083,6 +1237,8 @@ int main(int argc, char **argv)
 		return cmd_attach(argc, argv);
 	if (!strcmp(cmd, "heap"))
 		return cmd_heap(argc, argv);
+	if (!strcmp(cmd, "serve"))
+		return cmd_serve(argc, argv);
 	/* A usage error is one whether or not the module is loaded. */
 	no_opts(argc, argv);
 	argc -= optind;

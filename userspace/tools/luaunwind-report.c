@@ -340,30 +340,9 @@ static int report_luw(const char *file, struct luw_file *f, enum mode mode)
 		status = usage_error("%s", "record files take --folded, --svg, "
 				     "--vmstates, --top, --pprof, --vm-frames");
 	} else {
-		struct luw_pprof_opts po = { 0 };
+		struct luw_pprof_opts po;
 
-		if (alloc) {
-			/* As Go's allocation profiles: objects, then bytes. */
-			po.count_type = "alloc_space";
-			po.count_unit = "bytes";
-			po.aux_type = "alloc_objects";
-			po.aux_unit = "count";
-			/* The period: the mean sampling interval in bytes,
-			 * as Go's (its MemProfileRate). */
-			po.period_ns = res.alloc_interval;
-		} else if (wall) {
-			po.count_type = "wall";
-			po.count_unit = "nanoseconds";
-			po.aux_type = "off_cpu";
-			po.aux_unit = "nanoseconds";
-		} else if (offcpu) {
-			po.count_type = "off_cpu";
-			po.count_unit = "nanoseconds";
-		} else {
-			po.period_ns = res.freq ? 1000000000ULL / res.freq : 0;
-		}
-		po.duration_ns = res.duration_ns;
-		po.time_ns = res.start_ns;
+		luw_report_pprof_opts(&o, &res, &po);
 		status = write_stacks(file, stacks, mode, &po);
 	}
 	if (alloc && rc != 1) {

@@ -28,6 +28,10 @@ enum {
 	VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1,
 	SAMPLE_VALUE = 2,
+	SAMPLE_LABEL = 3,
+	LABEL_KEY = 1,
+	LABEL_STR = 2,
+	LABEL_NUM = 3,
 	LOCATION_ID = 1,
 	LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1,
@@ -126,9 +130,11 @@ struct ctx {
 	uint32_t *loc;			/* frame id -> location id, 0 unused */
 	uint32_t nlocs;
 	struct gz *gz;
-	struct luw_strbuf top, msg, ids, vals;
+	struct luw_strbuf top, msg, ids, vals, lab;
 	int failed;
 };
+
+static int32_t str(struct ctx *c, const char *p, size_t len);
 
 static int64_t clamp(uint64_t v)
 {
@@ -168,6 +174,28 @@ static int put_sample2(void *vc, const int32_t *frames, size_t n,
 	}
 	buf_bytes(&c->msg, SAMPLE_LOCATION_ID, c->ids.p, c->ids.len);
 	buf_bytes(&c->msg, SAMPLE_VALUE, c->vals.p, c->vals.len);
+	if (c->o->labels && n) {
+		struct luw_pprof_label l[LUW_PPROF_MAX_LABELS];
+		size_t k = c->o->labels(c->o->labels_ctx,
+					luw_stacks_name(c->s, frames[0]),
+					luw_stacks_name_len(c->s, frames[0]), l,
+					LUW_PPROF_MAX_LABELS);
+
+		for (i = 0; i < k && i < LUW_PPROF_MAX_LABELS; i++) {
+			c->lab.len = 0;
+			buf_uint(&c->lab, LABEL_KEY,
+				 (uint64_t)str(c, l[i].key, strlen(l[i].key)));
+			if (l[i].str)
+				buf_uint(&c->lab, LABEL_STR,
+					 (uint64_t)str(c, l[i].str,
+						       strlen(l[i].str)));
+			else
+				buf_uint(&c->lab, LABEL_NUM, (uint64_t)l[i].num);
+			buf_bytes(&c->msg, SAMPLE_LABEL, c->lab.p, c->lab.len);
+			if (c->lab.oom)
+				c->msg.oom = 1;
+		}
+	}
 	if (c->ids.oom || c->vals.oom)
 		c->msg.oom = 1;
 	buf_bytes(&c->top, PROFILE_SAMPLE, c->msg.p, c->msg.len);
@@ -352,6 +380,7 @@ out:
 	free(c.msg.p);
 	free(c.ids.p);
 	free(c.vals.p);
+	free(c.lab.p);
 	free(c.loc);
 	luw_stacks_free(c.strs);
 	free(gz);

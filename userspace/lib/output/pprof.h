@@ -28,6 +28,8 @@
  *   Sample    := location_id(1: packed uint64, LEAF FIRST)
  *                value(2: packed int64: count [, count * period];
  *                                  or [aux,] count)
+ *                label(3: Label)*  from the labels callback, if any
+ *   Label     := key(1: string index) str(2: string index) | num(3: int64)
  *   Location  := id(1: uint64 > 0) line(4: Line)
  *   Line      := function_id(1: uint64) line(2: int64, 0 if unknown)
  *   Function  := id(1: uint64 > 0) name(2: string index)
@@ -47,6 +49,14 @@
 
 #include "output/stacks.h"
 
+#define LUW_PPROF_MAX_LABELS	8
+
+/* A sample's label: key with a string, or with a number when str is NULL. */
+struct luw_pprof_label {
+	const char *key, *str;
+	int64_t num;
+};
+
 struct luw_pprof_opts {
 	/* Time per sample; 0: counts only.  With count_type, the period
 	 * in that type's unit instead (an allocation profile's sampling
@@ -61,6 +71,14 @@ struct luw_pprof_opts {
 	 * inuse_objects before inuse_space. */
 	const char *count_type, *count_unit;
 	const char *aux_type, *aux_unit;
+	/*
+	 * The labels of a sample, from its stack's root frame (root, len:
+	 * in a report by process, "comm-PID"): up to max into out, how
+	 * many returned.  NULL: none.
+	 */
+	size_t (*labels)(void *ctx, const char *root, size_t len,
+			 struct luw_pprof_label *out, size_t max);
+	void *labels_ctx;
 };
 
 /* Write s to out as gzipped profile.proto.  0, or -1 with errno. */

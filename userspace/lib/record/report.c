@@ -3,6 +3,8 @@
  */
 #include "record/report.h"
 
+#include "output/pprof.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -931,4 +933,33 @@ int luw_report_write_vmstates(const struct luw_report_result *res, FILE *out)
 			    res->vmstate[i]) < 0)
 			return -1;
 	return 0;
+}
+
+void luw_report_pprof_opts(const struct luw_report_opts *o,
+			   const struct luw_report_result *res,
+			   struct luw_pprof_opts *po)
+{
+	memset(po, 0, sizeof(*po));
+	if (o->alloc) {
+		/* As Go's allocation profiles: objects, then bytes. */
+		po->count_type = "alloc_space";
+		po->count_unit = "bytes";
+		po->aux_type = "alloc_objects";
+		po->aux_unit = "count";
+		/* The period: the mean sampling interval in bytes, as Go's
+		 * (its MemProfileRate). */
+		po->period_ns = res->alloc_interval;
+	} else if (o->wall) {
+		po->count_type = "wall";
+		po->count_unit = "nanoseconds";
+		po->aux_type = "off_cpu";
+		po->aux_unit = "nanoseconds";
+	} else if (o->offcpu) {
+		po->count_type = "off_cpu";
+		po->count_unit = "nanoseconds";
+	} else {
+		po->period_ns = res->freq ? 1000000000ULL / res->freq : 0;
+	}
+	po->duration_ns = res->duration_ns;
+	po->time_ns = res->start_ns;
 }

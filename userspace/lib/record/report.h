@@ -105,6 +105,17 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 		 struct luw_stacks *stacks, struct luw_report_result *res,
 		 char *err, size_t errlen);
 
+/*
+ * pprof's options for what o reported into res: the sample types (CPU
+ * samples and their period; alloc_objects and alloc_space with the
+ * sampling interval as period; off_cpu, or wall and off_cpu, in ns), the
+ * duration and the start.
+ */
+struct luw_pprof_opts;
+void luw_report_pprof_opts(const struct luw_report_opts *o,
+			   const struct luw_report_result *res,
+			   struct luw_pprof_opts *po);
+
 /* "samples\tN" then "NAME\tN" per VM state. */
 int luw_report_write_vmstates(const struct luw_report_result *res, FILE *out);
 
