@@ -4,7 +4,8 @@
 #  - first, a second attach of one process says it is attached already;
 #  - --comm luajit: a luajit running coro.lua before the recording and
 #    two started during it are attached and their samples named
-#    (work @coro.lua:4), a tarantool running the same script is not
+#    (work @coro.lua:4) under luajit-PID, one of them killed while the
+#    recording goes on; a tarantool running the same script is not
 #    recorded, and nothing stays attached after the recording;
 #  - -p SH --children: a shell (not LuaJIT) whose two luajit children are
 #    recorded; the recording ends by itself once the shell and its
@@ -16,7 +17,7 @@
 #  - --exe nginx during a reload (SIGHUP to the master): the new workers
 #    are attached as they appear and their samples hold the handler's
 #    chain, named (render, fib), under load from wrk; no worker's stack
-#    has a garbage frame.
+#    has a garbage frame; the old workers, gone, keep their names.
 . tests/kernel/lib.sh
 . tests/kernel/lualib.sh
 . tests/kernel/reclib.sh
@@ -29,10 +30,11 @@ attached() {
 	grep -q "attached pid $1: " "$2"
 }
 
-# named_in PID MIN: $f has at least MIN samples of PID in work().
+# named_in PID MIN: $f has at least MIN samples of PID in work(), rooted
+# at luajit-PID (its comm kept, though it may have exited).
 named_in() {
 	local n
-	n=$(sum -E "^[^;]*-$1;.*;work $H:4( [0-9]+\$|;)")
+	n=$(sum -E "^luajit-$1;.*;work $H:4( [0-9]+\$|;)")
 	[ "$n" -ge "$2" ] || fail "$3: pid $1 has $n samples in work() (want >= $2): $(grep -E "^[^;]*-$1;" "$f" | sort -t' ' -k2 -n | tail -2 | cut -c1-300)"
 	echo "$n"
 }
@@ -60,6 +62,10 @@ kids="$kids $p1 $p2"
 within 120 attached "$p1" "$W/c.err" || { cat "$W/c.err" >&2; fail "--comm: luajit $p1, started later, not attached"; }
 within 120 attached "$p2" "$W/c.err" || { cat "$W/c.err" >&2; fail "--comm: luajit $p2, started later, not attached"; }
 sleep 3
+# One exits while the recording goes on: its samples keep its name.
+kill -9 $p1
+wait $p1 2>/dev/null
+sleep 2
 kill -TERM $rec
 wait $rec || { cat "$W/c.err" >&2; fail "record --comm luajit"; }
 grep -q "attached pid $tt:" "$W/c.err" && fail "--comm luajit attached tarantool $tt"
@@ -154,6 +160,12 @@ wait $rec || { cat "$W/n.err" >&2; fail "record --exe nginx"; }
 kill "$wrkpid" 2>/dev/null
 stop_nginx
 report "$W/n.luw" --by-pid
+# The old workers exited during the recording: their samples are still
+# rooted at nginx-PID, as every process's are.
+for p in $old; do
+	grep -q "^nginx-$p;" "$f" || fail "--exe: no samples rooted at nginx-$p (an old worker, exited): $(cut -d';' -f1 "$f" | sort | uniq -c | tr '\n' ' ')"
+done
+grep -q '^?-' "$f" && fail "--exe: samples of a process with no name: $(cut -d';' -f1 "$f" | sort | uniq -c | tr '\n' ' ')"
 # The workers' stacks.  Not the master's: a reload runs init_by_lua in a
 # new Lua state of the master's, whose short-lived init code may be
 # freed before record reads its names (@?0x..., offcpu.md's and

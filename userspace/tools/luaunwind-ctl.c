@@ -855,6 +855,12 @@ static void say_recorded(const char *path, const struct luw_rec_result *res,
 			(unsigned long long)res->switches);
 	fprintf(stderr, "%llu lost, %.1f s%s\n", (unsigned long long)res->lost,
 		res->seconds, res->targets_gone ? " (every target exited)" : "");
+	if (res->unnamed)
+		fprintf(stderr, "luaunwind-ctl: %u process%s exited before "
+			"%s could be read: %s samples left out\n",
+			res->unnamed, res->unnamed == 1 ? "" : "es",
+			res->unnamed == 1 ? "its maps" : "their maps",
+			res->unnamed == 1 ? "its" : "their");
 }
 
 /*

@@ -93,21 +93,27 @@ static void write_thread_ends(struct luw_file_writer *w, const pid_t *pids,
 
 /*
  * The processes o->follow attached since: named from now on (their first
- * samples wait in the ring for this), and kept in pids.
+ * samples wait in the ring for this), and kept in pids.  One that exited
+ * before its maps were read is not: its samples are dropped (take()), and
+ * counted in res->unnamed.
  */
 static unsigned int follow(const struct luw_rec_opts *o, int fd,
 			   struct luw_symbolize *z, pid_t *pids,
-			   unsigned int *npids, unsigned int natt)
+			   unsigned int *npids, unsigned int natt,
+			   struct luw_rec_result *res)
 {
 	unsigned int n = o->follow(o->follow_ctx, fd, o->att, natt);
 
 	for (unsigned int i = natt; i < n && *npids < LUW_MAX_TARGETS; i++) {
+		pid_t pid = luw_attach_pid(o->att[i]);
 		char why[1024];
 
-		pids[*npids] = luw_attach_pid(o->att[i]);
-		luw_symbolize_add_proven(z, pids[(*npids)++],
-					 luw_attach_target(o->att[i]), why,
-					 sizeof(why));
+		if (luw_symbolize_add_proven(z, pid,
+					     luw_attach_target(o->att[i]),
+					     why, sizeof(why)) < 0)
+			res->unnamed++;
+		else
+			pids[(*npids)++] = pid;
 	}
 	return n;
 }
@@ -125,11 +131,11 @@ static int wanted(pid_t pid, const pid_t *pids, unsigned int n)
  * samples of a target detached before this record began (the last
  * ticks of an earlier record, taken after its final drain).  With the
  * targets named, those are dropped here -- the file could not name their
- * frames, their process being gone.  npids 0 keeps everything.
+ * frames, their process being gone.  filter 0 keeps everything.
  * One read() worth of records: names first, then the records.
  */
 static int take(struct luw_symbolize *z, struct luw_file_writer *w, void *buf,
-		size_t n, const pid_t *pids, unsigned int npids,
+		size_t n, int filter, const pid_t *pids, unsigned int npids,
 		struct luw_rec_result *res)
 {
 	struct luw_dev_rec r;
@@ -140,7 +146,7 @@ static int take(struct luw_symbolize *z, struct luw_file_writer *w, void *buf,
 		/* End records say what record.c finds out by itself
 		 * (all_gone); the file keeps samples and losses. */
 		if (r.type == LUW_REC_END ||
-		    (r.sample && npids &&
+		    (r.sample && filter &&
 		     !wanted((pid_t)r.sample->pid, pids, npids))) {
 			at = off;
 			continue;
@@ -249,8 +255,8 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 		double t = now_s();
 
 		if (n > 0) {
-			int r = take(z, &w, buf, (size_t)n, pids,
-					 natt || o->follow ? npids : 0, res);
+			int r = take(z, &w, buf, (size_t)n,
+				     natt || o->follow, pids, npids, res);
 
 			if (r == -2) {
 				snprintf(err, errlen, "the module returned a malformed record");
@@ -283,7 +289,8 @@ int luw_record(int fd, const struct luw_rec_opts *o, struct luw_rec_result *res,
 			for (unsigned int i = 0; i < natt; i++)
 				luw_attach_upload(o->att[i], fd, NULL, err, errlen);
 			if (o->follow)
-				natt = follow(o, fd, z, pids, &npids, natt);
+				natt = follow(o, fd, z, pids, &npids, natt,
+					      res);
 			luw_symbolize_reap(z);
 			if (o->follow ? o->nroots &&
 					all_gone(o->roots, o->nroots) &&

@@ -67,6 +67,9 @@ struct luw_rec_result {
 	uint64_t bytes;		/* file size */
 	double seconds;
 	int targets_gone;	/* stopped because every target exited */
+	/* Followed processes that exited before their maps could be read:
+	 * their samples are left out, as nothing in them can be named. */
+	unsigned int unnamed;
 };
 
 /*

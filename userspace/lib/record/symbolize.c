@@ -35,6 +35,8 @@ struct proc {
 	pid_t pid;
 	int lj;			/* LuaJIT found: t and ljs are valid */
 	int gone;
+	/* Read while it lives: the record rewritten at its exit keeps them. */
+	char comm[64], exe[4096];
 	struct luw_layout_target *t;
 	struct luw_proto_ctx *ljs;
 	struct luw_maps maps;
@@ -125,11 +127,8 @@ static int emit(struct luw_symbolize *z, uint32_t type)
 
 static int write_process(struct luw_symbolize *z, const struct proc *p)
 {
-	char comm[64], exe[4096];
 	uint32_t flags = 0;
 
-	luw_procinfo_comm(p->pid, comm, sizeof(comm));
-	luw_procinfo_exe(p->pid, exe, sizeof(exe));
 	if (p->lj && (p->t->layout.flags & LUW_LJ_F_GC64))
 		flags |= LUWF_PF_GC64;
 	if (p->gone)
@@ -140,8 +139,8 @@ static int write_process(struct luw_symbolize *z, const struct proc *p)
 	luw_file_put_u64(&z->b, p->lj ? p->t->vm_end : 0);
 	luw_file_put_u64(&z->b, z->start_ns);
 	luw_file_put_u32(&z->b, z->freq);
-	luw_file_put_str(&z->b, comm);
-	luw_file_put_str(&z->b, exe);
+	luw_file_put_str(&z->b, p->comm);
+	luw_file_put_str(&z->b, p->exe);
 	luw_file_put_str(&z->b, p->lj ? p->t->kind : "");
 	return emit(z, LUWF_SEC_PROCESS);
 }
@@ -176,6 +175,8 @@ static struct proc *add(struct luw_symbolize *z, pid_t pid,
 	}
 	p->pid = pid;
 	*status = 0;
+	luw_procinfo_comm(pid, p->comm, sizeof(p->comm));
+	luw_procinfo_exe(pid, p->exe, sizeof(p->exe));
 	if (luw_maps_read(pid, &p->maps)) {
 		snprintf(err, errlen, "process %d: cannot read its maps: %s",
 			 (int)pid, strerror(errno));
