@@ -54,12 +54,20 @@ pid=$!
 kids="$kids $pid"
 within 120 grep -q ready "$W/lt.out" || { cat "$W/lt.out" >&2; fail "lua_threads did not start"; }
 
+# Rounds of 4 s until 1000 samples (at most 4): a guest whose vCPUs the
+# loaded host holds back samples its threads that much less in 4 s of
+# wall time (885 in one round beside a CI run, another guest and load 10).
+# Every round's samples are checked.
+: >"$W/lt.folded"
 t0=$(date +%s)
-$CTL record -p "$pid" -o "$W/lt.luw" --duration 4 >"$W/rec.out" 2>&1 ||
-	{ cat "$W/rec.out" >&2; fail "record"; }
+for rround in 1 2 3 4; do
+	$CTL record -p "$pid" -o "$W/lt$rround.luw" --duration 4 >"$W/rec.out" 2>&1 ||
+		{ cat "$W/rec.out" >&2; fail "record"; }
+	$REP "$W/lt$rround.luw" >>"$W/lt.folded" 2>"$W/rep.err" ||
+		{ cat "$W/rep.err" >&2; fail "report"; }
+	[ "$(awk '{ n += $NF } END { print n + 0 }' "$W/lt.folded")" -ge 1000 ] && break
+done
 t1=$(date +%s)
-$REP "$W/lt.luw" >"$W/lt.folded" 2>"$W/rep.err" ||
-	{ cat "$W/rep.err" >&2; fail "report"; }
 awk '
 {
 	n = $NF
@@ -92,7 +100,7 @@ awk '
 END { printf "%d %d %d\n", total, good, mixed }' "$W/lt.folded" >"$W/lt.count" 2>"$W/mixed" ||
 	fail "awk"
 read total good mixed <"$W/lt.count"
-[ "$total" -ge 1000 ] || fail "only $total samples in 4 s at 999 Hz"
+[ "$total" -ge 1000 ] || fail "only $total samples in $((4 * rround)) s at 999 Hz"
 [ "$mixed" -eq 0 ] || { head -3 "$W/mixed" >&2; fail "$mixed samples mix two threads' chunks"; }
 if [ $((100 * good)) -lt $((90 * total)) ]; then
 	awk '{ print $NF, $0 }' "$W/lt.folded" | sort -rn | head -5 >&2
@@ -122,7 +130,7 @@ for round in 1 2 3 4; do
 done
 $CTL status "$pid" >"$W/status" || fail "status"
 $CTL detach "$pid" || fail "detach"
-echo "record (4 s) took $((t1 - t0)) s, attach $((t3 - t2)) s, dump $round round(s) of 4 s"
+echo "record $rround round(s) of 4 s took $((t1 - t0)) s, attach $((t3 - t2)) s, dump $round round(s) of 4 s"
 [ "$n" -ge 500 ] || fail "dump: only $n samples in $((4 * round)) s at 999 Hz"
 [ "$alien" -eq 0 ] || fail "$alien samples from tids that run no lua_State"
 [ "$shared" -eq 0 ] || { head -3 "$W/shared" >&2; fail "$shared Lua frames seen in samples of two threads"; }
