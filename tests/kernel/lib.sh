@@ -69,6 +69,13 @@ bg() {
 	execd "$last" "$1"
 }
 
+# sampled PID N: the module has taken at least N samples of target PID.
+sampled() {
+	local st
+	st=$($CTL status "$1" 2>/dev/null | sed -n 1p)
+	[ "$(field samples "$st")" -ge "$2" ] 2>/dev/null
+}
+
 # KILL, not TERM: a tarantool in a busy Lua loop shuts down on TERM only
 # at its next yield, and a test that failed with it running waited for
 # that until group.sh's limit (t_vmentry, 600 s).

@@ -12,7 +12,9 @@ execd $pid $K/spin_exec
 $CTL attach $pid --freq 999 --no-lua || fail "attach"
 $CTL dump --duration 30 >"$W/dump" 2>"$W/dump.err" &
 dumper=$!
-sleep 1.5
+# The samples to find after the exit, taken first: a loaded debug guest
+# gives the spinner little CPU in a fixed wait (0 samples in 1.5 s once).
+within 120 sampled $pid 100 || fail "fewer than 100 samples of $pid before its exit: $($CTL status $pid)"
 rm "$W/go1"
 wait $pid
 # The exit probe wakes the reaper as the last thread exits (nothing polls:

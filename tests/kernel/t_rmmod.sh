@@ -4,6 +4,9 @@
 # on, and the module loads and works again; also right after a table
 # replacement.
 . tests/kernel/lib.sh
+module_held() {
+	[ "$(cat /sys/module/luaunwind/refcnt)" -gt 0 ]
+}
 for round in 1 2 3; do
 	load
 	bg $K/spin; a=$last
@@ -12,7 +15,10 @@ for round in 1 2 3; do
 	$CTL attach $b --freq 4999 --no-lua || fail "attach 2"
 	$CTL dump --duration 30 >/dev/null &
 	reader=$!
-	sleep 1
+	# The reader opens the device when it gets the CPU, which in a
+	# loaded debug guest can take longer than any fixed wait: an open
+	# file is what holds the module (attached targets do not).
+	within 120 module_held || fail "the reader did not open the device"
 	rmmod luaunwind 2>/dev/null && fail "rmmod succeeded with the device open"
 	kill $reader; wait $reader
 	sleep 0.5
