@@ -140,7 +140,7 @@ report() {
 		printf '%-8s %-18s %-18s %4ds %6s pids\n' "$k" "$t" "$verdict" "$secs" "$pids"
 		if [ "$verdict" != ok ]; then
 			echo "FAILED $k/$t" >>"$ld/failed"
-			sed 's/^/    | /' "$logs/$t.out" | tail -20
+			sed 's/^/    | /' "$logs/$t.out" | tail -n 40
 		fi
 	} 9>>"$ld/lock"
 }
@@ -223,7 +223,10 @@ boot() {
 	while read -r t; do
 		grep -qs "^$t " "$g/results" && continue
 		keep "$g" "$t" "$logs"
-		{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t (boot $n, exit $rc):"; tail -5 "$g.out"; } >"$logs/$t.out"
+		{ cat "$g/$t.out" 2>/dev/null; echo "run.sh: the guest died or hung during $t (boot $n, exit $rc):"
+		  # vm-run's account of it: the guest's last console lines, or
+		  # the stack its kernel printed when made to panic (a hang).
+		  sed -n '/^vm-run: /,$p' "$g.out" | tail -n 40; } >"$logs/$t.out"
 		sed -n "/luw-test: $t\$/,\$p" "$g.dmesg" >"$logs/$t.dmesg" 2>/dev/null
 		[ -s "$logs/$t.dmesg" ] || cp "$g.dmesg" "$logs/$t.dmesg" 2>/dev/null
 		report "$k" "$t" 125 $((SECONDS - start)) "?"
