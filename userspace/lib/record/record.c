@@ -95,7 +95,8 @@ static void write_thread_ends(struct luw_file_writer *w, const pid_t *pids,
  * The processes o->follow attached since: named from now on (their first
  * samples wait in the ring for this), and kept in pids.  One that exited
  * before its maps were read is not: its samples are dropped (take()), and
- * counted in res->unnamed.
+ * counted in res->unnamed.  A write that failed is not counted: the
+ * writer keeps the error, and the recording ends with it.
  */
 static unsigned int follow(const struct luw_rec_opts *o, int fd,
 			   struct luw_symbolize *z, pid_t *pids,
@@ -110,7 +111,7 @@ static unsigned int follow(const struct luw_rec_opts *o, int fd,
 
 		if (luw_symbolize_add_proven(z, pid,
 					     luw_attach_target(o->att[i]),
-					     why, sizeof(why)) < 0)
+					     why, sizeof(why)) == -1)
 			res->unnamed++;
 		else
 			pids[(*npids)++] = pid;

@@ -170,7 +170,7 @@ static struct proc *add(struct luw_symbolize *z, pid_t pid,
 
 	if (!p) {
 		snprintf(err, errlen, "out of memory");
-		*status = -1;
+		*status = -2;
 		return NULL;
 	}
 	p->pid = pid;
@@ -202,7 +202,7 @@ static struct proc *add(struct luw_symbolize *z, pid_t pid,
 	if (write_process(z, p) || (p->lj && write_ffnames(z, p))) {
 		snprintf(err, errlen, "writing the record file: %s",
 			 strerror(z->w->err));
-		*status = -1;
+		*status = -2;
 	}
 	return p;
 }
@@ -217,7 +217,7 @@ int luw_symbolize_add_proven(struct luw_symbolize *z, pid_t pid,
 	if (p)
 		return p->lj ? 0 : 1;
 	p = add(z, pid, t, &status, err, errlen);
-	return p ? status : -1;
+	return status;
 }
 
 int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen)

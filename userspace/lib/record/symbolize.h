@@ -30,8 +30,10 @@ void luw_symbolize_free(struct luw_symbolize *z);
  * Start on process pid: writes its process and fast-function sections.
  * 0; 1 when it is not (or no longer) a LuaJIT process we can read, with
  * the reason in err (host frames are still named); -1 with a message when
- * it cannot be read at all (gone, no permission).  Processes whose samples
- * arrive without a call here are added then.
+ * it cannot be read at all (gone, no permission); -2 with a message when
+ * the sections could not be written (the writer keeps its error) or
+ * memory ran out.  Processes whose samples arrive without a call here are
+ * added then.
  */
 int luw_symbolize_add(struct luw_symbolize *z, pid_t pid, char *err, size_t errlen);
 
