@@ -3,7 +3,8 @@
  * reader draining the rings the whole time, so detaches race with samples
  * being taken and read.  Every call must succeed and nothing may stay
  * attached.
- *   attach_cycles ROUNDS PID...
+ *   attach_cycles [-o] ROUNDS PID...
+ *     -o  attach with off-CPU switch records as well (LUW_ATTACH_OFFCPU)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -36,10 +37,15 @@ static void *reader(void *arg)
 
 int main(int argc, char **argv)
 {
-	int rounds, fd, rd, npids, err;
+	int rounds, fd, rd, npids, err, flags = 0;
 	struct luw_stats st;
 	pthread_t th;
 
+	if (argc > 1 && !strcmp(argv[1], "-o")) {
+		flags = LUW_ATTACH_OFFCPU;
+		argv++;
+		argc--;
+	}
 	if (argc < 3)
 		return 2;
 	rounds = atoi(argv[1]);
@@ -51,7 +57,8 @@ int main(int argc, char **argv)
 	pthread_create(&th, NULL, reader, &rd);
 	for (int i = 0; i < rounds; i++) {
 		int pid = atoi(argv[2 + i % npids]);
-		struct luw_attach a = { .pid = pid, .sample_rate = 4999 };
+		struct luw_attach a = { .pid = pid, .sample_rate = 4999,
+					  .flags = flags };
 
 		err = luw_dev_attach(fd, &a);
 		if (err) {

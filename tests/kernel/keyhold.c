@@ -10,7 +10,17 @@
  * once in kworker's __schedule right as keyhold itself opened its event.
  * So the one patch keyhold causes is made with every other CPU offline,
  * where no other CPU can be running the text being patched.
- *   keyhold      prints the pid of the process holding the event, which
+ *
+ * The same for perf's key of context-switch software events (off-CPU,
+ * LUW_ATTACH_OFFCPU), patched in and out of __schedule when the first is
+ * created and the last released: a 5.10 guest flipping it (attach_cycles
+ * -o) hung with both CPUs' interrupts off, one at asm_exc_int3+0x0 from
+ * __schedule+0x1ca, where the patched jmp had been written (an NMI from
+ * QEMU's monitor made it panic and print that).  t_offcpu, which creates
+ * and releases such events, hung a CI guest with nothing on its console.
+ * keyhold holds one such event too, disabled: the key counts events, not
+ * enabled ones.
+ *   keyhold      prints the pid of the process holding the events, which
  *                runs until killed, once the event is open and the CPUs
  *                are back online
  */
@@ -67,6 +77,11 @@ int main(void)
 		a.disabled = 1;
 		if (syscall(SYS_perf_event_open, &a, 0, -1, -1, 0) < 0) {
 			perror("keyhold: perf_event_open");
+			return 1;
+		}
+		a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+		if (syscall(SYS_perf_event_open, &a, 0, -1, -1, 0) < 0) {
+			perror("keyhold: perf_event_open (context switches)");
 			return 1;
 		}
 		if (write(p[1], "y", 1) != 1)

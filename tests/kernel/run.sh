@@ -30,13 +30,14 @@ subset=(t_abi t_perm t_lua_payload t_rec_payload t_threads t_exit t_svc_traffics
 	t_alloc t_offcpu)
 # For the debug kernel (KASAN, lockdep, ...): the tests that drive the
 # module's object lifetimes and locking -- sessions, attach/detach/reap
-# races, a thousand attach/detach cycles, targets exiting and exec'ing while
-# sampled, a killed reader, unload after a table replacement, per-thread
-# events, every ioctl with random arguments, attach from a chroot, the
-# per-user caps, a large session's close beside another session, readers
-# woken and rings freed at end of file, allocation probes put in and taken
-# out, the walk run from the scheduler at every switch of a target -- and
-# its walkers over a real and over a hostile stack.
+# races, a thousand attach/detach cycles and 300 more with off-CPU events,
+# targets exiting and exec'ing while sampled, a killed reader, unload after
+# a table replacement, per-thread events, every ioctl with random
+# arguments, attach from a chroot, the per-user caps, a large session's
+# close beside another session, readers woken and rings freed at end of
+# file, allocation probes put in and taken out, the walk run from the
+# scheduler at every switch of a target -- and its walkers over a real and
+# over a hostile stack.
 checked=(t_abi t_perm t_chroot t_ucaps t_closestall t_race t_cycles t_exit
 	 t_rmmod t_exec t_rec_exit t_pertask t_fuzz t_hostile t_lua_payload
 	 t_readpoll t_alloc t_offcpu)
