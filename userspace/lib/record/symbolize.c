@@ -216,7 +216,7 @@ int luw_symbolize_add_proven(struct luw_symbolize *z, pid_t pid,
 
 	if (p)
 		return p->lj ? 0 : 1;
-	p = add(z, pid, t, &status, err, errlen);
+	add(z, pid, t, &status, err, errlen);
 	return status;
 }
 
