@@ -51,7 +51,8 @@
  *   (LUWH_SEC_LABELS) names of path steps; ids count on from the last
  *   section's, from 0
  * label          := string   a step: "_G", "cache", "[*]", "(metatable)",
- *                   "upvalue 'pool' of handler @app.lua:12", ...
+ *                   "upvalue 'pool' of handler @app.lua:12", ...; each
+ *                   once in a file, none with a NUL byte
  *
  * nodes          := count node{count}
  *   (LUWH_SEC_NODES) the path tree; ids count on from 1 (0 is the tree's

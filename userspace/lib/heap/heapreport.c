@@ -10,8 +10,6 @@
 #include <string.h>
 
 #include "luajit/luaname.h"
-#include "util/hash.h"
-#include "util/kvmap.h"
 
 static const char *lab(const struct luw_heapsnap *s, uint32_t node)
 {
@@ -311,60 +309,74 @@ int luw_heapreport_top(const struct luw_heapsnap *s, FILE *out, size_t n)
 
 /* -- Diff ---------------------------------------------------------------- */
 
-/* The key of (node, type) of s: a hash of its path text and the type. */
-static uint64_t path_key(const struct luw_heapsnap *s, uint32_t node,
-			 struct luw_strbuf *b)
+/*
+ * Per node of cur, the node of old at the same path, or UINT32_MAX: the
+ * same steps, label text by label text, from the root (a node's parent
+ * comes before it).  The rendered path text would not do: two paths may
+ * read alike ("a" > "b" and "a.b" both show as a.b).  NULL on ENOMEM.
+ */
+static uint32_t *same_nodes(const struct luw_heapsnap *old,
+			    const struct luw_heapsnap *cur)
 {
-	b->len = 0;
-	luw_heapreport_path(s, node, b);
-	return luw_fnv1a64(b->p ? b->p : "", b->len);
+	uint32_t *lab = malloc(((size_t)cur->nlabels + 1) * sizeof(*lab));
+	uint32_t *m = malloc(((size_t)cur->nnodes + 1) * sizeof(*m));
+
+	if (!lab || !m) {
+		free(lab);
+		free(m);
+		return NULL;
+	}
+	for (uint32_t l = 0; l < cur->nlabels; l++)
+		lab[l] = luw_heapsnap_label_find(old, cur->labels[l],
+						 strlen(cur->labels[l]));
+	m[0] = 0;
+	for (uint32_t i = 1; i < cur->nnodes; i++) {
+		const struct luw_heapsnap_node *nd = &cur->nodes[i];
+		uint32_t p = nd->parent < i ? m[nd->parent] : UINT32_MAX;
+		uint32_t l = nd->label < cur->nlabels ? lab[nd->label] : UINT32_MAX;
+		uint32_t o = p == UINT32_MAX || l == UINT32_MAX ? 0 :
+			     luw_heapsnap_child(old, p, l);
+
+		m[i] = o ? o : UINT32_MAX;
+	}
+	free(lab);
+	return m;
 }
 
 int luw_heapreport_diff(const struct luw_heapsnap *old,
 			const struct luw_heapsnap *cur,
 			struct luw_stacks *growth, FILE *top, size_t n)
 {
-	struct luw_kvmap was;
-	struct luw_strbuf b;
 	struct frames *f = NULL;
 	struct rank *r = NULL;
-	size_t nr = 0;
-	int rc = -1, isnew;
+	uint32_t *same = NULL;
+	size_t nr = 0, matched = 0;
+	int rc = -1;
 
-	luw_kvmap_init(&was);
-	luw_strbuf_init(&b);
+	errno = 0;
 	if (growth && (!(f = malloc(sizeof(*f))) || frames_init(f, cur, growth))) {
 		free(f);
 		f = NULL;
 		goto out;
 	}
-	/* What the old one held, by path text (and type). */
-	for (size_t i = 0; i < old->ngroups; i++) {
-		const struct luw_heapsnap_group *g = &old->groups[i];
-		struct luw_kv *kv = luw_kvmap_put(&was, path_key(old, g->node, &b),
-						  g->type, &isnew);
-
-		if (!kv)
-			goto out;
-		kv->v += g->bytes;
-		kv->w += (uint32_t)(g->objects > UINT32_MAX ? UINT32_MAX : g->objects);
-	}
-	/* Per path of the new one: its growth (all types), and the
-	 * stacks of the groups that grew. */
+	same = same_nodes(old, cur);
 	r = calloc(cur->nnodes + 1, sizeof(*r));
-	if (!r)
+	if (!same || !r)
 		goto out;
 	for (uint32_t i = 0; i < cur->nnodes; i++)
 		r[i].node = i;
+	/* Per path of the new one: its growth over what the old one held
+	 * at the same path (all types), and the stacks of the groups that
+	 * grew.  Paths map one to one, so no old group is taken twice. */
 	for (size_t i = 0; i < cur->ngroups; i++) {
-		const struct luw_heapsnap_group *g = &cur->groups[i];
-		uint64_t k = path_key(cur, g->node, &b);
-		struct luw_kv *kv = luw_kvmap_get(&was, k, g->type);
-		int64_t db = sat(i64(g->bytes), kv ? -i64(kv->v) : 0),
-			dobj = sat(i64(g->objects), kv ? -(int64_t)kv->w : 0);
+		const struct luw_heapsnap_group *g = &cur->groups[i], *og = NULL;
+		int64_t db, dobj;
 
-		if (kv)
-			luw_kvmap_del(&was, k, g->type, NULL);
+		if (same[g->node] != UINT32_MAX)
+			og = luw_heapsnap_group(old, same[g->node], g->type);
+		matched += og != NULL;
+		db = sat(i64(g->bytes), og ? -i64(og->bytes) : 0);
+		dobj = sat(i64(g->objects), og ? -i64(og->objects) : 0);
 		r[g->node].bytes = sat(r[g->node].bytes, db);
 		r[g->node].objects = sat(r[g->node].objects, dobj);
 		if (growth && db > 0) {
@@ -378,7 +390,7 @@ int luw_heapreport_diff(const struct luw_heapsnap *old,
 	nr = cur->nnodes;
 	if (top) {
 		uint64_t ot = 0, nt = 0;
-		size_t k, left = was.n;
+		size_t k, left = old->ngroups - matched;
 
 		for (uint32_t i = 0; i < old->nunis; i++)
 			ot += old->unis[i].gc_total;
@@ -418,7 +430,6 @@ out:
 		free(f->id);
 	free(f);
 	free(r);
-	luw_strbuf_free(&b);
-	luw_kvmap_free(&was);
+	free(same);
 	return rc;
 }

@@ -70,33 +70,72 @@ static uint32_t label_add(struct luw_heapsnap *s, const char *text, size_t len)
 	return s->nlabels++;
 }
 
+/* The entry of text[0..len) in s->labmap, keyed by its hash (plus a salt
+ * past collisions, told by the text) and length; NULL when s has no such
+ * label, with *salt the first free key. */
+static struct luw_kv *label_slot(const struct luw_heapsnap *s, uint64_t h,
+				 const char *text, size_t len, uint64_t *salt)
+{
+	struct luw_kv *kv;
+
+	for (*salt = 0; (kv = luw_kvmap_get(&s->labmap, h + *salt, len)); ++*salt)
+		if (!memcmp(s->labels[kv->v], text, len))
+			return kv;
+	return NULL;
+}
+
 uint32_t luw_heapsnap_label(struct luw_heapsnap *s, const char *text, size_t len)
 {
-	uint64_t h;
+	uint64_t h, salt;
 	struct luw_kv *kv;
+	uint32_t id;
 	int isnew;
 
 	if (len > LUW_HEAPSNAP_LABEL_MAX)
 		len = LUW_HEAPSNAP_LABEL_MAX;
 	h = luw_fnv1a64(text, len);
-	/* Keyed by hash and length; a collision is told by the text. */
-	for (uint64_t salt = 0;; salt++) {
-		kv = luw_kvmap_put(&s->labmap, h + salt, len, &isnew);
-		if (!kv) {
-			s->oom = 1;
-			return UINT32_MAX;
-		}
-		if (isnew) {
-			uint32_t id = label_add(s, text, len);
-
-			/* kv may have moved: look it up again. */
-			kv = luw_kvmap_get(&s->labmap, h + salt, len);
-			kv->v = id;
-			return id;
-		}
-		if (!memcmp(s->labels[kv->v], text, len))
-			return (uint32_t)kv->v;
+	kv = label_slot(s, h, text, len, &salt);
+	if (kv)
+		return (uint32_t)kv->v;
+	kv = luw_kvmap_put(&s->labmap, h + salt, len, &isnew);
+	if (!kv) {
+		s->oom = 1;
+		return UINT32_MAX;
 	}
+	id = label_add(s, text, len);
+	if (id == UINT32_MAX)
+		luw_kvmap_del(&s->labmap, h + salt, len, NULL);
+	else	/* kv may have moved: look it up again */
+		luw_kvmap_get(&s->labmap, h + salt, len)->v = id;
+	return id;
+}
+
+uint32_t luw_heapsnap_label_find(const struct luw_heapsnap *s, const char *text,
+				 size_t len)
+{
+	uint64_t salt;
+	struct luw_kv *kv;
+
+	if (len > LUW_HEAPSNAP_LABEL_MAX)
+		len = LUW_HEAPSNAP_LABEL_MAX;
+	kv = label_slot(s, luw_fnv1a64(text, len), text, len, &salt);
+	return kv ? (uint32_t)kv->v : UINT32_MAX;
+}
+
+uint32_t luw_heapsnap_child(const struct luw_heapsnap *s, uint32_t parent,
+			    uint32_t label)
+{
+	struct luw_kv *kv = luw_kvmap_get(&s->nodemap, parent, label);
+
+	return kv ? (uint32_t)kv->v : 0;
+}
+
+const struct luw_heapsnap_group *
+luw_heapsnap_group(const struct luw_heapsnap *s, uint32_t node, uint32_t type)
+{
+	struct luw_kv *kv = luw_kvmap_get(&s->groupmap, node, type);
+
+	return kv ? &s->groups[kv->v] : NULL;
 }
 
 uint32_t luw_heapsnap_node(struct luw_heapsnap *s, uint32_t parent, uint32_t label)
@@ -438,8 +477,10 @@ static int section(struct luw_heapsnap *s, uint32_t type, struct in *in)
 
 			if (!c)
 				return in->bad ? 1 : -1;
-			if (luw_heapsnap_label(s, c, len) != s->nlabels - 1)
-				in->bad = 1;	/* the same label twice */
+			/* Labels are C strings: one with a NUL is damaged. */
+			if (memchr(c, 0, len) ||
+			    luw_heapsnap_label(s, c, len) != s->nlabels - 1)
+				in->bad = 1;	/* or the same label twice */
 			free(c);
 		}
 		break;

@@ -60,7 +60,7 @@ struct luw_heapsnap {
 	uint32_t nunis;
 	size_t unicap;
 
-	struct luw_kvmap labmap, nodemap, groupmap;	/* building only */
+	struct luw_kvmap labmap, nodemap, groupmap;	/* for the look-ups */
 	int oom;
 };
 
@@ -74,6 +74,15 @@ void luw_heapsnap_meta(struct luw_heapsnap *s, char **field, const char *v);
 uint32_t luw_heapsnap_label(struct luw_heapsnap *s, const char *text, size_t len);
 /* The node under parent stepping by label; 0 on ENOMEM (s->oom). */
 uint32_t luw_heapsnap_node(struct luw_heapsnap *s, uint32_t parent, uint32_t label);
+/* Look-ups that add nothing: the id of label text[0..len) or UINT32_MAX;
+ * the node under parent stepping by label or 0; the group of objects of
+ * type at node or NULL. */
+uint32_t luw_heapsnap_label_find(const struct luw_heapsnap *s, const char *text,
+				 size_t len);
+uint32_t luw_heapsnap_child(const struct luw_heapsnap *s, uint32_t parent,
+			    uint32_t label);
+const struct luw_heapsnap_group *
+luw_heapsnap_group(const struct luw_heapsnap *s, uint32_t node, uint32_t type);
 /* Adds objects of type at node, of bytes in all. */
 void luw_heapsnap_add(struct luw_heapsnap *s, uint32_t node, uint32_t type,
 		      uint64_t objects, uint64_t bytes);
