@@ -286,10 +286,29 @@ static void set_mode(struct luw_attach_opts *o, const char *m)
 	}
 }
 
-static int open_dev(int flags)
+/*
+ * The device; checked: refused when the module writes another record
+ * version than this build reads (version, which reports the module's,
+ * asks without the check).
+ */
+static int open_dev_as(int flags, int checked)
 {
-	int fd = luw_dev_open(flags);
+	int fd = checked ? luw_dev_open(flags) : luw_dev_open_unchecked(flags);
 
+	if (fd == -EPROTO) {
+		unsigned int have = 0;
+		int raw = luw_dev_open_unchecked(flags);
+
+		if (raw >= 0) {
+			luw_dev_check(raw, &have);
+			close(raw);
+		}
+		fprintf(stderr, "luaunwind-ctl: %s: the loaded luaunwind.ko writes"
+			" record version %u, this luaunwind-ctl reads %u: load"
+			" the luaunwind.ko built with it\n", LUW_DEVICE,
+			have, LUW_RECORD_VERSION);
+		exit(1);
+	}
 	if (fd < 0) {
 		fprintf(stderr, "luaunwind-ctl: %s: %s%s\n", LUW_DEVICE,
 			strerror(-fd),
@@ -300,6 +319,11 @@ static int open_dev(int flags)
 		exit(1);
 	}
 	return fd;
+}
+
+static int open_dev(int flags)
+{
+	return open_dev_as(flags, 1);
 }
 
 /*
@@ -1257,7 +1281,7 @@ int main(int argc, char **argv)
 
 	pid = argc > 0 ? pid_arg(argv[0]) : 0;
 
-	fd = strcmp(cmd, "version") ? open_kept(0, 0) : open_dev(0);
+	fd = strcmp(cmd, "version") ? open_kept(0, 0) : open_dev_as(0, 0);
 	if (!strcmp(cmd, "version")) {
 		rc = cmd_version(fd);
 	} else if (!strcmp(cmd, "detach")) {

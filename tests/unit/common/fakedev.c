@@ -52,7 +52,9 @@ static int fake(unsigned long req, void *arg)
 		struct luw_version *v = arg;
 
 		v->abi_version = LUW_ABI_VERSION;
-		v->record_version = LUW_RECORD_VERSION;
+		v->record_version = luw_fakedev.record_version ?
+				    luw_fakedev.record_version :
+				    LUW_RECORD_VERSION;
 		v->max_targets = LUW_MAX_TARGETS;
 	} else if (req == LUW_IOC_LIST) {
 		answer_list(arg);

@@ -7,7 +7,8 @@
  *
  * The fake keeps the count of requests, the last one and a copy of the
  * struct it came with, and answers
- *   VERSION  abi_version LUW_ABI_VERSION, record_version, max_targets
+ *   VERSION  abi_version LUW_ABI_VERSION, record_version (LUW_RECORD_VERSION
+ *            unless record_version is set), max_targets
  *   LIST     count npids; the first min(max, npids) of pids[] written out
  *   STATS    stats[k] at its k-th call (the last one after that), with
  *            the caller's size and pid
@@ -38,6 +39,7 @@ struct luw_fakedev {
 	unsigned int npids;
 	struct luw_stats stats[2];
 	unsigned int stats_calls;
+	unsigned int record_version;	/* 0: LUW_RECORD_VERSION */
 };
 
 extern struct luw_fakedev luw_fakedev;

@@ -84,6 +84,26 @@ static void test_requests(void)
 	CHECK(v.abi_version == LUW_ABI_VERSION && v.max_targets == LUW_MAX_TARGETS,
 	      "version: the answer not passed back");
 
+	/* A module of this build's record version passes; another does not. */
+	{
+		unsigned int have = 0;
+
+		r = luw_dev_check(fd, &have);
+		CHECK(r == 0 && have == 0, "check, same version: rc %d, have %u",
+		      r, have);
+		luw_fakedev.record_version = LUW_RECORD_VERSION + 1;
+		r = luw_dev_check(fd, &have);
+		CHECK(r == -EPROTO && have == LUW_RECORD_VERSION + 1,
+		      "check, another version: rc %d, have %u", r, have);
+		CHECK(luw_dev_check(fd, NULL) == -EPROTO,
+		      "check without have: not -EPROTO");
+		luw_fakedev.record_version = 0;
+		luw_fakedev.err = EPERM;
+		r = luw_dev_check(fd, &have);
+		CHECK(r == -EPERM, "check, VERSION failing: rc %d", r);
+		luw_fakedev.err = 0;
+	}
+
 	memset(&a, 0, sizeof(a));
 	a.pid = 4242;
 	a.sample_rate = 997;

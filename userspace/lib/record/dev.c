@@ -6,11 +6,25 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-int luw_dev_open(int extra_flags)
+int luw_dev_open_unchecked(int extra_flags)
 {
 	int fd = open(LUW_DEVICE, O_RDONLY | O_CLOEXEC | extra_flags);
 
 	return fd < 0 ? -errno : fd;
+}
+
+int luw_dev_open(int extra_flags)
+{
+	int fd = luw_dev_open_unchecked(extra_flags), err;
+
+	if (fd < 0)
+		return fd;
+	err = luw_dev_check(fd, NULL);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	return fd;
 }
 
 static int luw_dev_ioctl(int fd, unsigned long cmd, void *arg)
@@ -23,6 +37,20 @@ int luw_dev_version(int fd, struct luw_version *v)
 	memset(v, 0, sizeof(*v));
 	v->size = sizeof(*v);
 	return luw_dev_ioctl(fd, LUW_IOC_VERSION, v);
+}
+
+int luw_dev_check(int fd, unsigned int *have)
+{
+	struct luw_version v;
+	int err = luw_dev_version(fd, &v);
+
+	if (err)
+		return err;
+	if (v.record_version == LUW_RECORD_VERSION)
+		return 0;
+	if (have)
+		*have = v.record_version;
+	return -EPROTO;
 }
 
 int luw_dev_attach(int fd, struct luw_attach *a)

@@ -15,8 +15,21 @@
 
 #include "luaunwind.h"
 
-/* open(LUW_DEVICE, O_RDONLY | O_CLOEXEC | extra); fd or -errno. */
+/*
+ * open(LUW_DEVICE, O_RDONLY | O_CLOEXEC | extra), and the module checked
+ * to write the record stream this build reads (luw_dev_check): fd or
+ * -errno, -EPROTO for a module of another record version (one built from
+ * other sources is still loaded), whose records would be misread.
+ */
 int luw_dev_open(int extra_flags);
+/* The same without the check: for asking such a module its version. */
+int luw_dev_open_unchecked(int extra_flags);
+/*
+ * 0 when the module behind fd writes records of LUW_RECORD_VERSION;
+ * -EPROTO when it writes another, which *have (unless NULL) receives;
+ * the VERSION request's -errno when it fails.
+ */
+int luw_dev_check(int fd, unsigned int *have);
 
 int luw_dev_version(int fd, struct luw_version *v);
 /* a->size is filled in. */

@@ -291,7 +291,9 @@ enum luw_profile_status luw_profile_take(const struct luw_profile_req *q,
 	close(tmp);
 	fd = luw_dev_open(0);
 	if (fd < 0) {
-		luw_fail(err, n, "%s: %s", LUW_DEVICE, strerror(-fd));
+		luw_fail(err, n, "%s: %s", LUW_DEVICE, fd == -EPROTO ?
+			 "the loaded module writes another record version than"
+			 " this build reads" : strerror(-fd));
 		unlink(path);
 		free(t.lab.v);
 		return LUW_PROFILE_FAILED;
