@@ -168,7 +168,7 @@
  * host-frame     := <U64: pc>  the interrupted user pc first, then one
  *                   return address per caller frame
  *
- * lua-frame      := addr line pc ffid kind lflags trace
+ * lua-frame      := addr line pc ffid kind lflags trace func
  * addr           := <U64: in the target's address space: the GCproto of
  *                    a Lua function (LUW_LF_LUA) or of the function where
  *                    a trace starts (LUW_LF_TRACE, 0 if unreadable); the
@@ -186,6 +186,9 @@
  * kind           := <U8: LUW_LF_*>
  * lflags         := <U16: LUW_LFF_* bits>
  * trace          := <U32: trace number for LUW_LF_TRACE, else 0>
+ * func           := <U64: LUW_LF_LUA: the closure (GCfunc) the frame runs,
+ *                    which a tail call replaces in the frame while the
+ *                    caller's call site stays; 0 for other kinds>
  *
  * splice         := host-first host-count lua-first lua-count
  * host-first     := <U16: index of the innermost host frame that runs VM
@@ -332,8 +335,8 @@
  * 4: an event per thread, stats version 2
  */
 #define LUW_ABI_VERSION		5	/* 5: LUW_IOC_ALLOC, stats version 4 */
-/* 2: LUW_REC_END; 3: LUW_REC_ALLOC; 4: LUW_REC_SWITCH */
-#define LUW_RECORD_VERSION	4
+/* 2: LUW_REC_END; 3: LUW_REC_ALLOC; 4: LUW_REC_SWITCH; 5: lua-frame's func */
+#define LUW_RECORD_VERSION	5
 
 #define LUW_MAX_TARGETS		64	/* in all sessions together */
 #define LUW_MAX_THREADS		4096	/* threads of one target at attach */
@@ -726,6 +729,7 @@ struct luw_lua_frame {
 	__u8 kind;
 	__u16 flags;
 	__u32 trace;
+	__u64 func;
 };
 
 struct luw_splice {

@@ -54,6 +54,8 @@
  * samples        := record*
  *   (LUWF_SEC_SAMPLES) whole records of the module's record stream, as
  *   read() returned them; a section holds one or more read() buffers.
+ *   v4 and before: record version 4, whose lua-frames have no func
+ *   (userspace/lib/record/dev.h, luw_dev_upgrade_v4)
  *
  * mapping        := pid prot start end offset build_id path
  *   (LUWF_SEC_MAPPING) one executable mapping a sampled pc fell in
@@ -100,15 +102,21 @@
  *   before)
  * reserved       := <U32: 0>   (here and in every section that has one)
  *
- * callsite       := pid pc addr name
+ * callsite       := pid pc addr name callee
  *   (LUWF_SEC_CALLSITE, v2) the name a call instruction calls its callee
- *   by (debug.getinfo's "n": the local, global, field, method or upvalue
- *   read into the called slot, or the metamethod event); the report uses
- *   it for a frame whose proto has no fname, taken from the frame below
- *   it in that sample
+ *   by (debug.getinfo's "n": the global, field or upvalue read into the
+ *   called slot, or the metamethod event), written once the recorder saw
+ *   that variable hold the closure of a frame the call made (a tail call
+ *   leaves the call site under a frame that runs another function; a
+ *   local's value cannot be read after the sample); the report uses it
+ *   for a frame of proto callee whose proto has no fname, taken from the
+ *   frame below it in that sample.  Before v5: the first call site seen,
+ *   unchecked, for any frame above it
  * pc             := <U32: the caller frame's pc, as the lua-frame carries
  *                    it: the instruction after the call>
  * addr           := <U64: the caller's GCproto>
+ * callee         := <U64: v5: the GCproto of the closure the name was
+ *                    proven on>
  *
  * cfunc          := pid reserved addr fn
  *   (LUWF_SEC_CFUNC) a C function frame of the Lua stack: its GCfunc and
@@ -176,8 +184,11 @@
 #define _LUAUNWIND_FILE_H
 
 #define LUWF_MAGIC		"LUWF"
-/* 3: ALLOC records, LUWF_SEC_ALLOC; 4: SWITCH records, LUWF_SEC_THREADEND */
-#define LUWF_VERSION		4
+/*
+ * 3: ALLOC records, LUWF_SEC_ALLOC; 4: SWITCH records, LUWF_SEC_THREADEND;
+ * 5: record version 5 (lua-frame's func), callsite's callee
+ */
+#define LUWF_VERSION		5
 #define LUWF_VERSION_MIN	1
 #define LUWF_HEADER_SIZE	16
 #define LUWF_SECTION_MAX	(1U << 30)	/* largest payload accepted */

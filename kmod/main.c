@@ -26,7 +26,7 @@ static_assert(sizeof(struct luw_list) == LUW_LIST_SIZE_VER0);
 static_assert(sizeof(struct luw_join) == LUW_JOIN_SIZE_VER0);
 static_assert(sizeof(struct luw_end) == 24);
 static_assert(sizeof(struct luw_sample) == 40);
-static_assert(sizeof(struct luw_lua_frame) == 24);
+static_assert(sizeof(struct luw_lua_frame) == 32);
 static_assert(sizeof(struct luw_splice) == 8);
 static_assert(sizeof(struct luw_lost) == 24);
 static_assert(LUW_RECORD_MAX <= U16_MAX);

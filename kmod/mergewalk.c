@@ -327,6 +327,8 @@ static void luw_lua_frame_out(const struct luw_lj_layout *ly,
 	case LUW_LJF_TRACE:
 		o->kind = f->kind == LUW_LJF_LUA ? LUW_LF_LUA : LUW_LF_TRACE;
 		o->addr = f->proto;
+		if (f->kind == LUW_LJF_LUA)
+			o->func = f->func;
 		if (f->proto && f->pc >= bc && f->pc - bc < (4ULL << 30))
 			o->pc = (u32)((f->pc - bc) / 4);
 		if (f->flags & LUW_LJF_PC_TRACE)

@@ -63,20 +63,40 @@ static void proto(struct luw_file_writer *w, uint64_t addr, int32_t line,
 	proto_n(w, addr, line, 10, chunk, name);
 }
 
-/* A sample record of pid 42: host pcs, Lua frames (kind, addr), splices. */
+/* The version of the file build() is making. */
+static int file_version;
+
+/*
+ * A sample record of pid 42: host pcs, Lua frames (kind, addr), splices;
+ * in a file before v5, as record version 4 had it (Lua frames of 24
+ * bytes: no func).
+ */
 static void sample(struct luw_file_buf *b, uint8_t vmstate, const uint64_t *h,
 		   unsigned int nh, const struct luw_lua_frame *l,
 		   unsigned int nl, const struct luw_splice *sp, unsigned int ns)
 {
-	uint64_t rec[LUW_RECORD_MAX / 8];
+	uint64_t rec[LUW_RECORD_MAX / 8], v4[LUW_RECORD_MAX / 8];
+	size_t n = luw_test_sample(rec, 42, vmstate, h, nh, l, nl, sp, ns);
+	size_t head = sizeof(struct luw_sample) + nh * 8, o = head;
+	struct luw_sample *s = (struct luw_sample *)v4;
 
-	luw_file_put(b, rec, luw_test_sample(rec, 42, vmstate, h, nh, l, nl,
-					     sp, ns));
+	if (file_version >= 5) {
+		luw_file_put(b, rec, n);
+		return;
+	}
+	memcpy(v4, rec, head);
+	for (unsigned int i = 0; i < nl; i++, o += 24)
+		memcpy((char *)v4 + o, (char *)rec + head + i * sizeof(*l), 24);
+	memcpy((char *)v4 + o, (char *)rec + head + nl * sizeof(*l),
+	       ns * sizeof(*sp));
+	s->size = (uint16_t)(o + ns * sizeof(*sp));
+	luw_file_put(b, v4, s->size);
 }
 
 /*
- * version 2 (LUWF_VERSION): traces keyed by (number, start proto), and
- * call-site names; version 1: the trace section of v1, keyed by number.
+ * version 2 and up: traces keyed by (number, start proto), and call-site
+ * names; version 1: the trace section of v1, keyed by number.  Before 5:
+ * samples of record version 4 and call-site names without their callee.
  */
 static size_t build(char **mem, size_t *samples_end, int version)
 {
@@ -88,6 +108,7 @@ static size_t build(char **mem, size_t *samples_end, int version)
 	struct luw_lost lost = { .size = sizeof(lost), .type = LUW_REC_LOST,
 				 .count = 7 };
 
+	file_version = version;
 	luw_file_writer_init(&w, f);
 	/* process: pid flags vm_start vm_end start_ns freq comm exe kind */
 	luw_file_put_u32(&b, 42);
@@ -152,7 +173,11 @@ static size_t build(char **mem, size_t *samples_end, int version)
 		luw_file_put_u32(&b, 7);
 		luw_file_put_u64(&b, 0x100);
 		luw_file_put_str(&b, "cb");
+		if (version >= 5)	/* proven on 0x200 */
+			luw_file_put_u64(&b, 0x200);
 		luw_file_write_buf(&w, LUWF_SEC_CALLSITE, &b);
+		/* 0x700, called there too (after a tail call, say). */
+		proto(&w, 0x700, 30, "sw.lua", NULL);
 		/* A main chunk (line 0, 40 lines), called at 0x100's pc 7
 		 * too; a proto of stripped bytecode (line 0, no lines). */
 		proto_n(&w, 0x500, 0, 40, "sw.lua", NULL);
@@ -198,14 +223,19 @@ static size_t build(char **mem, size_t *samples_end, int version)
 		sample(&b, LUW_VMST_LFUNC, (const uint64_t[]){ 0x9100, 0x20 },
 		       2, lf, 3, (const struct luw_splice[]){ { 0, 1, 0, 3 } },
 		       1);
+		/* 0x700 at 0x100's call site: not "cb" from v5 on. */
+		lf[1].addr = 0x700;
+		sample(&b, LUW_VMST_LFUNC, (const uint64_t[]){ 0x9100, 0x20 },
+		       2, lf, 3, (const struct luw_splice[]){ { 0, 1, 0, 3 } },
+		       1);
 	}
 	luw_file_write_buf(&w, LUWF_SEC_SAMPLES, &b);
 	*samples_end = w.off;
 	luw_file_write_end(&w);
 	luw_file_buf_free(&b);
 	fclose(f);
-	if (version == 1)
-		(*mem)[4] = 1;
+	if (version < LUWF_VERSION)
+		(*mem)[4] = (char)version;
 	return len;
 }
 
@@ -213,8 +243,16 @@ static const char want_v1[] =
 	"lua_pcall;@?0x999;string.rep 2\n"
 	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
 	"main;lua_pcall;outer @sw.lua:3;sw:call_back;lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n";
+static const char want_v4[] =
+	"lua_pcall;@?0x999;string.rep 2\n"
+	"lua_pcall;outer @sw.lua:3;cb @sw.lua:30;@strip.lua:0 1\n"
+	"lua_pcall;outer @sw.lua:3;cb @sw.lua:9;TRACE_5 @other.lua:21 1\n"
+	"lua_pcall;outer @sw.lua:3;main chunk @sw.lua:0;@strip.lua:0 1\n"
+	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
+	"main;lua_pcall;outer @sw.lua:3;sw:call_back;lua_call;@sw.lua:9;libsw.so.1+0x1123 1\n";
 static const char want[] =
 	"lua_pcall;@?0x999;string.rep 2\n"
+	"lua_pcall;outer @sw.lua:3;@sw.lua:30;@strip.lua:0 1\n"
 	"lua_pcall;outer @sw.lua:3;cb @sw.lua:9;TRACE_5 @other.lua:21 1\n"
 	"lua_pcall;outer @sw.lua:3;main chunk @sw.lua:0;@strip.lua:0 1\n"
 	"main;lua_pcall;outer @sw.lua:3;TRACE_5 @sw.lua:11 1\n"
@@ -277,16 +315,31 @@ int main(int argc, char **argv)
 	free(text);
 	luw_stacks_free(s);
 	free(mem);
+
+	/* A version 4 file: its records brought up, call sites unchecked. */
 	s = luw_stacks_new();
 	mem = NULL;
-	len = build(&mem, &samples_end, 2);
+	len = build(&mem, &samples_end, 4);
+	luw_file_from_mem(&f, (uint8_t *)mem, len);
+	rc = luw_report_run(&f, &o, s, &res, err, sizeof(err));
+	text = folded(s);
+	CHECK(rc == 0 && res.records == 7 && !strcmp(text, want_v4),
+	      "v4 file: rc %d (%s), %llu records\n%s", rc, err,
+	      (unsigned long long)res.records, text);
+	free(text);
+	luw_stacks_free(s);
+	free(mem);
+
+	s = luw_stacks_new();
+	mem = NULL;
+	len = build(&mem, &samples_end, LUWF_VERSION);
 
 	/* The whole file. */
 	luw_file_from_mem(&f, (uint8_t *)mem, len);
 	rc = luw_report_run(&f, &o, s, &res, err, sizeof(err));
 	text = folded(s);
 	CHECK(rc == 0, "complete file: rc %d (%s)", rc, err);
-	CHECK(res.complete && res.records == 6 && res.lost == 7,
+	CHECK(res.complete && res.records == 7 && res.lost == 7,
 	      "complete %d records %llu lost %llu", res.complete,
 	      (unsigned long long)res.records, (unsigned long long)res.lost);
 	CHECK(res.vmstate[LUW_VMST_FFUNC] == 2 && res.vmstate[LUW_VMST_TRACE] == 2 &&
@@ -319,7 +372,7 @@ int main(int argc, char **argv)
 		CHECK(strstr(err, "offset ") != NULL, "cut %zu: error '%s'", cut, err);
 		CHECK(!res.complete, "cut %zu: complete", cut);
 		if (cut >= samples_end)
-			CHECK(luw_stacks_total(s) == 6, "cut %zu: %llu samples", cut,
+			CHECK(luw_stacks_total(s) == 7, "cut %zu: %llu samples", cut,
 			      (unsigned long long)luw_stacks_total(s));
 		else
 			CHECK(luw_stacks_total(s) == 0, "cut %zu: %llu samples", cut,

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -183,6 +184,59 @@ static int luw_dev_check_sample(const struct luw_sample *s, size_t size,
 		prev_lua = sp->lua_first + sp->lua_count;
 	}
 	return 0;
+}
+
+/* The Lua frame of record version 4: struct luw_lua_frame without func. */
+#define V4_LUA_FRAME	24
+
+void *luw_dev_upgrade_v4(const void *buf, size_t len, size_t *outlen)
+{
+	const unsigned char *in = buf;
+	size_t off = 0, o = 0, grow = sizeof(struct luw_lua_frame) - V4_LUA_FRAME;
+	unsigned char *out;
+
+	/* A record of n frames holds n * 24 bytes of them and grows n * 8. */
+	out = malloc(len + len / 3 + 8);
+	if (!out)
+		return NULL;
+	while (off + sizeof(struct luw_sample) <= len) {
+		struct luw_sample s;
+		size_t frames, rest, size;
+
+		memcpy(&s, in + off, sizeof(s));
+		size = s.size;
+		if (size < 8 || (size & 7) || size > len - off)
+			break;
+		if (s.type != LUW_REC_SAMPLE && s.type != LUW_REC_ALLOC &&
+		    s.type != LUW_REC_SWITCH) {
+			memcpy(out + o, in + off, size);
+			o += size;
+			off += size;
+			continue;
+		}
+		frames = sizeof(s) + (size_t)s.nhost * 8;
+		if (s.nlua > LUW_MAX_LUA_FRAMES ||
+		    frames + (size_t)s.nlua * V4_LUA_FRAME > size ||
+		    size + (size_t)s.nlua * grow > UINT16_MAX)
+			break;
+		rest = size - frames - (size_t)s.nlua * V4_LUA_FRAME;
+		s.size = (uint16_t)(size + (size_t)s.nlua * grow);
+		memcpy(out + o, &s, sizeof(s));
+		memcpy(out + o + sizeof(s), in + off + sizeof(s), frames - sizeof(s));
+		o += frames;
+		for (unsigned int i = 0; i < s.nlua; i++) {
+			memcpy(out + o, in + off + frames + (size_t)i * V4_LUA_FRAME,
+			       V4_LUA_FRAME);
+			memset(out + o + V4_LUA_FRAME, 0, grow);
+			o += sizeof(struct luw_lua_frame);
+		}
+		memcpy(out + o, in + off + size - rest, rest);
+		o += rest;
+		off += size;
+	}
+	memcpy(out + o, in + off, len - off);
+	*outlen = o + len - off;
+	return out;
 }
 
 int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r)

@@ -79,6 +79,15 @@ struct luw_dev_rec {
  */
 int luw_dev_next(const void *buf, size_t len, size_t *off, struct luw_dev_rec *r);
 
+/*
+ * Records of record version 4 (Lua frames of 24 bytes, without func), as
+ * .luw files up to version 4 hold them, rewritten as this version's (func
+ * 0): a malloc'd buffer and its length in *outlen, NULL when memory ran
+ * out.  A record that does not parse as version 4 ends the rewrite: it
+ * and what follows are copied as they are, for luw_dev_next to refuse.
+ */
+void *luw_dev_upgrade_v4(const void *buf, size_t len, size_t *outlen);
+
 /* The q-quantile (0..1) of a stats histogram (hist: handler ns,
  * reads_hist: user reads per sample): the lower bound of the bucket
  * holding it; 0 with no samples. */

@@ -26,6 +26,10 @@ struct db {
 	struct luw_kvmap proc, map, host, proto, pcline, fname, cfunc, trace,
 		ff, callsite;
 	struct luw_kvmap mapcount;	/* pid -> mapping sections so far */
+	/* v4 files' samples brought up to this record version (records
+	 * kept for later point into them). */
+	void **upgraded;
+	size_t nupgraded;
 	int oom;
 };
 
@@ -42,6 +46,34 @@ static void db_free(struct db *d)
 	luw_kvmap_free(&d->ff);
 	luw_kvmap_free(&d->callsite);
 	luw_kvmap_free(&d->mapcount);
+	for (size_t i = 0; i < d->nupgraded; i++)
+		free(d->upgraded[i]);
+	free(d->upgraded);
+}
+
+/*
+ * Section s's records as this version's: those of a file before v5 (Lua
+ * frames without func) rewritten, kept until d goes.  0, -1 without
+ * memory.
+ */
+static int samples_of(struct db *d, struct luw_file_sec *s)
+{
+	void *up, **v;
+	size_t n;
+
+	if (d->f->version >= 5)
+		return 0;
+	up = luw_dev_upgrade_v4(s->p, s->size, &n);
+	v = up ? realloc(d->upgraded, (d->nupgraded + 1) * sizeof(*v)) : NULL;
+	if (!v) {
+		free(up);
+		return -1;
+	}
+	d->upgraded = v;
+	v[d->nupgraded++] = up;
+	s->p = up;
+	s->size = n;
+	return 0;
 }
 
 /* Later sections win: a process section rewritten at exit, say. */
@@ -274,6 +306,34 @@ static int name_of(struct ctx *x, const struct luw_kvmap *m, uint64_t a,
 	return 1;
 }
 
+/*
+ * The name caller's call site calls frame f by, when the recorder proved
+ * that name on f's proto (v5: the section says which proto; before, the
+ * first call site seen, unproven).
+ */
+static int callsite_name(struct ctx *x, const struct luw_lua_frame *caller,
+			 const struct luw_lua_frame *f)
+{
+	struct luw_file_cur c;
+	const char *s;
+	size_t n;
+
+	if (cur_of(x->d, &x->d->callsite, (uint64_t)x->pid << 32 | caller->pc,
+		   caller->addr, &c))
+		return 0;
+	luw_file_get_u32(&c);
+	luw_file_get_u32(&c);
+	luw_file_get_u64(&c);
+	s = luw_file_get_str(&c, &n);
+	if (x->d->f->version >= 5 && luw_file_get_u64(&c) != f->addr)
+		return 0;
+	if (c.bad || !n)
+		return 0;
+	put_name(&x->b, s, n);
+	luw_strbuf_putc(&x->b, ' ');
+	return 1;
+}
+
 /* LUW_LJFN_MAIN_CHUNK and a space when proto pt is a main chunk (target/funcname.h). */
 static int main_chunk(struct ctx *x, uint64_t pt)
 {
@@ -310,9 +370,7 @@ static void lua_text(struct ctx *x, const struct luw_lua_frame *f,
 		    !main_chunk(x, f->addr) && caller &&
 		    caller->kind == LUW_LF_LUA &&
 		    !(caller->flags & LUW_LFF_PC_AT))
-			name_of(x, &x->d->callsite,
-				(uint64_t)x->pid << 32 | caller->pc,
-				caller->addr);
+			callsite_name(x, caller, f);
 		if (proto_text(x, f->addr, -1)) {
 			luw_strbuf_puts(&x->b, "@?");
 			luw_strbuf_putx(&x->b, f->addr);
@@ -820,6 +878,8 @@ int luw_report_run(const struct luw_file *f, const struct luw_report_opts *o,
 
 		if (s.type != LUWF_SEC_SAMPLES)
 			continue;
+		if (samples_of(&d, &s))
+			goto oom;
 		while ((rc = luw_dev_next(s.p, s.size, &ro, &r)) > 0) {
 			uint64_t weight = 1, objects = 0;
 

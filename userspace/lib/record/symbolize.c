@@ -29,7 +29,7 @@
 
 /* Keys of struct proc.seen: (what << 32 | extra, address). */
 enum { K_HOST = 1, K_PROTO, K_PCLINE, K_FNAME, K_CFUNC, K_TRACE, K_CALLSITE,
-       K_MAP };
+       K_MAP, K_CALLTRY };
 
 struct proc {
 	pid_t pid;
@@ -465,21 +465,107 @@ static void name_line(struct luw_symbolize *z, struct proc *p, uint64_t pt,
 	emit(z, LUWF_SEC_PCLINE);
 }
 
-/* The name the call at (caller, caller_pc) calls its callee by. */
-static void name_callsite(struct luw_symbolize *z, struct proc *p, uint64_t caller,
-			  uint32_t caller_pc)
+/* The object objects reads as the value of the TValue at a, 0 if none. */
+static uint64_t tv_gc_at(const struct luw_obj *o, uint64_t a)
 {
-	char name[256];
+	uint8_t tv[8];
+	struct luw_obj_tv v;
 
-	if (!first(z, p, K_CALLSITE, caller_pc, caller))
+	if (!a || luw_obj_read(o, a, tv, sizeof(tv)))
+		return 0;
+	luw_obj_tv(o, tv, &v);
+	return v.gc;
+}
+
+/* Closure fn's upvalue uv: the object it holds now, 0 if none. */
+static uint64_t upvalue_of(const struct luw_obj *o, uint64_t fn, uint32_t uv)
+{
+	uint64_t u = 0, v = 0;
+
+	if (uv > 255 || luw_obj_ref(o, fn + o->off.fn_uvptr + (uint64_t)uv * o->ref, &u) ||
+	    !luw_obj_is(o, u, LUW_OBJ_UPVAL) || luw_obj_ref(o, u + o->off.uv_v, &v))
+		return 0;
+	return tv_gc_at(o, v);
+}
+
+/* Field key of table t now: its object, 0 if none. */
+static uint64_t field_of(const struct luw_obj *o, uint64_t t, const char *key)
+{
+	struct luw_obj_tv v;
+
+	return luw_obj_tab_getstr(o, t, key, &v) == 1 ? v.gc : 0;
+}
+
+/*
+ * Whether the variable the call site read (src, name) holds closure
+ * callee now, read from the caller's closure: its upvalue, or a field of
+ * its environment or of a table one of those holds.  A frame a tail call
+ * replaced runs another closure than that variable's; a local's value is
+ * gone, and is not proven.  A metamethod event names the event, not a
+ * variable: kept.
+ */
+static int callee_proven(struct proc *p, const struct luw_callee_src *src,
+			 const char *name, uint64_t caller_fn, uint64_t callee)
+{
+	const struct luw_obj *o = &p->obj;
+	uint64_t env = 0, t = 0;
+
+	if (src->kind == LUW_CS_MM)
+		return 1;
+	if (!caller_fn || !callee || p->tables_state <= 0 || !o->off.heap_src)
+		return 0;
+	if (src->kind == LUW_CS_GLOBAL || (src->kind == LUW_CS_FIELD &&
+					   src->table_kind == LUW_CS_GLOBAL))
+		if (luw_obj_ref(o, caller_fn + o->off.fn_env, &env) || !env)
+			return 0;
+	switch (src->kind) {
+	case LUW_CS_GLOBAL:
+		return field_of(o, env, name) == callee;
+	case LUW_CS_UPVAL:
+		return upvalue_of(o, caller_fn, src->uv) == callee;
+	case LUW_CS_FIELD:
+		if (src->table_kind == LUW_CS_GLOBAL)
+			t = field_of(o, env, src->table);
+		else if (src->table_kind == LUW_CS_UPVAL)
+			t = upvalue_of(o, caller_fn, src->uv);
+		return t && field_of(o, t, name) == callee;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * The name the call at (caller, caller_pc) calls its callee by, when the
+ * variable it read holds the frame's closure (callee, of proto callee_pt)
+ * now; the caller's closure is caller_fn.  Once per call site proven;
+ * tried once per closure called from it (a tail call's callee fails, the
+ * function called may pass later).  CALLTRY's key mixes the three; a
+ * collision only skips a try.
+ */
+static void name_callsite(struct luw_symbolize *z, struct proc *p, uint64_t caller,
+			  uint32_t caller_pc, uint64_t caller_fn,
+			  uint64_t callee_pt, uint64_t callee)
+{
+	struct luw_callee_src src;
+	char name[256], why[256];
+
+	if (luw_kvmap_get(&p->seen, (uint64_t)K_CALLSITE << 32 | caller_pc, caller) ||
+	    !first(z, p, K_CALLTRY, caller_pc, caller * 0x9e3779b97f4a7c15ULL ^ callee))
 		return;
 	if (luw_funcname_callee_name(p->pid, &p->t->layout, caller, caller_pc, name,
-			    sizeof(name)) != 1)
+				     sizeof(name), &src) != 1)
+		return;
+	if (!p->tables_state && src.kind != LUW_CS_MM)
+		p->tables_state = luw_layout_obj(p->t, &p->obj, why,
+						 sizeof(why)) ? -1 : 1;
+	if (!callee_proven(p, &src, name, caller_fn, callee) ||
+	    !first(z, p, K_CALLSITE, caller_pc, caller))
 		return;
 	luw_file_put_u32(&z->b, (uint32_t)p->pid);
 	luw_file_put_u32(&z->b, caller_pc);
 	luw_file_put_u64(&z->b, caller);
 	luw_file_put_str(&z->b, name);
+	luw_file_put_u64(&z->b, callee_pt);
 	emit(z, LUWF_SEC_CALLSITE);
 }
 
@@ -628,7 +714,9 @@ static void name_sample(struct luw_symbolize *z, struct proc *p,
 			    r->lua[j + 1].kind == LUW_LF_LUA &&
 			    !(r->lua[j + 1].flags & LUW_LFF_PC_AT))
 				name_callsite(z, p, r->lua[j + 1].addr,
-					      r->lua[j + 1].pc);
+					      r->lua[j + 1].pc,
+					      r->lua[j + 1].func, f->addr,
+					      f->func);
 			break;
 		case LUW_LF_C:
 			name_cfunc(z, p, f->addr);

@@ -239,7 +239,8 @@ static int pt_open(struct pt *p, pid_t pid, const struct luw_lj_layout *ly,
  * the instruction that last wrote it read.  1 named, 0 not, -1 unreadable.
  */
 static int slot_name(const struct pt *p, uint32_t ip, uint32_t slot,
-		     char *out, size_t outlen)
+		     char *out, size_t outlen, struct luw_callee_src *src,
+		     int depth)
 {
 	uint32_t ins, guard;
 
@@ -267,10 +268,32 @@ restart:
 				slot = ins >> 16;
 				goto restart;
 			case BC_GGET:
+				if (src)
+					src->kind = LUW_CS_GLOBAL;
 				return kgc_str(p, ins >> 16, out, outlen);
 			case BC_TGETS:
+				/* The table: a global's or an upvalue's. */
+				if (src)
+					src->kind = LUW_CS_FIELD;
+				if (src && !depth) {
+					char t[sizeof(src->table)];
+					struct luw_callee_src ts = { 0 };
+
+					if (slot_name(p, ip, ins >> 24,
+						      t, sizeof(t), &ts, 1) == 1 &&
+					    (ts.kind == LUW_CS_GLOBAL ||
+					     ts.kind == LUW_CS_UPVAL)) {
+						src->table_kind = ts.kind;
+						src->uv = ts.uv;
+						memcpy(src->table, t, sizeof(t));
+					}
+				}
 				return kgc_str(p, (ins >> 16) & 0xff, out, outlen);
 			case BC_UGET:
+				if (src) {
+					src->kind = LUW_CS_UPVAL;
+					src->uv = ins >> 16;
+				}
 				return uv_name(p, ins >> 16, out, outlen);
 			default:
 				return 0;
@@ -281,11 +304,15 @@ restart:
 }
 
 int luw_funcname_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
-		    uint32_t pc, char *out, size_t outlen)
+		    uint32_t pc, char *out, size_t outlen,
+		    struct luw_callee_src *src)
 {
 	struct pt p;
 	uint32_t ins, ip;
+	int r;
 
+	if (src)
+		memset(src, 0, sizeof(*src));
 	if (outlen < 2 || pc < 2)
 		return 0;
 	if (pt_open(&p, pid, ly, pt) || pc > p.h.sizebc)
@@ -293,9 +320,17 @@ int luw_funcname_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t
 	ip = pc - 1;
 	if (rd(&p, p.h.bc + 4ULL * ip, &ins, 4))
 		return -1;
-	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT)
-		return mm_name(ins & 0xff, out, outlen);
-	return slot_name(&p, ip, (ins >> 8) & 0xff, out, outlen);
+	if ((ins & 0xff) < BC_CALLM || (ins & 0xff) > BC_CALLT) {
+		r = mm_name(ins & 0xff, out, outlen);
+		if (r == 1 && src)
+			src->kind = LUW_CS_MM;
+		return r;
+	}
+	r = slot_name(&p, ip, (ins >> 8) & 0xff, out, outlen, src, 0);
+	/* Named by a local the slot held (varname), or a copy of one. */
+	if (r == 1 && src && !src->kind)
+		src->kind = LUW_CS_LOCAL;
+	return r;
 }
 
 #define MAX_KGC 65536		/* FNEW's D is 16 bits */
@@ -382,7 +417,8 @@ int luw_funcname_def_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pa
 		r = kgc_str(&p, ins >> 16, out, outlen);
 	} else if (op == BC_TSETS && ((ins >> 8) & 0xff) == a) {
 		char tab[128], key[128];
-		int t = slot_name(&p, at + 1, ins >> 24, tab, sizeof(tab));
+		int t = slot_name(&p, at + 1, ins >> 24, tab, sizeof(tab), NULL,
+				  0);
 
 		r = kgc_str(&p, (ins >> 16) & 0xff, key, sizeof(key));
 		if (r == 1 && t == 1)

@@ -32,14 +32,38 @@
 #include "luaunwind_layout.h"
 
 /*
+ * Where the callee's name came from (luw_funcname_callee_name): what a
+ * reader of the live process can check the callee against, since the
+ * frame a call made may run another function by now (a tail call
+ * replaces it and leaves the caller's call site).
+ *   MM      the metamethod event the instruction ran (not a call)
+ *   LOCAL   a local of the caller (its value is gone after the sample)
+ *   GLOBAL  the caller's environment's field `name`
+ *   UPVAL   the caller's upvalue uv
+ *   FIELD   field `name` of a table: table_kind GLOBAL (the global
+ *           `table`) or UPVAL (upvalue uv, named `table`), 0 for a table
+ *           held anywhere else (a local, a field of a field)
+ */
+enum { LUW_CS_NONE, LUW_CS_MM, LUW_CS_LOCAL, LUW_CS_GLOBAL, LUW_CS_UPVAL,
+       LUW_CS_FIELD };
+struct luw_callee_src {
+	int kind;		/* LUW_CS_* */
+	int table_kind;		/* FIELD: LUW_CS_GLOBAL, _UPVAL or 0 */
+	uint32_t uv;		/* UPVAL, FIELD of an upvalue: its index */
+	char table[256];	/* FIELD of a global: the global's name */
+};
+
+/*
  * Name of the function called by the instruction before bytecode index
  * `pc` (a return position, as frame links hold it) of proto `pt` in
  * process pid (for an instruction that is not a call, the metamethod it
  * ran, "__index" etc.).  1 and out filled, 0 when the bytecode names nothing
- * (a computed callee), -1 when memory could not be read.
+ * (a computed callee), -1 when memory could not be read.  src (unless
+ * NULL) says where the name came from.
  */
 int luw_funcname_callee_name(pid_t pid, const struct luw_lj_layout *ly, uint64_t pt,
-		    uint32_t pc, char *out, size_t outlen);
+		    uint32_t pc, char *out, size_t outlen,
+		    struct luw_callee_src *src);
 
 /*
  * Definition name of proto `child` if proto `parent` creates its closures:
