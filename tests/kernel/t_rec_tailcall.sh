@@ -21,7 +21,7 @@ f=$W/t.folded
 D='@[^;]*tailcall_defs\.lua'
 total=$(sum '')
 [ "$total" -ge 300 ] || fail "only $total samples in 4 s at 999 Hz"
-wrong=$(grep -E "(^|;)(leaf $D:([02-9]|1[0-9])|via $D:([0-57-9]|1[0-9])|direct $D:([0-8]|1[0-9]))( [0-9]+$|;)" "$f" | folded_sum /dev/stdin)
+wrong=$(grep -E "(^|;)(leaf $D:([02-9]|1[0-9])|via $D:([0-57-9]|1[0-9])|direct $D:([0-8]|1[0-9]))( [0-9]+$|;)" "$f" | folded_sum -)
 [ "$wrong" -eq 0 ] ||
 	{ grep -E "(leaf|via|direct) $D" "$f" | head -3 >&2; fail "$wrong samples name a frame by another function's call"; }
 named=$(sum -E "$D:13;direct $D:9;leaf $D:1( [0-9]+\$|;)")
