@@ -328,6 +328,18 @@ int main(int argc, char **argv)
 	      (unsigned long long)res.records, text);
 	free(text);
 	luw_stacks_free(s);
+	/* Cut: its samples whole or none, as a current file's. */
+	for (size_t cut = 0; cut < len; cut++) {
+		struct luw_file g;
+
+		luw_file_from_mem(&g, (uint8_t *)mem, cut);
+		s = luw_stacks_new();
+		rc = luw_report_run(&g, &o, s, &res, err, sizeof(err));
+		CHECK(rc == 2 && luw_stacks_total(s) == (cut >= samples_end ? 7 : 0),
+		      "v4 file cut at %zu: rc %d, %llu samples", cut, rc,
+		      (unsigned long long)luw_stacks_total(s));
+		luw_stacks_free(s);
+	}
 	free(mem);
 
 	s = luw_stacks_new();
