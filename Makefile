@@ -140,6 +140,7 @@ check-kernel: deps
 		$(MAKE) -C kmod lint-build KVER=$$rel -j$(JOBS); \
 	done
 	$(MAKE) -C kmod checkpatch
+	tests/kernel/vmrun_hang.sh
 	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_FULL)" \
 		-s "$(KTEST_SUBSET)" -c "$(KTEST_CHECKED)"
 
@@ -150,6 +151,7 @@ check-kernels: deps
 		$(MAKE) -C kmod lint-build KVER=$$rel -j$(JOBS); \
 	done
 	$(MAKE) -C kmod checkpatch
+	tests/kernel/vmrun_hang.sh
 	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_ALL)"
 
 # Every tests/bench/*.sh but test_*.sh (the bench tools' own CTest tests).
