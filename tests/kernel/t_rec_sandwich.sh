@@ -53,7 +53,7 @@ cb=$(folded_sum "$W/sw1.folded" 'sw_call_back')
 twice=$(folded_sum "$W/sw1.folded" 'sw_call_back;.*sw_call_back')
 order=$(grep 'outer @' "$W/sw1.folded" |
 	grep -Ev 'lua_pcall;main chunk @[^;]*rec_sandwich\.lua:0;outer @[^;]*rec_sandwich\.lua:17(;sw_call_back(;.*)?)? [0-9]+$' |
-	folded_sum /dev/stdin)
+	folded_sum -)
 if [ "$twice" -ne 0 ] || [ "$order" -ne 0 ]; then
 	grep -e 'sw_call_back;.*sw_call_back' "$W/sw1.folded" | head -3 >&2
 	fail "leaf 1: $twice samples with sw_call_back twice, $order out of order (of $t1)"
