@@ -8,9 +8,13 @@
 #   scripts/ljmatrix.sh path CELL         the cell's directory
 #   scripts/ljmatrix.sh fetch SOURCE      fetch a source; print its tarball
 #
+# Each cell also gets host.static: tests/fixtures/workloads/static_host.c
+# linked with the build's libluajit.a and stripped, a host that exports
+# nothing of LuaJIT's (host.failed and host.log when it does not link).
+#
 # Builds are cached OUTSIDE the checkout, in
 #   ${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/SOURCE-VARIANT/
-# (luajit with DWARF, luajit.stripped, build.log, a stamp), so fresh clones
+# (luajit with DWARF, luajit.stripped, host.static, build.log, a stamp), so fresh clones
 # and CI runs on the same machine reuse them: a cell is built once.
 # Sources come from the Debian archive via scripts/debsuite.sh (the
 # upstream tarball of the suite's package, without Debian's patches: the
@@ -91,19 +95,43 @@ fetch() {
 	ls "$d"/*.orig.tar.* >/dev/null 2>&1 || { echo "ljmatrix: no source for $1 ($3 in $2)" >&2; return 1; }
 }
 
+# built CELL-DIR: nothing left to build (a cell cached before the static
+# host existed builds its libluajit.a for it, and keeps its luajit).
+built() { [ -e "$1/luajit.stripped" ] && { [ -e "$1/host.static" ] || [ -e "$1/host.failed" ]; }; }
+
+# host CELL-DIR TREE: host.static from TREE's libluajit.a, or host.failed.
+host() {
+	# -lm -ldl: what LuaJIT's own Makefile links luajit with.
+	if cc -O2 -o "$1/host.static" "$top/tests/fixtures/workloads/static_host.c" \
+		-I"$2/src" "$2/src/libluajit.a" -lm -ldl >>"$1/host.log" 2>&1 &&
+	   strip "$1/host.static" >>"$1/host.log" 2>&1; then
+		rm -f "$1/host.log"
+	else
+		echo "ljmatrix: $(basename "$1")'s static host failed, see $1/host.log" >&2
+		rm -f "$1/host.static"
+		touch "$1/host.failed"
+	fi
+}
+
 build_cell() {
 	local cell=$1 s suite pkg sub flags d tree lk
 	read -r s suite pkg _ sub < <(src_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
 	flags=$(flags_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
 	d=$cache/$cell
-	if [ -e "$d/luajit.stripped" ]; then return 0; fi
+	if built "$d"; then return 0; fi
 	# Two runs (a test and `make check-matrix`) may want the same cell.
 	exec {lk}>"$cache/.$cell.lock"
 	flock "$lk"
-	if [ -e "$d/luajit.stripped" ]; then exec {lk}>&-; return 0; fi
+	if built "$d"; then exec {lk}>&-; return 0; fi
 	if [ -e "$d/build.failed" ] && [ "${LUW_LJMATRIX_REBUILD:-0}" != 1 ]; then exec {lk}>&-; return 0; fi
 	fetch "$s" "$suite" "$pkg" || return 1
-	rm -rf "$d"
+	local only_host=0
+	if [ -e "$d/luajit.stripped" ]; then
+		only_host=1
+		rm -rf "$d/tree" "$d/host.log"
+	else
+		rm -rf "$d"
+	fi
 	mkdir -p "$d"
 	tree=$d/tree
 	mkdir -p "$tree"
@@ -115,15 +143,29 @@ build_cell() {
 	[ -z "$sub" ] || tree=$tree/$sub
 	if [ ! -f "$tree/src/luajit.c" ]; then
 		echo "ljmatrix: no LuaJIT in the $s tarball${sub:+ under $sub}" >&2
-		rm -rf "$d"
+		[ $only_host = 1 ] && rm -rf "$d/tree" || rm -rf "$d"
 		exec {lk}>&-
 		return 1
+	fi
+	if [ $only_host = 1 ]; then
+		echo "ljmatrix: building $cell's libluajit.a for its static host" >&2
+		if nice -n 10 make -C "$tree/src" -j2 CCDEBUG=-g XCFLAGS="$flags" \
+			Q= libluajit.a >"$d/host.log" 2>&1; then
+			host "$d" "$tree"
+		else
+			echo "ljmatrix: $cell's libluajit.a failed, see $d/host.log" >&2
+			touch "$d/host.failed"
+		fi
+		rm -rf "$d/tree"
+		exec {lk}>&-
+		return 0
 	fi
 	echo "ljmatrix: building $cell (XCFLAGS='$flags')" >&2
 	if nice -n 10 make -C "$tree/src" -j2 CCDEBUG=-g XCFLAGS="$flags" \
 		Q= >"$d/build.log" 2>&1; then
 		cp "$tree/src/luajit" "$d/luajit"
 		strip -o "$d/luajit.stripped" "$d/luajit"
+		host "$d" "$tree"
 		# jit.* modules (-jv, -jdump) for the cell's own version.
 		mkdir -p "$d/share"
 		cp -r "$tree/src/jit" "$d/share/" 2>/dev/null || true

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The LuaJIT build matrix (scripts/ljmatrix.sh) probed from userspace.
-# Each cell's luajit, with DWARF and stripped, runs each phase of
+# Each cell's luajit, with DWARF and stripped, and its static host (a
+# stripped program linking libluajit.a that exports none of it), runs each phase of
 # tests/fixtures/workloads/matrix.lua and is sampled with
 # luaunwind-ljprobe.  A binary is either
 #   ok       every phase's samples have the workload's stack: its shape,
@@ -210,14 +211,17 @@ expected() {	# CELL FLAVOUR -> ok|refused|nobuild
 for cell in "${cells[@]}"; do
 	matrix_build "$cell"
 	[ $? = 1 ] && continue
-	oks=0
-	for fl in dwarf stripped; do
+	for fl in dwarf stripped static; do
 		b=$d/luajit
 		[ $fl = stripped ] && b=$d/luajit.stripped
+		[ $fl = static ] && b=$d/host.static
 		exp=$(expected "$cell" "$fl")
 		if [ -e "$d/build.failed" ]; then
 			res="not built: $(grep -m1 -i 'error' "$d/build.log" | cut -c1-120)"
 			[ "$exp" = nobuild ] || { echo "FAIL: $cell: build failed"; fails=$((fails + 1)); }
+		elif [ $fl = static ] && [ ! -e "$b" ]; then
+			res="not built: $(grep -m1 -i 'error' "$d/host.log" 2>/dev/null | cut -c1-120)"
+			[ "$exp" = nobuild ] || { echo "FAIL: $cell: static host failed"; fails=$((fails + 1)); }
 		else
 			res=$(probe_bin "$b")
 			ran=$((ran + 1))
@@ -226,8 +230,7 @@ for cell in "${cells[@]}"; do
 				[ -n "$bad" ] && res="WRONG: names from the library tables: $bad"
 			fi
 			case "$res" in
-			ok*) oks=$((oks + 1))
-			     [ "$exp" = ok ] || echo "note: $cell $fl is now $res, expected $exp" ;;
+			ok*) [ "$exp" = ok ] || echo "note: $cell $fl is now $res, expected $exp" ;;
 			refused:*) [ "$exp" = refused ] || { echo "FAIL: $cell $fl refused"; fails=$((fails + 1)); } ;;
 			*) echo "FAIL: $cell $fl"; fails=$((fails + 1))
 			   for f in "$tmp"/last-*.probe; do [ -e "$f" ] && head -6 "$f"; done ;;
@@ -244,14 +247,15 @@ for cell in "${cells[@]}"; do
 			fi
 		fi
 		[ $fl = dwarf ] && dwarf_res=$res
-		if [ $fl = stripped ] && [ $oks = 2 ]; then
+		if [ $fl != dwarf ] && [ "${dwarf_res%% *}" = ok ] && [ "${res%% *}" = ok ]; then
 			# Without DWARF (a family, the machine code, the process)
-			# the layout must be DWARF's, field for field.
+			# the layout must be DWARF's, field for field; in the
+			# static host too, which exports nothing.
 			layout_of "$d/luajit" "$tmp/ly.dwarf"
-			layout_of "$b" "$tmp/ly.stripped"
-			if [ ! -s "$tmp/ly.dwarf" ] || ! cmp -s "$tmp/ly.dwarf" "$tmp/ly.stripped"; then
-				res="WRONG: layout differs from DWARF's: $(diff "$tmp/ly.dwarf" "$tmp/ly.stripped" | grep '^>' | head -5 | tr '\n' ' ')"
-				echo "FAIL: $cell stripped"; fails=$((fails + 1))
+			layout_of "$b" "$tmp/ly.$fl"
+			if [ ! -s "$tmp/ly.dwarf" ] || ! cmp -s "$tmp/ly.dwarf" "$tmp/ly.$fl"; then
+				res="WRONG: layout differs from DWARF's: $(diff "$tmp/ly.dwarf" "$tmp/ly.$fl" | grep '^>' | head -5 | tr '\n' ' ')"
+				echo "FAIL: $cell $fl"; fails=$((fails + 1))
 			fi
 		fi
 		echo "$cell $fl $res"

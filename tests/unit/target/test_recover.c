@@ -16,13 +16,15 @@
  *
  * Each field recover.c gives must equal the reference, and every field
  * must be given in every build.  One line per build says what was
- * compared.
+ * compared.  A cell's static host, which exports nothing, is read too
+ * (check_static()).
  */
 #include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -515,6 +517,58 @@ out:
 	close(fd);
 }
 
+/*
+ * A cell's static host (host.static: libluajit.a in a stripped program
+ * that exports nothing): recover.c must find lua_close and lua_gettop by
+ * their code, their eight fields equal to DWARF's; every other field it
+ * gives must equal DWARF's too (it may give fewer: the other API
+ * functions it reads are not found without .dynsym).
+ */
+static void check_static(const char *host, const char *dwarf)
+{
+	struct luw_recover_result r;
+	int want[F__N], got[F__N], fd, i, n = 0;
+	char err[256], why[256];
+	uint64_t vs, vi, ve;
+	uint32_t cfa;
+	Elf *elf = luw_elf_open(host, &fd, err, sizeof(err));
+
+	if (!elf) {
+		CHECK(0, "%s: %s", host, err);
+		return;
+	}
+	if (dwarf_fields(dwarf, want))
+		goto out;
+	if (luw_layout_vm_fde(elf, &vs, &vi, &ve, &cfa, why, sizeof(why))) {
+		CHECK(0, "%s: %s", host, why);
+		goto out;
+	}
+	if (luw_recover(elf, vs, vi, 0, 0, &r, why, sizeof(why))) {
+		CHECK(0, "%s: recover.c: %s", host, why);
+		goto out;
+	}
+	CHECK(r.by_shape && r.at_close && r.at_gettop,
+	      "%s: lua_close and lua_gettop not found by their code", host);
+	rec_fields(&r, got);
+	for (i = 0; i < F__N; i++) {
+		if (i <= F_BASE)
+			CHECK(got[i] == want[i], "%s: %s from lua_close/lua_gettop "
+			      "found by their code %d, DWARF %d", host,
+			      fields[i].name, got[i], want[i]);
+		else
+			CHECK(got[i] == LUW_LJR_NONE || got[i] == want[i],
+			      "%s: %s from machine code %d, DWARF %d", host,
+			      fields[i].name, got[i], want[i]);
+		n += got[i] != LUW_LJR_NONE && got[i] == want[i];
+	}
+	printf("%s: lua_close at 0x%" PRIx64 " and lua_gettop at 0x%" PRIx64
+	       " by their code; %d of %d fields recovered, equal to DWARF\n",
+	       host, r.at_close, r.at_gettop, n, F__N);
+out:
+	elf_end(elf);
+	close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	const char *cache = getenv("LUW_CACHE");
@@ -534,6 +588,9 @@ int main(int argc, char **argv)
 			snprintf(p, sizeof(p), "%s/%s/luajit.stripped", dir, argv[i]);
 			snprintf(q, sizeof(q), "%s/%s/luajit", dir, argv[i]);
 			check_build(p, q);
+			snprintf(p, sizeof(p), "%s/%s/host.static", dir, argv[i]);
+			if (!access(p, R_OK))
+				check_static(p, q);
 		}
 		return luw_test_status("test_recover");
 	}
@@ -544,6 +601,10 @@ int main(int argc, char **argv)
 		if (!access(p, R_OK) && !access(q, R_OK)) {
 			ncells++;
 			check_build(p, q);
+			snprintf(p, sizeof(p), "%s/%s/host.static", dir,
+				 cells[i]->d_name);
+			if (!access(p, R_OK))
+				check_static(p, q);
 		}
 		free(cells[i]);
 	}

@@ -526,7 +526,7 @@ static int try_families(struct luw_layout_target *t, int round,
 			char whys[][400], const char *names[], int iscode[],
 			int *ncand)
 {
-	char why[512], fields[720], name[800];
+	char why[512], fields[720], name[864];
 	size_t nknown, i;
 	const struct luw_known *known = luw_known_layouts(&nknown);
 	int k = 0, code;
@@ -558,8 +558,11 @@ static int try_families(struct luw_layout_target *t, int round,
 						       why, sizeof(why));
 				if (!bad) {
 					snprintf(name, sizeof(name),
-						 "%.60s with %.710s from machine code",
-						 known[i].name, fields);
+						 "%.60s with %.710s from machine code%s",
+						 known[i].name, fields,
+						 t->rec.by_shape ? " (lua_close and "
+						 "lua_gettop found by their code: "
+						 "none exported)" : "");
 					/*
 					 * The short name in the refusal: the
 					 * field list would fill why before

@@ -53,7 +53,7 @@ struct luw_layout_target {
 	uint64_t vm_end;	/* end of lj_vm_ffi_call when adjacent */
 	uint32_t fde_cfa;	/* CFA offset of the interpreter FDE */
 	enum luw_layout_source src;
-	char layout_name[800];	/* known layout, "DWARF of ...", ... */
+	char layout_name[864];	/* known layout, "DWARF of ...", ... */
 	char why_dwarf[256];	/* why the DWARF layout was not taken */
 	struct luw_recover_result rec;	/* fields read from machine code */
 	char why_rec[128];	/* "" when rec is valid */

@@ -516,8 +516,12 @@ static void gct_recover(const struct luw_decode_file *file,
 	fd.ref_size = r->ref_size;
 	fd.l_stack = r->l_stack;
 	fd.ss_off = LUW_LJR_NONE;
-	if (r->l_stack != LUW_LJR_NONE &&
-	    !luw_elf_symbol_sized(file->elf, SHT_DYNSYM, "lua_close", 1, &a, &sz)) {
+	if (luw_elf_symbol_sized(file->elf, SHT_DYNSYM, "lua_close", 1, &a, &sz)) {
+		a = r->at_close;	/* found by its shape */
+		sz = a ? luw_ehframe_end(file->fdes, a) : 0;
+		sz = sz > a ? sz - a : 0;
+	}
+	if (r->l_stack != LUW_LJR_NONE && sz) {
 		uint64_t to[16];
 		int n = luw_decode_callees(file, a, sz, to, 16), i;
 
@@ -598,6 +602,135 @@ static void fn_recover(const struct luw_decode_file *file,
 	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;
 }
+/* 1 when the function [a, end) calls into [vm_start, vm_end) directly. */
+static int calls_vm(csh h, Elf *elf, uint64_t a, uint64_t end, uint64_t vm_start,
+		    uint64_t vm_end, cs_insn *in)
+{
+	const uint8_t *code;
+	size_t len;
+	uint64_t addr = a, t;
+	int rc;
+
+	if (!(code = luw_decode_code(elf, a, end - a, &len)))
+		return 0;
+	while ((rc = luw_decode_sweep(h, &code, &len, &addr, in)) >= 0)
+		if (rc && in->id == X86_INS_CALL &&
+		    (t = luw_decode_branch_target(in)) >= vm_start && t < vm_end)
+			return 1;
+	return 0;
+}
+
+/* 1 when [code, code + len) shifts a register right by 3 (bytes to slots). */
+static int shifts_by_3(csh h, const uint8_t *code, size_t len, uint64_t addr,
+		       cs_insn *in)
+{
+	int rc;
+
+	while ((rc = luw_decode_sweep(h, &code, &len, &addr, in)) >= 0)
+		if (rc && (in->id == X86_INS_SAR || in->id == X86_INS_SHR) &&
+		    in->detail->x86.op_count == 2 &&
+		    in->detail->x86.operands[1].type == X86_OP_IMM &&
+		    in->detail->x86.operands[1].imm == 3)
+			return 1;
+	return 0;
+}
+
+static void none(struct luw_recover_result *t)
+{
+	t->ref_size = t->l_glref = t->g_mainthref = t->g_cur_l = LUW_LJR_NONE;
+	t->l_stack = t->l_status = t->l_cframe = t->l_top = t->l_base = LUW_LJR_NONE;
+}
+
+/*
+ * Without .dynsym (a host that links LuaJIT statically and exports none
+ * of it), lua_close and lua_gettop are found by what their code does,
+ * among the functions .eh_frame lists:
+ *   lua_close   a function outside the interpreter that calls into it
+ *               (lj_vm_cpcall runs the finalizers) and whose straight-line
+ *               reading gives all six of its fields
+ *   lua_gettop  a function of at most 32 bytes whose reading is
+ *               (L->top - L->base) >> 3
+ * Every candidate must give the same fields: two that disagree are not
+ * chosen between.  The live checks prove the layout as with any other.
+ * Sets r's fields of both and r->at_close/at_gettop; the reason in why
+ * on failure.
+ */
+static int find_by_shape(const struct luw_decode_file *file, uint64_t vm_start,
+			 uint64_t vm_end, struct luw_recover_result *r,
+			 char *why, size_t n)
+{
+	cs_insn *in = cs_malloc(file->h);
+	const struct luw_fdes *fdes = file->fdes;
+	struct luw_recover_result c, g;
+	int nc = 0, ng = 0, clash = 0;
+
+	none(&c);
+	none(&g);
+	for (size_t i = 0; in && i < fdes->n; i++) {
+		const struct luw_fde *f = &fdes->v[i];
+		struct luw_recover_result t;
+		const uint8_t *code;
+		size_t len;
+
+		if (f->start <= vm_start && f->end > vm_start)
+			continue;	/* the interpreter itself */
+		code = luw_decode_code(file->elf, f->start, f->end - f->start, &len);
+		if (!code)
+			continue;
+		none(&t);
+		if (f->end - f->start <= 32) {
+			analyse(file->h, code, len, f->start, &t, 1);
+			if (t.l_top != LUW_LJR_NONE && t.l_top != t.l_base &&
+			    shifts_by_3(file->h, code, len, f->start, in)) {
+				clash |= ng && (g.l_top != t.l_top || g.l_base != t.l_base);
+				if (!ng++)
+					r->at_gettop = f->start;
+				g.l_top = t.l_top;
+				g.l_base = t.l_base;
+			}
+			continue;
+		}
+		if (!calls_vm(file->h, file->elf, f->start, f->end, vm_start,
+			      vm_end, in))
+			continue;
+		analyse(file->h, code, len, f->start, &t, 0);
+		if (t.l_glref == LUW_LJR_NONE || t.g_mainthref == LUW_LJR_NONE ||
+		    t.g_cur_l == LUW_LJR_NONE || t.l_stack == LUW_LJR_NONE ||
+		    t.l_status == LUW_LJR_NONE || t.l_cframe == LUW_LJR_NONE)
+			continue;
+		clash |= nc && (c.ref_size != t.ref_size || c.l_glref != t.l_glref ||
+				c.g_mainthref != t.g_mainthref ||
+				c.g_cur_l != t.g_cur_l || c.l_stack != t.l_stack ||
+				c.l_status != t.l_status || c.l_cframe != t.l_cframe);
+		if (!nc++)
+			r->at_close = f->start;
+		c = t;
+	}
+	if (in)
+		cs_free(in, 1);
+	if (!in)
+		snprintf(why, n, "out of memory");
+	else if (!nc || !ng)
+		snprintf(why, n, "no lua_close or lua_gettop in .dynsym, and %s",
+			 !nc ? "no function calling the interpreter reads like "
+			 "lua_close" : "no function reads like lua_gettop");
+	else if (clash)
+		snprintf(why, n, "no lua_close or lua_gettop in .dynsym, and the "
+			 "functions that read like them disagree (%d and %d)", nc, ng);
+	if (!in || !nc || !ng || clash)
+		return -1;
+	r->ref_size = c.ref_size;
+	r->l_glref = c.l_glref;
+	r->g_mainthref = c.g_mainthref;
+	r->g_cur_l = c.g_cur_l;
+	r->l_stack = c.l_stack;
+	r->l_status = c.l_status;
+	r->l_cframe = c.l_cframe;
+	r->l_top = g.l_top;
+	r->l_base = g.l_base;
+	return 0;
+}
+
 /*
  * The rbp rule of the FDE starting at vm_start (the interpreter's, whose
  * one rule holds in its whole body): rbp saved at CFA - k gives k.
@@ -628,7 +761,6 @@ int luw_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 {
 	struct luw_fdes fdes;
 	struct luw_decode_file file = { .elf = elf, .fdes = &fdes };
-	uint64_t a;
 	const uint8_t *code;
 	size_t len;
 
@@ -651,29 +783,37 @@ int luw_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		snprintf(why, n, "capstone: cannot open x86-64");
 		return -1;
 	}
-	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_close", 1, &a) ||
-	    !(code = luw_decode_code(elf, a, UINT64_MAX, &len))) {
-		snprintf(why, n, "no lua_close in .dynsym");
-		cs_close(&file.h);
-		return -1;
+	if (luw_ehframe_fdes(elf, &fdes))
+		memset(&fdes, 0, sizeof(fdes));
+	if (!luw_elf_symbol(elf, SHT_DYNSYM, "lua_close", 1, &r->at_close) &&
+	    !luw_elf_symbol(elf, SHT_DYNSYM, "lua_gettop", 1, &r->at_gettop)) {
+		if (!(code = luw_decode_code(elf, r->at_close, UINT64_MAX, &len))) {
+			snprintf(why, n, "lua_close of .dynsym in no code section");
+			goto fail;
+		}
+		analyse(file.h, code, len, r->at_close, r, 0);
+		if (!(code = luw_decode_code(elf, r->at_gettop, UINT64_MAX, &len))) {
+			snprintf(why, n, "lua_gettop of .dynsym in no code section");
+			goto fail;
+		}
+		analyse(file.h, code, len, r->at_gettop, r, 1);
+	} else {
+		r->at_close = r->at_gettop = 0;
+		if (vm_end <= vm_start) {
+			snprintf(why, n, "no lua_close or lua_gettop in .dynsym");
+			goto fail;
+		}
+		if (find_by_shape(&file, vm_start, vm_end, r, why, n))
+			goto fail;
+		r->by_shape = 1;
 	}
-	analyse(file.h, code, len, a, r, 0);
-	if (luw_elf_symbol(elf, SHT_DYNSYM, "lua_gettop", 1, &a) ||
-	    !(code = luw_decode_code(elf, a, UINT64_MAX, &len))) {
-		snprintf(why, n, "no lua_gettop in .dynsym");
-		cs_close(&file.h);
-		return -1;
-	}
-	analyse(file.h, code, len, a, r, 1);
 	if (r->ref_size != LUW_LJR_NONE) {
-		if (luw_ehframe_fdes(elf, &fdes))
-			memset(&fdes, 0, sizeof(fdes));
 		fn_recover(&file, r);
 		cframe_recover(&file, r);
 		checktrace_recover(&file, r);
 		gct_recover(&file, r);
-		luw_ehframe_free(&fdes);
 	}
+	luw_ehframe_free(&fdes);
 	if (vm_end > vm_start &&
 	    (code = luw_decode_code(elf, vm_start, vm_end - vm_start, &len))) {
 		luw_recover_vm_regs(file.h, code, len, vm_start, r);
@@ -688,4 +828,8 @@ int luw_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 	}
 	cs_close(&file.h);
 	return 0;
+fail:
+	luw_ehframe_free(&fdes);
+	cs_close(&file.h);
+	return -1;
 }

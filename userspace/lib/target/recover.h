@@ -179,6 +179,10 @@
 #define LUW_RECOVER_DECL_O(name, label)	int name;
 
 struct luw_recover_result {
+	/* where lua_close and lua_gettop were read; by_shape: found by what
+	 * their code does, the binary exporting neither */
+	uint64_t at_close, at_gettop;
+	int by_shape;
 	int ref_size;		/* 8 (GC64) or 4, LUW_LJR_NONE */
 	LUW_RECOVER_FIELDS(LUW_RECOVER_DECL, LUW_RECOVER_DECL, LUW_RECOVER_DECL_O)
 	unsigned int nvote_disp, nvote_base, nvote_kbase;	/* sites seen */
@@ -199,8 +203,9 @@ struct luw_recover_result {
  * Reads `elf` (vm_start, vm_end: the interpreter's FDE, link-time
  * addresses, 0/0: not scanned; dispatch_reg, base_reg: DWARF numbers of
  * DISPATCH and BASE to scan with when its code does not show them).  0 when lua_close and
- * lua_gettop were found and analysed (fields may still be LUW_LJR_NONE), -1
- * with the reason otherwise.
+ * lua_gettop were found (in .dynsym, else by their shape: find_by_shape()
+ * in recover.c) and analysed (fields may still be LUW_LJR_NONE), -1 with
+ * the reason otherwise.
  */
 int luw_recover(Elf *elf, uint64_t vm_start, uint64_t vm_end,
 		unsigned int dispatch_reg, unsigned int base_reg,
