@@ -602,6 +602,7 @@ static void fn_recover(const struct luw_decode_file *file,
 	    !fd.chunk_conflict && fd.chunk_k < r->pt_size)
 		r->pt_chunkname = r->pt_size - fd.chunk_k;
 }
+
 /* 1 when the function [a, end) calls into [vm_start, vm_end) directly. */
 static int calls_vm(csh h, Elf *elf, uint64_t a, uint64_t end, uint64_t vm_start,
 		    uint64_t vm_end, cs_insn *in)
