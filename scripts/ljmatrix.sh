@@ -5,12 +5,14 @@
 #
 #   scripts/ljmatrix.sh list              the cells: SOURCE-VARIANT per line
 #   scripts/ljmatrix.sh build [CELL...]   fetch and build (default: all)
+#   scripts/ljmatrix.sh host CELL...      build, with the static host
 #   scripts/ljmatrix.sh path CELL         the cell's directory
 #   scripts/ljmatrix.sh fetch SOURCE      fetch a source; print its tarball
 #
-# Each cell also gets host.static: tests/fixtures/workloads/static_host.c
+# A cell built also gets host.static: tests/fixtures/workloads/static_host.c
 # linked with the build's libluajit.a and stripped, a host that exports
-# nothing of LuaJIT's (host.failed and host.log when it does not link).
+# nothing of LuaJIT's (host.failed and host.log when it does not link);
+# `host` gives one to a cell cached before, by building its libluajit.a.
 #
 # Builds are cached OUTSIDE the checkout, in
 #   ${LUW_CACHE:-/var/cache/luaunwind}/ljmatrix/SOURCE-VARIANT/
@@ -95,9 +97,12 @@ fetch() {
 	ls "$d"/*.orig.tar.* >/dev/null 2>&1 || { echo "ljmatrix: no source for $1 ($3 in $2)" >&2; return 1; }
 }
 
-# built CELL-DIR: nothing left to build (a cell cached before the static
-# host existed builds its libluajit.a for it, and keeps its luajit).
-built() { [ -e "$1/luajit.stripped" ] && { [ -e "$1/host.static" ] || [ -e "$1/host.failed" ]; }; }
+# built CELL-DIR [host]: nothing left to build (with host: the static
+# host tried too).
+built() {
+	[ -e "$1/luajit.stripped" ] &&
+		{ [ -z "${2:-}" ] || [ -e "$1/host.static" ] || [ -e "$1/host.failed" ]; }
+}
 
 # host CELL-DIR TREE: host.static from TREE's libluajit.a, or host.failed.
 host() {
@@ -113,16 +118,16 @@ host() {
 	fi
 }
 
-build_cell() {
-	local cell=$1 s suite pkg sub flags d tree lk
+build_cell() {	# CELL [host]
+	local cell=$1 want=${2:-} s suite pkg sub flags d tree lk
 	read -r s suite pkg _ sub < <(src_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
 	flags=$(flags_of "$cell") || { echo "ljmatrix: unknown cell $cell" >&2; return 1; }
 	d=$cache/$cell
-	if built "$d"; then return 0; fi
+	if built "$d" $want; then return 0; fi
 	# Two runs (a test and `make check-matrix`) may want the same cell.
 	exec {lk}>"$cache/.$cell.lock"
 	flock "$lk"
-	if built "$d"; then exec {lk}>&-; return 0; fi
+	if built "$d" $want; then exec {lk}>&-; return 0; fi
 	if [ -e "$d/build.failed" ] && [ "${LUW_LJMATRIX_REBUILD:-0}" != 1 ]; then exec {lk}>&-; return 0; fi
 	fetch "$s" "$suite" "$pkg" || return 1
 	local only_host=0
@@ -199,5 +204,10 @@ build)
 	mkdir -p "$cache"
 	for c in "$@"; do build_cell "$c"; done
 	;;
-*) sed -n '2,20s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
+host)
+	shift
+	mkdir -p "$cache"
+	for c in "$@"; do build_cell "$c" host; done
+	;;
+*) sed -n '2,/^[^#]/s/^# \{0,1\}//p' "$0" >&2; exit 2 ;;
 esac

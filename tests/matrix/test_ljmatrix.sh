@@ -219,6 +219,9 @@ for cell in "${cells[@]}"; do
 		if [ -e "$d/build.failed" ]; then
 			res="not built: $(grep -m1 -i 'error' "$d/build.log" | cut -c1-120)"
 			[ "$exp" = nobuild ] || { echo "FAIL: $cell: build failed"; fails=$((fails + 1)); }
+		elif [ $fl = static ] && ! "$top/scripts/ljmatrix.sh" host "$cell" >&2; then
+			echo "FAIL: $cell: cannot build its static host"; fails=$((fails + 1))
+			continue
 		elif [ $fl = static ] && [ ! -e "$b" ]; then
 			res="not built: $(grep -m1 -i 'error' "$d/host.log" 2>/dev/null | cut -c1-120)"
 			[ "$exp" = nobuild ] || { echo "FAIL: $cell: static host failed"; fails=$((fails + 1)); }
