@@ -10,7 +10,7 @@ build=(build-essential cmake pkg-config clang libclang-rt-14-dev libcapstone-dev
        libelf-dev libdw-dev zlib1g-dev libmicrohttpd-dev)
 test=(luajit libluajit-5.1-dev tarantool chromium golang-go procps
       libc6-dbg binutils nginx sysbench wrk curl iproute2
-      neovim knot-resolver knot-dnsutils trafficserver)
+      neovim knot-resolver knot-dnsutils trafficserver rspamd)
 # Not libnginx-mod-http-lua: it needs libluajit2-5.1-2, which conflicts with
 # (and apt would remove) luajit and libluajit-5.1-dev; it is fetched and
 # unpacked privately (scripts/nginx-lua-fetch.sh), NDK module included.
