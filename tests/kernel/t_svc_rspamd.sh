@@ -27,11 +27,16 @@ rspamd -f -i -u root -g root -c /etc/rspamd/rspamd.conf \
 	>"$W/rspamd.out" 2>&1 &
 main=$!
 kids="$kids $main"
+# A process's command line, read within 5 s: reading it takes the
+# process's mmap lock, which a process stuck in the kernel may hold.
+cmdline() {
+	timeout -s KILL 5 cat "/proc/$1/cmdline" 2>/dev/null | tr '\0' ' '
+}
 # The scanner is the main process's child titled "normal process".
 scanner() {
 	local p
 	for p in $(pgrep -P "$main"); do
-		grep -q 'normal process' "/proc/$p/cmdline" 2>/dev/null && { echo "$p"; return 0; }
+		cmdline "$p" | grep -q 'normal process' && { echo "$p"; return 0; }
 	done
 	return 1
 }
@@ -40,14 +45,14 @@ rspamd_scans() {
 		curl -sf -m 10 --data-binary @"$S/msg.eml" http://127.0.0.1:11333/checkv2 >"$W/first" 2>/dev/null
 }
 # A start that never serves (twice in about 17 runs under load, cause
-# not yet known) leaves what it was doing: rspamd's log, its processes'
-# states and kernel stacks, and the last answer of its scanner's port.
+# not yet known) leaves what it was doing: rspamd's log, each of its
+# processes' state, kernel stack and command line, and what the
+# scanner's port answers.
 stuck() {
 	local p
 	tail -20 "$run/rspamd.log" "$W/rspamd.out"
-	ps -o pid,ppid,stat,wchan:24,etime,args -p "$main" --ppid "$main"
 	for p in $main $(pgrep -P "$main"); do
-		echo "== $p $(tr '\0' ' ' </proc/$p/cmdline 2>/dev/null)"
+		echo "== $p $(cut -d' ' -f3 /proc/$p/stat 2>/dev/null) $(cat /proc/$p/wchan 2>/dev/null): $(cmdline "$p")"
 		cat /proc/$p/stack 2>/dev/null
 	done
 	curl -sS -m 10 --data-binary @"$S/msg.eml" http://127.0.0.1:11333/checkv2 2>&1 | head -c 300
