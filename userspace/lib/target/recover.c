@@ -10,6 +10,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,6 +637,23 @@ static int shifts_by_3(csh h, const uint8_t *code, size_t len, uint64_t addr,
 	return 0;
 }
 
+/* What lua_close's reading gives: ref_size comes with L->glref. */
+static const size_t close_fields[] = {
+	offsetof(struct luw_recover_result, ref_size),
+	offsetof(struct luw_recover_result, l_glref),
+	offsetof(struct luw_recover_result, g_mainthref),
+	offsetof(struct luw_recover_result, g_cur_l),
+	offsetof(struct luw_recover_result, l_stack),
+	offsetof(struct luw_recover_result, l_status),
+	offsetof(struct luw_recover_result, l_cframe),
+};
+#define NCLOSE (sizeof(close_fields) / sizeof(close_fields[0]))
+
+static int *field(struct luw_recover_result *r, size_t ofs)
+{
+	return (int *)((char *)r + ofs);
+}
+
 static void none(struct luw_recover_result *t)
 {
 	t->ref_size = t->l_glref = t->g_mainthref = t->g_cur_l = LUW_LJR_NONE;
@@ -664,6 +682,7 @@ static int find_by_shape(const struct luw_decode_file *file, uint64_t vm_start,
 	const struct luw_fdes *fdes = file->fdes;
 	struct luw_recover_result c, g;
 	int nc = 0, ng = 0, clash = 0;
+	size_t k;
 
 	none(&c);
 	none(&g);
@@ -695,14 +714,14 @@ static int find_by_shape(const struct luw_decode_file *file, uint64_t vm_start,
 			      vm_end, in))
 			continue;
 		analyse(file->h, code, len, f->start, &t, 0);
-		if (t.l_glref == LUW_LJR_NONE || t.g_mainthref == LUW_LJR_NONE ||
-		    t.g_cur_l == LUW_LJR_NONE || t.l_stack == LUW_LJR_NONE ||
-		    t.l_status == LUW_LJR_NONE || t.l_cframe == LUW_LJR_NONE)
+		for (k = 0; k < NCLOSE; k++)
+			if (*field(&t, close_fields[k]) == LUW_LJR_NONE)
+				break;
+		if (k < NCLOSE)
 			continue;
-		clash |= nc && (c.ref_size != t.ref_size || c.l_glref != t.l_glref ||
-				c.g_mainthref != t.g_mainthref ||
-				c.g_cur_l != t.g_cur_l || c.l_stack != t.l_stack ||
-				c.l_status != t.l_status || c.l_cframe != t.l_cframe);
+		for (k = 0; nc && k < NCLOSE; k++)
+			clash |= *field(&c, close_fields[k]) !=
+				 *field(&t, close_fields[k]);
 		if (!nc++)
 			r->at_close = f->start;
 		c = t;
@@ -720,13 +739,8 @@ static int find_by_shape(const struct luw_decode_file *file, uint64_t vm_start,
 			 "functions that read like them disagree (%d and %d)", nc, ng);
 	if (!in || !nc || !ng || clash)
 		return -1;
-	r->ref_size = c.ref_size;
-	r->l_glref = c.l_glref;
-	r->g_mainthref = c.g_mainthref;
-	r->g_cur_l = c.g_cur_l;
-	r->l_stack = c.l_stack;
-	r->l_status = c.l_status;
-	r->l_cframe = c.l_cframe;
+	for (k = 0; k < NCLOSE; k++)
+		*field(r, close_fields[k]) = *field(&c, close_fields[k]);
 	r->l_top = g.l_top;
 	r->l_base = g.l_base;
 	return 0;
