@@ -36,12 +36,17 @@ grep -q ';main chunk @[^;]*alloc.lua:0;big_strings @[^;]*alloc.lua:17;.*;host_al
 	fail "$t: no big_strings stack ending in host_alloc: $(grep big_strings "$W/$t.folded" | head -2)"
 # The cells of the build matrix t_rec_matrix records (rec_matrix.cells:
 # 2017 to 2025, GC64 off, LUA52COMPAT, no JIT, assertions, tarantool's
-# fork; stripped ones with the layout from their machine code): the
+# fork; stripped ones with the layout from their machine code, and a
+# static host that exports none of LuaJIT): the
 # allocator found and probed on each, the same checks.
 while read -r cell fl; do
 	case $cell in '#'* | '') continue ;; esac
-	b=$K/ljmatrix/$cell/luajit
-	[ "$fl" = stripped ] && b=$b.stripped
+	case $fl in
+	dwarf) b=$K/ljmatrix/$cell/luajit ;;
+	stripped) b=$K/ljmatrix/$cell/luajit.stripped ;;
+	static) b=$K/ljmatrix/$cell/host.static ;;
+	*) fail "$cell: unknown flavour $fl" ;;
+	esac
 	[ -x "$b" ] || fail "$cell: no $b (make -C tests/kernel prep-t_alloc_targets on the host)"
 	t=$cell-$fl
 	"$b" $WL/alloc.lua 6 jit "$W/go-$t" >"$W/$t.out" 2>&1 </dev/null &

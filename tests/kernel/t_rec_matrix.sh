@@ -10,7 +10,9 @@
 # right when
 #  - its DWARF flavour was attached with the layout from DWARF (not a
 #    fallback), its stripped flavour with one from the machine code or a
-#    validated family;
+#    validated family, its static flavour (a stripped host that links
+#    libluajit.a and exports nothing) with one from the machine code of
+#    lua_close and lua_gettop found by what their code does;
 #  - in EVERY sample, every Lua frame is one of the workload's functions
 #    named as defined, with its first line (main chunk :0, driver, rec,
 #    floorloop, ...; the coroutine's anonymous body unnamed), every
@@ -22,7 +24,9 @@
 #    the cell: silently wrong;
 #  - >= 90% of the samples are the workload's whole stacks, host frames
 #    _start, __libc_start_main, main, lua_cpcall, pmain, docall (or their
-#    addresses when stripped), lua_pcall below the main chunk, and
+#    addresses when stripped), lua_pcall below the main chunk (static:
+#    _start, __libc_start_main, then two unnamed frames, main and
+#    lua_pcall), and
 #    each phase has its leaf: rec^n, math.floor, string.rep's C code,
 #    c_payload under ffi.meta.__call, work() in the coroutine, a trace;
 #  - in every lwstacks sample, each caller stands on its call's line and
@@ -75,7 +79,7 @@ check() {
 	    -v rp="reploop @M:$L_rep" -v ff="ffiloop @M:$L_ffi" \
 	    -v rs="resumer @M:$L_res" -v body="@M:$L_body" \
 	    -v wk="work @M:$L_work" -v tl="tloop @M:$L_tloop" \
-	    -v out="$W/$1-$4.folded" '
+	    -v out="$W/$1-$4.folded" -v hostre="$hostre" '
 	function islua(x) { return x ~ /@M:[0-9]+$/ }
 	function wrong(why) { print "FAIL WRONG: " why ": " substr($0, 1, 300); bad = 1; exit }
 	BEGIN {
@@ -113,10 +117,9 @@ check() {
 				if (last == "" && x != "main chunk @M:0") wrong("outermost Lua frame " x)
 				if (last != "" && !((last ">" x) in edge)) wrong("call " last " -> " x)
 				if (last == "") {
-					# luajit.c: main -> lua_cpcall -> pmain -> docall -> lua_pcall
 					hp = fr[2]
 					for (j = 3; j < i; j++) hp = hp ";" fr[j]
-					whole = hp ~ /^_start;__libc_start_main;(__libc_start_call_main;)?main;lua_cpcall;[^;]+;[^;]+;lua_pcall$/
+					whole = hp ~ hostre
 				}
 				last = x; continue
 			}
@@ -204,8 +207,12 @@ lines() {
 n=0
 while read -r cell fl; do
 	case $cell in '#'* | '') continue ;; esac
-	b=$M/$cell/luajit
-	[ "$fl" = stripped ] && b=$b.stripped
+	case $fl in
+	dwarf) b=$M/$cell/luajit ;;
+	stripped) b=$M/$cell/luajit.stripped ;;
+	static) b=$M/$cell/host.static ;;
+	*) fail "$cell: unknown flavour $fl" ;;
+	esac
 	[ -x "$b" ] || fail "$cell: no $b (make -C tests/kernel prep-t_rec_matrix on the host)"
 	tag=$cell-$fl
 	launch "$b" mix "$tag"
@@ -236,6 +243,15 @@ while read -r cell fl; do
 	dwarf) grep -q "^attached pid $pmix: .*, layout DWARF of [^ ]*/$cell/luajit " "$W/$tag.err" ||
 		{ cat "$W/$tag.err" >&2; fail "$tag: not attached with its DWARF layout"; } ;;
 	stripped) ! grep -q "layout DWARF" "$W/$tag.err" || fail "$tag: a stripped binary with a DWARF layout" ;;
+	static) grep -q "^attached pid $pmix: .*lua_close and lua_gettop found by their code" "$W/$tag.err" ||
+		{ cat "$W/$tag.err" >&2; fail "$tag: not attached with a layout from the code of lua_close and lua_gettop"; } ;;
+	esac
+	# The host frames below the main chunk.  luajit.c: main ->
+	# lua_cpcall -> pmain -> docall -> lua_pcall; static_host.c: main ->
+	# lua_pcall, neither named (no symbol is left).
+	case $fl in
+	static) hostre='^_start;__libc_start_main;(__libc_start_call_main;)?host[.]static[+]0x[0-9a-f]+;host[.]static[+]0x[0-9a-f]+$' ;;
+	*) hostre='^_start;__libc_start_main;(__libc_start_call_main;)?main;lua_cpcall;[^;]+;[^;]+;lua_pcall$' ;;
 	esac
 	echo "$tag: $(sed -n "s/^attached pid $pmix: .*), \(layout .*\), vm .*/\1/p" "$W/$tag.err")"
 	check "$tag" "$pmix" "$comm" mix "rec floor rep ffi coro"
