@@ -955,6 +955,7 @@ int luw_table_install(struct luw_session *s, pid_t vpid, struct luw_table *tab)
 	for (i = 0; old && i < old->n; i++)
 		if (luw_table_overlaps(old->t[i], tab))
 			freed += old->t[i]->bytes;
+	err = -ENOMEM;
 	new = kmalloc(struct_size(new, t, (old ? old->n : 0) + 1),
 		      GFP_KERNEL_ACCOUNT);
 	if (!new)

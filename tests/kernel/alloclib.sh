@@ -44,7 +44,10 @@ rec_start() {
 	$CTL record -p "$p" -o "$W/$tag.luw" --alloc-interval 4096 "$@" \
 		2>"$W/$tag.err" </dev/null &
 	rec=$!
-	within 60 probed "$W/$tag.err" || { cat "$W/$tag.err" >&2; fail "$tag: record --alloc did not attach"; }
+	within 60 probed "$W/$tag.err" || {
+		cat "$W/$tag.err" >&2
+		fail "$tag: record --alloc did not attach (pid $p: $(cut -d' ' -f3 "/proc/$p/stat" 2>/dev/null || echo gone), threads $(ls "/proc/$p/task" 2>/dev/null | tr '\n' ' '))"
+	}
 	pa=$(allocf "$W/$tag.err")
 	[ "$(byte "$p" "$pa")" = cc ] || fail "$tag: no breakpoint at the allocator $pa: $(byte "$p" "$pa")"
 }
