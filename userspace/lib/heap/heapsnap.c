@@ -248,7 +248,8 @@ struct out {
 
 static void put(struct out *o, const void *p, size_t n)
 {
-	if (o->err)
+	/* An empty label has no bytes, and may have no pointer either. */
+	if (o->err || !n)
 		return;
 	if (luw_grow((void **)&o->b, &o->cap, o->n + n, 1)) {
 		o->err = ENOMEM;
