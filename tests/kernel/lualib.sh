@@ -7,6 +7,19 @@ WL=tests/fixtures/workloads
 L2=build/luajit2
 STACKS=$K/lwstacks
 
+# matrix_bin CELL FLAVOUR: the binary of a tests/kernel/rec_matrix.cells
+# line, as prep-t_rec_matrix links it for the guest (dwarf: the build with
+# -g; stripped: its stripped copy; static: static_host.c around its
+# libluajit.a).
+matrix_bin() {
+	case $2 in
+	dwarf) echo "$K/ljmatrix/$1/luajit" ;;
+	stripped) echo "$K/ljmatrix/$1/luajit.stripped" ;;
+	static) echo "$K/ljmatrix/$1/host.static" ;;
+	*) fail "$1: unknown flavour $2" ;;
+	esac
+}
+
 # lua_cmd NAME: the command line that runs a Lua script on target NAME.
 lua_cmd() {
 	case $1 in

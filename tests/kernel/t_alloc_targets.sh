@@ -41,12 +41,7 @@ grep -q ';main chunk @[^;]*alloc.lua:0;big_strings @[^;]*alloc.lua:17;.*;host_al
 # allocator found and probed on each, the same checks.
 while read -r cell fl; do
 	case $cell in '#'* | '') continue ;; esac
-	case $fl in
-	dwarf) b=$K/ljmatrix/$cell/luajit ;;
-	stripped) b=$K/ljmatrix/$cell/luajit.stripped ;;
-	static) b=$K/ljmatrix/$cell/host.static ;;
-	*) fail "$cell: unknown flavour $fl" ;;
-	esac
+	b=$(matrix_bin "$cell" "$fl")
 	[ -x "$b" ] || fail "$cell: no $b (make -C tests/kernel prep-t_alloc_targets on the host)"
 	t=$cell-$fl
 	"$b" $WL/alloc.lua 6 jit "$W/go-$t" >"$W/$t.out" 2>&1 </dev/null &

@@ -37,7 +37,6 @@
 . tests/kernel/lualib.sh
 REP=$K/luaunwind-report
 wl=$WL/matrix.lua
-M=$K/ljmatrix
 load
 
 # The workload's lines, from its "-- @NAME" markers.
@@ -207,12 +206,7 @@ lines() {
 n=0
 while read -r cell fl; do
 	case $cell in '#'* | '') continue ;; esac
-	case $fl in
-	dwarf) b=$M/$cell/luajit ;;
-	stripped) b=$M/$cell/luajit.stripped ;;
-	static) b=$M/$cell/host.static ;;
-	*) fail "$cell: unknown flavour $fl" ;;
-	esac
+	b=$(matrix_bin "$cell" "$fl")
 	[ -x "$b" ] || fail "$cell: no $b (make -C tests/kernel prep-t_rec_matrix on the host)"
 	tag=$cell-$fl
 	launch "$b" mix "$tag"
@@ -248,7 +242,7 @@ while read -r cell fl; do
 	esac
 	# The host frames below the main chunk.  luajit.c: main ->
 	# lua_cpcall -> pmain -> docall -> lua_pcall; static_host.c: main ->
-	# lua_pcall, neither named (no symbol is left).
+	# lua_pcall, both unnamed (no symbol is left).
 	case $fl in
 	static) hostre='^_start;__libc_start_main;(__libc_start_call_main;)?host[.]static[+]0x[0-9a-f]+;host[.]static[+]0x[0-9a-f]+$' ;;
 	*) hostre='^_start;__libc_start_main;(__libc_start_call_main;)?main;lua_cpcall;[^;]+;[^;]+;lua_pcall$' ;;
