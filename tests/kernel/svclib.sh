@@ -45,6 +45,35 @@ no_garbage() {
 	fi
 }
 
+# record_svc NAME SECONDS [REPORT OPTION...]: $pid recorded for SECONDS
+# into $W/NAME.luw; then the processes in $stop (default: $pid; the
+# service and its load generator) are killed, the recording reported into
+# $f with the options given, and $f checked for garbage frames.
+record_svc() {
+	local name=$1 secs=$2
+	shift 2
+	$CTL record -p "$pid" -o "$W/$name.luw" --duration "$secs" 2>"$W/$name.err" ||
+		{ cat "$W/$name.err" >&2; fail "$name: record -p $pid"; }
+	kill ${stop:-$pid} 2>/dev/null
+	report "$W/$name.luw" "$@"
+	no_garbage "$name"
+}
+
+# leaf_chain WHAT FN MIN FRAME CHAIN: of the samples in $f ($all), at
+# least MIN are in the Lua function FN (FRAME: the extended regex of its
+# frame), and >= 90% of those read CHAIN (the regex of the whole stack,
+# from its root to FN's frame).  Both end at the end of a stack or at a
+# ';'.  Sets all, nleaf and good.
+leaf_chain() {
+	local end='( [0-9]+$|;)'
+	all=$(sum '')
+	nleaf=$(sum -E ";$4$end")
+	[ "$nleaf" -ge "$3" ] ||
+		{ head -5 "$f" | cut -c1-600 >&2; fail "$1: only $nleaf of $all samples in $2()"; }
+	good=$(sum -E "$5$end")
+	need_most "$1" "$good" "$nleaf" "samples in $2() with the whole chain"
+}
+
 # need_most WHAT GOOD OF WHY: GOOD >= 90% of OF, and OF > 0.
 need_most() {
 	[ "$3" -gt 0 ] || fail "$1: no samples for: $4"

@@ -22,12 +22,8 @@ msg=
 
 start_svc sysbench 'Threads started' env SVC_JIT=on \
 	sysbench tests/kernel/svc/sysbench.lua --threads=3 --time=120 --events=0 run
-$CTL record -p "$pid" -o "$W/sb.luw" --duration 6 2>"$W/sb.err" ||
-	{ cat "$W/sb.err" >&2; fail "sysbench: record -p $pid"; }
-kill "$pid"
-$REP --vmstates "$W/sb.luw" >"$W/sb.vmstates" || fail "sysbench: --vmstates"
-report "$W/sb.luw" --by-tid
-no_garbage "sysbench jit"
+record_svc sysbench_jit 6 --by-tid
+$REP --vmstates "$W/sysbench_jit.luw" >"$W/sb.vmstates" || fail "sysbench: --vmstates"
 one_universe "sysbench jit" 'sbwork[0-9]+\.lua'
 S='@[^;]*svc/sysbench\.lua'
 B='@sbwork[0-9]+\.lua'

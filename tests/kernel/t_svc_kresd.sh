@@ -29,18 +29,12 @@ grep -q 'status: NXDOMAIN' "$W/kdig.first" ||
 (while :; do kdig @127.0.0.1 -p 5353 +retry=0 +timeout=5 $names >/dev/null 2>&1; done) &
 load_pid=$!
 kids="$kids $load_pid"
-$CTL record -p "$pid" -o "$W/kr.luw" --duration 5 2>"$W/kr.err" ||
-	{ cat "$W/kr.err" >&2; fail "record -p $pid"; }
-kill "$load_pid" "$pid"
-report "$W/kr.luw"
-no_garbage kresd
+stop="$load_pid $pid"
+record_svc kresd 5
 
 A='@[^;]*svc/kres_modules/kresd_work\.lua'
-all=$(sum '')
-nleaf=$(sum -E ";leaf $A:6( [0-9]+\$|;)")
-[ "$nleaf" -ge 100 ] || fail "only $nleaf of $all samples in leaf()"
-good=$(sum -E "^_start;__libc_start_main;(.*;)?uv_run;(.*;)?lua_pcall;kresd_work\\.query $A:18;mid $A:14;leaf $A:6( [0-9]+\$|;)")
-need_most kresd "$good" "$nleaf" "samples in leaf() with the whole chain"
+leaf_chain kresd leaf 100 "leaf $A:6" \
+	"^_start;__libc_start_main;(.*;)?uv_run;(.*;)?lua_pcall;kresd_work\\.query $A:18;mid $A:14;leaf $A:6"
 root=$(rooted "_start|clone3|clone|start_thread")
 need_most kresd "$root" "$all" "samples rooted at a thread's entry"
 unload

@@ -14,18 +14,11 @@
 load
 start_svc nvim ready nvim --headless -u NONE -i NONE -n \
 	-c 'luafile tests/kernel/svc/nvim.lua'
-$CTL record -p "$pid" -o "$W/nv.luw" --duration 5 2>"$W/nv.err" ||
-	{ cat "$W/nv.err" >&2; fail "record -p $pid"; }
-kill "$pid"
-report "$W/nv.luw"
-no_garbage nvim
+record_svc nvim 5
 
 A='@[^;]*svc/nvim_work\.lua'
-all=$(sum '')
-nleaf=$(sum -E ";leaf $A:6( [0-9]+\$|;)")
-[ "$nleaf" -ge 100 ] || fail "only $nleaf of $all samples in leaf()"
-good=$(sum -E "^_start;__libc_start_main;(.*;)?main;(.*;)?lua_pcall;nvim_work\\.tick $A:18;mid $A:14;leaf $A:6( [0-9]+\$|;)")
-need_most nvim "$good" "$nleaf" "samples in leaf() with the whole chain"
+leaf_chain nvim leaf 100 "leaf $A:6" \
+	"^_start;__libc_start_main;(.*;)?main;(.*;)?lua_pcall;nvim_work\\.tick $A:18;mid $A:14;leaf $A:6"
 root=$(rooted "_start|clone3|clone|start_thread")
 need_most nvim "$root" "$all" "samples rooted at a thread's entry"
 unload

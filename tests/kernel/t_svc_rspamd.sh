@@ -63,19 +63,13 @@ MSG=$S/msg.eml wrk -t1 -c4 -d300 -s "$S/post.lua" http://127.0.0.1:11333/checkv2
 wrkpid=$!
 kids="$kids $wrkpid"
 sleep 1
-$CTL record -p "$pid" -o "$W/rspamd.luw" --duration 5 2>"$W/rspamd.err" ||
-	{ cat "$W/rspamd.err" >&2; fail "record -p $pid"; }
-kill "$wrkpid" "$main"
-report "$W/rspamd.luw"
-no_garbage rspamd
+stop="$wrkpid $main"
+record_svc rspamd 5
 
 H='@[^;]*svc/rspamd/rspamd\.local\.lua'
-all=$(sum '')
-nfib=$(sum -E ";fib $H:10( [0-9]+\$|;)")
-[ "$nfib" -ge 50 ] || { head -5 "$f" | cut -c1-600 >&2; fail "only $nfib of $all samples in fib()"; }
-good=$(sum -E "^_start;(.*;)?rspamd_symcache_[a-z_]*;(.*;)?lua_pcall;$H:27;weigh $H:16;(fib $H:10;)*fib $H:10( [0-9]+\$|;)")
-need_most rspamd "$good" "$nfib" "samples in fib() with the whole chain"
+leaf_chain rspamd fib 50 "fib $H:10" \
+	"^_start;(.*;)?rspamd_symcache_[a-z_]*;(.*;)?lua_pcall;$H:27;weigh $H:16;(fib $H:10;)*fib $H:10"
 root=$(rooted _start)
 need_most rspamd "$root" "$all" "samples rooted at the process's entry"
 unload
-pass "$all samples, fib chain $good/$nfib, rooted $root/$all"
+pass "$all samples, fib chain $good/$nleaf, rooted $root/$all"

@@ -17,21 +17,14 @@
 load
 start_svc sysbench 'Threads started' \
 	sysbench tests/kernel/svc/sysbench.lua --threads=3 --time=120 --events=0 run
-$CTL record -p "$pid" -o "$W/sb.luw" --duration 6 2>"$W/sb.err" ||
-	{ cat "$W/sb.err" >&2; fail "record -p $pid"; }
-kill "$pid"
-report "$W/sb.luw" --by-tid
-no_garbage sysbench
+record_svc sysbench 6 --by-tid
 one_universe sysbench 'sbwork[0-9]+\.lua'
 
 S='@[^;]*svc/sysbench\.lua'
 B='@sbwork[0-9]+\.lua'
-all=$(sum '')
-nleaf=$(sum -E ";leaf $B:3( [0-9]+\$|;)")
-[ "$nleaf" -ge 100 ] || fail "only $nleaf of $all samples in leaf()"
 I='@\[string "sysbench\.lua"\]'
-good=$(sum -E "^[^;]*;(clone3;)?start_thread;(.*;)?lua_pcall;thread_run $I:[0-9]+;pcall;event $S:38;run $B:15;mid $B:11;leaf $B:3( [0-9]+\$|;)")
-need_most sysbench "$good" "$nleaf" "samples in leaf() with the whole chain"
+leaf_chain sysbench leaf 100 "leaf $B:3" \
+	"^[^;]*;(clone3;)?start_thread;(.*;)?lua_pcall;thread_run $I:[0-9]+;pcall;event $S:38;run $B:15;mid $B:11;leaf $B:3"
 nt=$(grep -E ";leaf $B:3( [0-9]+\$|;)" "$f" | cut -d';' -f1 | sort -u | wc -l)
 [ "$nt" -ge 3 ] || fail "leaf() sampled in $nt threads, not 3"
 root=$(rooted '_start|clone3|clone|start_thread' 1)

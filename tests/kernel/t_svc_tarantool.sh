@@ -23,18 +23,11 @@
 . tests/kernel/svclib.sh
 load
 start_svc tarantool ready tarantool tests/kernel/svc/tarantool.lua
-$CTL record -p "$pid" -o "$W/tt.luw" --duration 6 2>"$W/tt.err" ||
-	{ cat "$W/tt.err" >&2; fail "record -p $pid"; }
-kill "$pid"
-report "$W/tt.luw"
-no_garbage tarantool
+record_svc tarantool 6
 
 A='@[^;]*svc/tarantool_app\.lua'
-all=$(sum '')
-nleaf=$(sum -E ";leaf $A:9( [0-9]+\$|;)")
-[ "$nleaf" -ge 100 ] || fail "only $nleaf of $all samples in leaf()"
-good=$(sum -E "^coro_init;fiber_loop;fiber_cxx_invoke[^;]*;lua_fiber_run_f;luaT_call;lua_pcall;tarantool_app\\.worker $A:21;mid $A:17;leaf $A:9( [0-9]+\$|;)")
-need_most tarantool "$good" "$nleaf" "samples in leaf() with the whole chain"
+leaf_chain tarantool leaf 100 "leaf $A:9" \
+	"^coro_init;fiber_loop;fiber_cxx_invoke[^;]*;lua_fiber_run_f;luaT_call;lua_pcall;tarantool_app\\.worker $A:21;mid $A:17;leaf $A:9"
 root=$(rooted "coro_init|_start|clone3|clone|start_thread")
 # rooted_95 WHAT: >= 95% of $all samples rooted ($root).
 rooted_95() {
@@ -50,11 +43,7 @@ msg="$all samples, leaf chain $good/$nleaf, rooted $root/$all;"
 # Box work, JIT on.  box needs a writable directory off the 9p share.
 run=$(mktemp -d /tmp/tt.XXXXXX) || fail "mktemp"
 start_svc tarantool_box ready env TT_DIR="$run" tarantool tests/kernel/svc/tarantool_box.lua
-$CTL record -p "$pid" -o "$W/tb.luw" --duration 6 2>"$W/tb.err" ||
-	{ cat "$W/tb.err" >&2; fail "record -p $pid (box)"; }
-kill "$pid"
-report "$W/tb.luw"
-no_garbage "tarantool box"
+record_svc tarantool_box 6
 all=$(sum '')
 nexit=$(sum -E '(^|;)lj_trace_exit;')
 [ "$nexit" -ge 50 ] || fail "tarantool box: only $nexit of $all samples under lj_trace_exit"

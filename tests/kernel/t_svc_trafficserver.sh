@@ -56,21 +56,15 @@ wrk -t1 -c8 -d300 http://127.0.0.1:8081/work >"$W/wrk.out" 2>&1 &
 wrkpid=$!
 kids="$kids $wrkpid"
 sleep 1
-$CTL record -p "$pid" -o "$W/ts.luw" --duration 5 2>"$W/ts.err" ||
-	{ cat "$W/ts.err" >&2; fail "record -p $pid"; }
-kill "$wrkpid" "$pid"
-report "$W/ts.luw"
-no_garbage trafficserver
+stop="$wrkpid $pid"
+record_svc trafficserver 5
 
 H='@[^;]*svc/trafficserver_handler\.lua'
-all=$(sum '')
-nfib=$(sum -E ";fib $H:4( [0-9]+\$|;)")
-[ "$nfib" -ge 50 ] || { head -5 "$f" | cut -c1-600 >&2; fail "only $nfib of $all samples in fib()"; }
 # send_response is a global of the handler chunk's environment, which is
 # not the main thread's globals: unnamed, its chunk and line only.
-good=$(sum -E "^(_start|clone3|clone|start_thread);(.*;)?INKContInternal::handle_event\\(int, void\\*\\);(.*;)?(send_response )?$H:11;render $H:8;(fib $H:4;)*fib $H:4(;TRACE_[0-9]+ $H:[0-9]+)?( [0-9]+\$|;)")
-need_most trafficserver "$good" "$nfib" "samples in fib() with the whole chain"
+leaf_chain trafficserver fib 50 "fib $H:4" \
+	"^(_start|clone3|clone|start_thread);(.*;)?INKContInternal::handle_event\\(int, void\\*\\);(.*;)?(send_response )?$H:11;render $H:8;(fib $H:4;)*fib $H:4(;TRACE_[0-9]+ $H:[0-9]+)?"
 root=$(rooted "_start|clone3|clone|start_thread")
 need_most trafficserver "$root" "$all" "samples rooted at a thread's entry"
 unload
-pass "$all samples, fib chain $good/$nfib, rooted $root/$all"
+pass "$all samples, fib chain $good/$nleaf, rooted $root/$all"
