@@ -274,22 +274,14 @@ static void lj_spans(struct lj_st *st)
 		st->pt_hi = 0;
 }
 
-/*
- * The function object at fn, its type byte checked, from the memo or read
- * now: 0, -EFAULT (a read failed) or -EINVAL (not a function).
- */
-static int lj_fn_get(struct lj_st *st, u64 fn, struct lj_fn **out)
+/* Read the function object at fn into the memo entry e; as lj_fn_get(). */
+static LUW_NOINLINE int lj_fn_read(struct lj_st *st, u64 fn, struct lj_fn *e)
 {
 	const struct luw_lj_layout *ly = st->ly;
-	struct lj_fn *e = &st->fns[((fn >> 3) ^ (fn >> 7)) & (LJ_FN_MEMO - 1)];
 	u8 b[LJ_BLOCK_MAX], gct, ffid;
 	u8 flags = 0;
 	u64 pcref = 0, cfunc = 0;
 
-	if (fn && e->fn == fn) {
-		*out = e;
-		return 0;
-	}
 	if (!lj_block(st, fn, st->fn_lo, st->fn_hi, b)) {
 		gct = b[ly->gc_gct - st->fn_lo];
 		ffid = b[ly->fn_ffid - st->fn_lo];
@@ -312,6 +304,25 @@ static int lj_fn_get(struct lj_st *st, u64 fn, struct lj_fn **out)
 	e->sizebc = 0;
 	e->ffid = ffid;
 	e->flags = flags;
+	return 0;
+}
+
+/*
+ * The function object at fn, its type byte checked, from the memo or read
+ * now: 0, -EFAULT (a read failed) or -EINVAL (not a function).  The memo's
+ * hit apart, inline: the read's block is set to zero on entry wherever
+ * the kernel initialises automatic variables, and a recursion hits.
+ */
+static inline int lj_fn_get(struct lj_st *st, u64 fn, struct lj_fn **out)
+{
+	struct lj_fn *e = &st->fns[((fn >> 3) ^ (fn >> 7)) & (LJ_FN_MEMO - 1)];
+	int rc;
+
+	if (!fn || e->fn != fn) {
+		rc = lj_fn_read(st, fn, e);
+		if (rc)
+			return rc;
+	}
 	*out = e;
 	return 0;
 }
@@ -338,19 +349,18 @@ static int lj_fn_pcref(struct lj_st *st, struct lj_fn *e, u64 *pcref)
 }
 
 /*
- * The proto of a Lua function object; 0 if it is not one.  The proto's
- * own type byte is checked: a wrong fn_pc or pt_size must end the walk,
- * not fill it with addresses that are no protos.  A failed read is not
- * remembered: the next frame of the function asks again.
+ * The proto of a Lua function object, read into its memo entry; 0 if it
+ * is not one.  The proto's own type byte is checked: a wrong fn_pc or
+ * pt_size must end the walk, not fill it with addresses that are no
+ * protos.  A failed read is not remembered: the next frame of the
+ * function asks again.
  */
-static u64 lj_fn_proto(struct lj_st *st, struct lj_fn *e)
+static LUW_NOINLINE u64 lj_proto_read(struct lj_st *st, struct lj_fn *e)
 {
 	const struct luw_lj_layout *ly = st->ly;
 	u8 b[LJ_BLOCK_MAX], gct;
 	u64 pt;
 
-	if (e->flags & LJ_FN_PROTO)
-		return e->proto;
 	if (lj_fn_pcref(st, e, &pt) || pt < ly->pt_size)
 		return 0;
 	pt -= ly->pt_size;
@@ -364,6 +374,12 @@ static u64 lj_fn_proto(struct lj_st *st, struct lj_fn *e)
 	e->proto = gct == ly->gct_proto ? pt : 0;
 	e->flags |= LJ_FN_PROTO;
 	return e->proto;
+}
+
+/* The memo's answer inline, as lj_fn_get()'s. */
+static inline u64 lj_fn_proto(struct lj_st *st, struct lj_fn *e)
+{
+	return e->flags & LJ_FN_PROTO ? e->proto : lj_proto_read(st, e);
 }
 
 /* Is pc inside (or just past) the bytecode of a Lua function's proto? */

@@ -64,11 +64,16 @@ static int luw_uc_find(struct luw_uc *uc, u64 addr, void *dst, u32 len)
 	const struct luw_uc_span *s;
 	u32 i;
 
-	if (*e) {
-		s = &uc->span[*e - 1];
-		if (addr - s->addr < s->len && addr + len <= s->addr + s->len)
-			goto hit;
-	}
+	/*
+	 * A span indexes every granule it covers when it is made, and
+	 * entries are only ever overwritten: an empty entry means that no
+	 * span holds a byte of the granule, and there is nothing to search.
+	 */
+	if (!*e)
+		return 0;
+	s = &uc->span[*e - 1];
+	if (addr - s->addr < s->len && addr + len <= s->addr + s->len)
+		goto hit;
 	for (i = uc->nspan; i-- > 0;) {
 		s = &uc->span[i];
 		if (addr - s->addr < s->len && addr + len <= s->addr + s->len) {
@@ -123,13 +128,24 @@ static u32 luw_uc_fill(struct luw_uc *uc, u64 addr, u32 len)
 static u32 luw_uc_place(const struct luw_uc *uc, u64 addr, u32 len, u64 page,
 			u64 *at)
 {
-	u64 line = (addr & ~(u64)63), end;
-	u32 size = LUW_UC_LINE, i;
+	u64 line = (addr & ~(u64)63), end, g, last;
+	u32 size = LUW_UC_LINE;
 
 	line = line - page >= LUW_UC_LINE / 2 ? line - LUW_UC_LINE / 2 : page;
-	for (i = 0; i < uc->nspan; i++) {
-		const struct luw_uc_span *s = &uc->span[i];
+	/*
+	 * A span that ends or starts within LUW_UC_LINE of addr has a byte in
+	 * one of the granules around it, which the index names (unless a
+	 * later span took the entry: then the line is placed on its own).
+	 */
+	g = (addr - LUW_UC_LINE) >> LUW_UC_GRAIN_SHIFT;
+	last = (addr + LUW_UC_LINE) >> LUW_UC_GRAIN_SHIFT;
+	for (; g <= last; g++) {
+		u8 e = uc->idx[g & (LUW_UC_IDX - 1)];
+		const struct luw_uc_span *s;
 
+		if (!e)
+			continue;
+		s = &uc->span[e - 1];
 		end = s->addr + s->len;
 		if (addr >= end && addr - end < LUW_UC_LINE) {
 			line = end;
@@ -202,19 +218,24 @@ alone:
 
 void luw_uc_prefetch(struct luw_uc *uc, u64 addr, u64 len)
 {
+	const struct luw_uc_span *s;
 	u64 end = addr + len;
-	u32 i;
+	u8 e;
 
 	if (end < addr || !len)
 		return;
 	if (len > LUW_UC_RANGE_MAX)
 		addr = end - LUW_UC_RANGE_MAX;
-	/* Leave out what a span already holds at either end. */
-	for (i = 0; i < uc->nspan && addr < end; i++) {
-		const struct luw_uc_span *s = &uc->span[i];
-
+	/* Leave out what the spans the index names hold at either end. */
+	e = uc->idx[(addr >> LUW_UC_GRAIN_SHIFT) & (LUW_UC_IDX - 1)];
+	if (e) {
+		s = &uc->span[e - 1];
 		if (addr >= s->addr && addr < s->addr + s->len)
 			addr = s->addr + s->len;
+	}
+	e = uc->idx[((end - 1) >> LUW_UC_GRAIN_SHIFT) & (LUW_UC_IDX - 1)];
+	if (e && addr < end) {
+		s = &uc->span[e - 1];
 		if (end > s->addr && end <= s->addr + s->len)
 			end = s->addr;
 	}

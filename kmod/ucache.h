@@ -136,8 +136,18 @@ static inline void luw_uc_cpy(void *dst, const u8 *src, u32 len)
 		/* An object's fields in one request (ljwalk.c): up to 64. */
 		for (; len >= 8; len -= 8, d += 8, src += 8)
 			__builtin_memcpy(d, src, 8);
-		while (len--)
-			*d++ = *src++;
+		if (len & 4) {
+			__builtin_memcpy(d, src, 4);
+			d += 4;
+			src += 4;
+		}
+		if (len & 2) {
+			__builtin_memcpy(d, src, 2);
+			d += 2;
+			src += 2;
+		}
+		if (len & 1)
+			*d = *src;
 	}
 }
 

@@ -9,8 +9,9 @@
  * validation of userspace/lib/process/ljlayout.c, the unit tests and the
  * walkcost benchmark run the very code the module runs.  Kbuild compiles
  * them with __KERNEL__ defined; userspace gets here the few kernel things
- * they use: the fixed-size integer types and the errno values.  Nothing
- * else may be used by them: no libc call, no allocation, no lock.
+ * they use: the fixed-size integer types and the errno values (and
+ * LUW_NOINLINE below).  Nothing else may be used by them: no libc call, no
+ * allocation, no lock.
  */
 #ifndef LUW_WALKENV_H
 #define LUW_WALKENV_H
@@ -32,6 +33,16 @@ typedef __s8 s8;
 typedef __s16 s16;
 typedef __s32 s32;
 typedef __s64 s64;
+#endif
+
+/*
+ * What the handler keeps out of line (a slow path whose locals the kernel
+ * sets to zero on entry); userspace leaves it to the compiler.
+ */
+#ifdef __KERNEL__
+#define LUW_NOINLINE noinline
+#else
+#define LUW_NOINLINE
 #endif
 
 /*
