@@ -350,22 +350,15 @@
 /* Unwind table bytes of all targets together. */
 #define LUW_MAX_TABLES_BYTES	(512U << 20)
 /*
- * One sample's user-memory read requests, every walk and scan together,
- * each one counted whether the module's read cache serves it or a copy
- * does, and the faults it may take (copies that stop short, prefetches
- * included): a walk that reaches either ends there, flagged truncated (a
- * hostile or garbage stack costs at most this much).  The module's
+ * One sample's user-memory read requests, every walk and scan together
+ * (each a word or a short block, at most 64 bytes), and the faults it may
+ * take (reads that failed): a walk that reaches either ends there, flagged
+ * truncated (a hostile or garbage stack costs at most this much).  The module's
  * parameter sample_reads may lower the first, as perf_event_max_stack
  * does perf's stacks.
  */
 #define LUW_SAMPLE_READS	1024
 #define LUW_SAMPLE_FAULTS	16
-/*
- * The bytes those reads may copy: the walks read in bulk (the stack window,
- * the Lua stack slots, lines around heap objects), and the module's
- * per-CPU cache holds 16 KiB of them.
- */
-#define LUW_SAMPLE_BYTES	(64U << 10)
 
 /*
  * VM states (enum luw_vmstate, LUW_VMST_INTERP ... LUW_VMST_UNKNOWN) are
@@ -545,8 +538,8 @@ struct luw_stats {
 	__u64 vmstate[16];	/* out: samples per LUW_VMST_* */
 	__u64 hist[LUW_HIST_BUCKETS];	/* out: handler time, see above */
 	/* ---- end of version 0 ---- */
-	__u64 reads;		/* out: read requests of every sample, cache hits too */
-	__u64 read_bytes;	/* out: bytes those reads copied */
+	__u64 reads;		/* out: read requests of every sample */
+	__u64 read_bytes;	/* out: bytes those reads asked for */
 	/* out: samples cut short by LUW_SAMPLE_READS or LUW_SAMPLE_FAULTS */
 	__u64 budget_cuts;
 	__u64 ended;		/* out: targets ended by exit or exec */

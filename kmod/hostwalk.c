@@ -4,16 +4,12 @@
  *
  * Each step uses the compact unwind table userspace uploaded for the
  * mapping that holds the pc (uwtable.c), and frame pointers where
- * there is no table or no usable rule.  Every user read goes through
- * luw_walk_read() (ucache.h), which serves it from this CPU's read cache
- * (ucache.c: the stack from sp upward, the Lua stack slots,
- * lines around heap objects, each copied once per sample).  The cache's
- * copies are copy_from_user_nmi(), perf's own helper for user stacks,
- * which refuses while the CPU is switching mm (copy_from_user_nofault()
- * checks that only from 6.2 on) and stops at anything not mapped and
- * resident instead of faulting it in.  The walk is bounded four ways: the
- * frame count, strictly increasing CFAs, a stack window above the
- * interrupted sp, and the sample's read budget.
+ * there is no table or no usable rule.  Every user read is
+ * luw_walk_read() (uread.h): a load under the sample's budget, with page
+ * faults disabled, checked once per sample to be safe here
+ * (luw_user_reads_begin()).  The walk is bounded four ways: the frame
+ * count, strictly increasing CFAs, a stack window above the interrupted
+ * sp, and the sample's read budget.
  *
  * The walk is a cursor (struct luw_hw) so that the Lua side (mergewalk.c)
  * can look at each frame and restart it at the caller of a VM entry.
@@ -24,7 +20,6 @@
 #include <linux/uaccess.h>
 
 #include "luw.h"
-#include "ucache.h"
 
 /*
  * No caller frame lives further than this above the interrupted sp.
@@ -32,15 +27,6 @@
  * a walk that far up is following garbage.
  */
 #define LUW_STACK_WINDOW	(64ULL << 20)
-
-/*
- * The read cache's storage, per CPU (the handler's busy flag keeps it to
- * one sample at a time): the stack window and the lines and ranges.
- * 8 KiB of stack holds the host frames of every target measured
- * (tests/bench/walkcost.sh); a deeper stack goes on in lines.
- */
-#define LUW_UC_STACK_BYTES	8192
-#define LUW_UC_SPAN_BYTES	8192
 
 /*
  * The table, entry and r14 row a frame's pc was found to have, kept from
@@ -61,27 +47,23 @@ struct luw_step_memo {
 	bool x_found;
 };
 
-struct luw_ucpu {
-	struct luw_uc uc;
-	struct luw_cost *cost;		/* the sample it serves */
-	bool refused;			/* the last copy hit the budget */
-	u8 stack[LUW_UC_STACK_BYTES];
-	u8 span[LUW_UC_SPAN_BYTES];
+/* Per CPU: the handler's busy flag keeps it to one sample at a time. */
+struct luw_hwcpu {
 	struct luw_step_memo steps[1 << LUW_STEP_MEMO_BITS];
 };
 
-static struct luw_ucpu __percpu *luw_ucpu;
+static struct luw_hwcpu __percpu *luw_hwcpu;
 
 int luw_hostwalk_init(void)
 {
-	luw_ucpu = alloc_percpu(struct luw_ucpu);
-	return luw_ucpu ? 0 : -ENOMEM;
+	luw_hwcpu = alloc_percpu(struct luw_hwcpu);
+	return luw_hwcpu ? 0 : -ENOMEM;
 }
 
 void luw_hostwalk_exit(void)
 {
-	free_percpu(luw_ucpu);
-	luw_ucpu = NULL;
+	free_percpu(luw_hwcpu);
+	luw_hwcpu = NULL;
 }
 
 static unsigned int sample_reads = LUW_SAMPLE_READS;
@@ -92,91 +74,6 @@ MODULE_PARM_DESC(sample_reads, "read requests one sample may make (16..1024)");
 u32 luw_sample_reads(void)
 {
 	return clamp_t(u32, READ_ONCE(sample_reads), 16, LUW_SAMPLE_READS);
-}
-
-/*
- * A read request of a sample, host and Lua walks alike, cache hit or not:
- * refused once the sample has made max_reads of them or taken
- * LUW_SAMPLE_FAULTS faults, so garbage costs a bounded time.
- */
-static bool luw_user_spend(struct luw_cost *c)
-{
-	if (c->reads >= c->max_reads || c->faults >= LUW_SAMPLE_FAULTS) {
-		c->cut = true;
-		return false;
-	}
-	c->reads++;
-	return true;
-}
-
-/*
- * A copy from user memory that serves requests: its bytes count against
- * LUW_SAMPLE_BYTES, and one that stops short (a fault) against
- * LUW_SAMPLE_FAULTS, whoever asked for it.  Returns the bytes copied
- * from the start.
- */
-static u32 luw_user_copy(struct luw_cost *c, bool *refused, u64 addr,
-			 void *dst, u32 len)
-{
-	u32 got;
-
-	if (c->faults >= LUW_SAMPLE_FAULTS ||
-	    len > LUW_SAMPLE_BYTES - c->bytes) {
-		c->cut = true;
-		*refused = true;
-		return 0;
-	}
-	c->bytes += len;
-	got = len - copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr,
-				       len);
-	if (got < len)
-		c->faults++;
-	return got;
-}
-
-static u32 luw_uc_copy(void *ctx, __u64 addr, void *dst, __u32 len)
-{
-	struct luw_ucpu *u = ctx;
-
-	return luw_user_copy(u->cost, &u->refused, addr, dst, len);
-}
-
-/*
- * One read the walkers ask for that luw_walk_read() (ucache.h) did not
- * serve inline: the budget spent, or the bytes not in this CPU's cache,
- * whose hit it already tried.  0, -EFAULT or -E2BIG (budget).
- */
-int luw_walk_read_slow(struct luw_cost *c, u64 addr, void *dst, u32 len)
-{
-	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
-	bool refused = false;
-	int rc;
-
-	if (!luw_user_spend(c))
-		return -E2BIG;
-	if (u->cost == c) {
-		u->refused = false;
-		rc = luw_uc_read_slow(&u->uc, addr, dst, len);
-		refused = u->refused;
-	} else {
-		/* Not the sample the cache holds: an exact copy. */
-		rc = luw_user_copy(c, &refused, addr, dst, len) != len;
-	}
-	if (!rc)
-		return 0;
-	return refused ? -E2BIG : -EFAULT;
-}
-
-/*
- * [addr, addr + len) is about to be read: copy it in one go (a hint, a
- * request of its own).
- */
-void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len)
-{
-	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
-
-	if (u->cost == c && luw_user_spend(c))
-		luw_uc_prefetch(&u->uc, addr, len);
 }
 
 static int luw_read_user(void *cost, __u64 addr, __u64 *val)
@@ -223,7 +120,7 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
  */
 static struct luw_step_memo *luw_hw_lookup(const struct luw_hw *w)
 {
-	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+	struct luw_hwcpu *u = this_cpu_ptr(luw_hwcpu);
 	u64 key = luw_uw_key(&w->r);
 	struct luw_step_memo *sm;
 	const struct luw_table *tab;
@@ -264,33 +161,33 @@ bool luw_hw_in_vmseq(const struct luw_hw *w)
 }
 
 /*
- * A sample's reads start: this CPU's cache, empty, serves cost from here
- * on, its stack window [sp, stack_end).  Nothing is kept from the last
- * sample: the target has run since.
+ * A sample's reads start: no page faults from here to the end, so that a
+ * read of anything not resident fails instead of sleeping, and one read
+ * through copy_from_user_nmi() -- the 8 bytes at the interrupted sp, the
+ * first the host walk reads -- for the check it makes that this CPU's
+ * user mappings are the thread's (uread.h).
  */
-static void luw_user_reads_start(struct luw_cost *cost, u64 sp, u64 stack_end)
+void luw_user_reads_begin(struct luw_cost *c, u64 sp)
 {
-	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+	u64 v;
 
-	u->cost = cost;
-	cost->uc = &u->uc;
-	u->refused = false;
-	luw_uc_init(&u->uc, luw_uc_copy, u, sp, stack_end, u->stack,
-		    sizeof(u->stack), u->span, sizeof(u->span));
+	pagefault_disable();
+	c->user_ok = !luw_user_copy(sp, &v, sizeof(v));
 }
 
-/*
- * The sample is over.  Its cost lived on the handler's stack: the next
- * sample's may sit at the same address, and must not find this sample's
- * cache as its own without luw_user_reads_start().
- */
-void luw_user_reads_end(struct luw_cost *cost)
+/* A read luw_user_load() may not make: exact, and checked. */
+int luw_user_copy(u64 addr, void *dst, u32 len)
 {
-	struct luw_ucpu *u = this_cpu_ptr(luw_ucpu);
+	if (len > LUW_READ_MAX || addr > TASK_SIZE_MAX - len)
+		return -EFAULT;
+	return copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr,
+				  len) ? -EFAULT : 0;
+}
 
-	if (u->cost == cost)
-		u->cost = NULL;
-	cost->uc = NULL;
+void luw_user_reads_end(struct luw_cost *c)
+{
+	c->user_ok = false;
+	pagefault_enable();
 }
 
 /* Caller holds rcu_read_lock() from here to the last step. */
@@ -314,7 +211,6 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 	w->cost = cost;
 	w->table_used = false;
 	w->want_r14 = false;
-	luw_user_reads_start(cost, regs->sp, w->r.stack_end);
 }
 
 /*

@@ -8,9 +8,10 @@
 /*
  * What the walk learned of a function object, kept for the rest of the
  * walk: a recursion, or a loop calling the same few functions, finds it
- * here instead of asking for the object's fields again.  Within a sample
- * a read of an address gives the bytes the read cache copied for it
- * first, so only the number of requests changes, not what the walk sees.
+ * here instead of asking for the object's fields again.  The fields read
+ * (type, ffid, pc, f; a proto's type and size) do not change while the
+ * object lives, so only the number of requests changes, not what the
+ * walk sees.
  * Direct-mapped: a stack whose functions are all different (closures made
  * per level) gains nothing and loses nothing.
  */
@@ -111,33 +112,6 @@ static int lj_field_ok(u16 ofs)
 	return ofs != LUW_LJ_NOFIELD;
 }
 
-/*
- * G lives in GG_State right after the main thread's lua_State: what the
- * walk reads of both is one span, [G + gg_g2l, G + the last G field),
- * worth one copy (a hint; a garbage G costs that copy).
- */
-static void lj_hint_g(struct lj_st *st, u64 g)
-{
-	const struct luw_lj_layout *ly = st->ly;
-	u16 f[5];
-	u32 hi = 0, i;
-
-	if (!st->in->prefetch || ly->gg_g2l >= 0 || ly->gg_g2l < -4096)
-		return;
-	f[0] = ly->g_vmstate;
-	f[1] = ly->g_cur_l;
-	f[2] = ly->g_jit_base;
-	f[3] = ly->g_mainthref;
-	f[4] = ly->g_tmpbuf_l;
-	for (i = 0; i < 5; i++)
-		if (f[i] != LUW_LJ_NOFIELD && f[i] + 8u > hi)
-			hi = f[i] + 8u;
-	/* Only where the walk itself would read (lj_rd()). */
-	if (hi && g + (s64)ly->gg_g2l >= 4096 && g + hi <= ((u64)1 << 47))
-		st->in->prefetch(st->in->ctx, g + (s64)ly->gg_g2l,
-				 (u64)-(s64)ly->gg_g2l + hi);
-}
-
 /* G is real if its main thread points back at it. */
 static int lj_check_g(struct lj_st *st, u64 g)
 {
@@ -145,7 +119,6 @@ static int lj_check_g(struct lj_st *st, u64 g)
 
 	if (!g || (g & 7))
 		return 0;
-	lj_hint_g(st, g);
 	if (lj_ref(st, g + st->ly->g_mainthref, &mainl))
 		return 0;
 	if (!mainl || lj_ref(st, mainl + st->ly->l_glref, &glref))
@@ -561,9 +534,6 @@ static u64 lj_walk_l(struct lj_st *st, u64 l, u64 base, u64 pc, int pc_exact,
 		o->status = LUW_LJW_BADBASE;
 		return 0;
 	}
-	/* Every frame link and function slot below base, in one copy. */
-	if (st->in->prefetch && stk.lo >= 4096 && base <= ((u64)1 << 47))
-		st->in->prefetch(st->in->ctx, stk.lo, base - stk.lo);
 	s0 = o->nsegs;
 	seg = lj_seg_open(st, l, cframe);
 	if (!seg)

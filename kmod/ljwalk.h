@@ -3,8 +3,8 @@
  * luaunwind: walk the Lua stack of a LuaJIT VM from outside.
  *
  * The same code (ljwalk.c) runs in the kernel module's sampling handler
- * (hardirq/NMI: the read callback is the sample's read cache, ucache.h,
- * over a nofault copy from user memory) and in userspace (the callback is
+ * (hardirq/NMI: the read is the sample's, uread.h, a load that fails
+ * instead of faulting) and in userspace (the callback is
  * process_vm_readv).  Hence: no libc, no allocation, every user read
  * through the callback and checked, every loop bounded, and the descriptor
  * (include/luaunwind_layout.h) trusted for nothing but offsets -- garbage
@@ -139,13 +139,6 @@ struct luw_lj_walk_in {
 	 */
 	u32 mcode_trace;
 	u32 max_reads;	/* bound on callback calls, 0 = 4096 */
-	/*
-	 * Optional (NULL: none): told before the walk of a Lua stack reads
-	 * its frames, all within [addr, addr + len), so that the caller
-	 * can copy them in one go (ucache.h).  A hint: the walk
-	 * still reads every slot through read() and checks it.
-	 */
-	void (*prefetch)(void *ctx, u64 addr, u64 len);
 };
 
 struct luw_lj_walk_out {

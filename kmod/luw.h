@@ -162,8 +162,6 @@ struct luw_file {
 };
 
 u32 luw_sample_reads(void);
-void luw_user_prefetch(struct luw_cost *c, u64 addr, u64 len);
-void luw_user_reads_end(struct luw_cost *c);
 
 /* The unwind table of one executable mapping. */
 struct luw_table {

@@ -84,11 +84,6 @@ static int luw_lj_read(struct luw_lw *lw, u64 addr, void *dst, u32 len)
 	return luw_walk_read(lw->cost, addr, dst, len);
 }
 
-static void luw_lj_prefetch(void *cost, __u64 addr, __u64 len)
-{
-	luw_user_prefetch(cost, addr, len);
-}
-
 static void luw_lj_regs_from(struct luw_lj_regs *r, const struct pt_regs *p)
 {
 	r->ip = p->ip;
@@ -127,7 +122,6 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 		.ly = &t->ly,
 		/* The sample's cost is the walkers' context (walkenv.h). */
 		.read = luw_walk_read,
-		.prefetch = luw_lj_prefetch,
 		.ctx = lw->cost,
 		.vm_start = t->vm_start,
 		.interp_end = t->interp_end,

@@ -79,6 +79,7 @@ static void luw_fill_sample(struct luw_proc *t, struct pt_regs *regs,
 	s->type = LUW_REC_SAMPLE;
 	s->flags = rflags;
 	s->vmstate = LUW_VMST_UNKNOWN;
+	luw_user_reads_begin(&cost, regs->sp);
 	if (t->has_layout) {
 		s->size = luw_merged_walk(t, regs, s, &cost);
 		rflags = s->flags;

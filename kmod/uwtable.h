@@ -17,9 +17,9 @@
  *     (for DEREF_*, read it at rsp or rbp + N), read the return address
  *     and, for RBP_CFA and RBP_RBP, the saved rbp (and with
  *     luw_uw_step_r14() the saved r14) through the
- *     caller's nofault reader (in the kernel, the sample's read cache of
- *     ucache.h over copy_from_user_nmi(): the stack window is copied in
- *     bulk; process_vm_readv() in userspace).  Sanity checks, all of
+ *     caller's nofault reader (in the kernel, uread.h: a load that
+ *     fails instead of faulting; process_vm_readv() in userspace).
+ *     Sanity checks, all of
  *     which end the walk with an error instead of following garbage:
  *       - the CFA is strictly above the current sp (stacks grow down, so
  *         every caller's frame is higher: this alone bounds the walk);

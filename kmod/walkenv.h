@@ -2,9 +2,8 @@
 /*
  * The kernel environment of the walkers that userspace compiles too.
  *
- * ljwalk.c (the Lua stack walk), uwtable.c (the unwind-table check,
- * lookup and step) and ucache.c (a sample's read cache) run in the
- * module's sample handler and are built a second time, unchanged, into the
+ * ljwalk.c (the Lua stack walk) and uwtable.c (the unwind-table check,
+ * lookup and step) run in the module's sample handler and are built a second time, unchanged, into the
  * userspace library: luaunwind-ljprobe, luaunwind-hostunwind, the layout
  * validation of userspace/lib/process/ljlayout.c, the unit tests and the
  * walkcost benchmark run the very code the module runs.  Kbuild compiles
@@ -48,9 +47,8 @@ typedef __s64 s64;
 /*
  * The walkers' reads.  In userspace each walk is given a read callback
  * and its context.  The module has one reader, luw_walk_read() of
- * ucache.h (the sample's budget and read cache; inline for what the
- * cache holds, hostwalk.c for the rest), and its walkers are given a
- * struct luw_cost as the context: they call it directly, because an
+ * uread.h (the sample's budget and the load, inline), and its walkers
+ * are given a struct luw_cost as the context: they call it directly, because an
  * indirect call in the handler goes through a retpoline on most kernels,
  * and the walks make one per field they read.  The callback the module
  * passes is the same function, so both builds do the same.
@@ -65,7 +63,7 @@ typedef __s64 s64;
 #endif
 
 #ifdef __KERNEL__
-#include "ucache.h"	/* luw_walk_read() */
+#include "uread.h"	/* luw_walk_read() */
 #endif
 
 #endif /* LUW_WALKENV_H */

@@ -33,15 +33,14 @@ f=$(field faults "$st")
 [ "$f" -le $((16 * n)) ] || fail "$f faults in $n samples"
 stop_lua
 
-# A stack whose walk asks for more than the budget although the read
-# cache serves nearly every request: a Lua recursion 400 deep, spinning at
+# A stack whose walk asks for more than the budget: a Lua recursion 400 deep, spinning at
 # the bottom, each level a closure of its own, so that the walk's memory
 # of the function objects it checked (ljwalk.c) never spares a request:
 # about 3 per Lua frame, so the 128 Lua frames a sample keeps ask for
-# about 400.  The admin's budget (sample_reads) is lowered to 256 for it.
-# Cache hits are requests too: every sample stops at 256 and is counted
-# cut.  (Before, only copies counted, about 20 a sample here, and each Lua
-# walk had a limit of its own.)
+# about 400.  The admin's budget (sample_reads) is lowered to 256 for it:
+# every sample stops at 256 and is counted cut.  (Once, only the read
+# cache's copies counted, about 20 a sample here, and each Lua walk had a
+# limit of its own.)
 cat >"$W/deep.lua" <<LUA
 local function make()
 	local function rec(n)

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * luaunwind: a sample's reads of the interrupted thread's memory, each a
+ * load made where the walkers ask for it.
+ *
+ * The walkers (uwtable.c, ljwalk.c, mergewalk.c) ask for one word or one
+ * short block at a time, ~50 of them for a sample of a C -> Lua -> C
+ * stack.  Each is served by luw_walk_read() below, inline in the walker:
+ * the sample's budget, a bound on the address, and the load itself under
+ * the exception table, as perf's own user callchain reads
+ * (perf_callchain_user(): __get_user() under pagefault_disable()).  A
+ * read of memory that is not mapped and resident fails (the fixup) and
+ * is never faulted in: luw_user_reads_begin() disables page faults for
+ * the whole sample.
+ *
+ * A load is safe only while this CPU's loaded mm is the thread's, which
+ * it is not when an NMI lands in the middle of switch_mm();
+ * nmi_uaccess_okay() says which, and it is not exported to modules.  So
+ * the sample's first read is made by copy_from_user_nmi(), which checks
+ * it (a workaround: that read stands for the check); the mm stays as it
+ * is until the handler returns.  When that read fails, for that reason
+ * or another, every read of the sample goes through copy_from_user_nmi().
+ *
+ * No copy is kept: what a read returns are the bytes at the address when
+ * it was made.  The walkers trust nothing they read: every value is
+ * checked before it is followed.
+ *
+ * Cost: every request spends one of the sample's max_reads, and each that
+ * fails one of LUW_SAMPLE_FAULTS; past either, reads are refused and
+ * the walks end there (cut).  A request asks for at most LUW_READ_MAX
+ * bytes (the walkers' largest, an object's fields in one block).
+ */
+#ifndef LUW_UREAD_H
+#define LUW_UREAD_H
+
+#include <linux/nospec.h>
+#include <linux/types.h>
+#include <linux/uaccess.h>
+#include <asm/smap.h>
+#include <luaunwind.h>
+
+#define LUW_READ_MAX	64
+
+/* One sample's user-memory reads: every walk draws on the same budget. */
+struct luw_cost {
+	u32 max_reads;		/* luw_sample_reads() when it began */
+	u32 reads;		/* requests */
+	u32 faults;		/* requests that failed in the load */
+	u64 bytes;		/* read */
+	bool cut;		/* a read was refused: budget spent */
+	bool user_ok;		/* luw_user_reads_begin() found the mm loaded */
+};
+
+void luw_user_reads_begin(struct luw_cost *c, u64 sp);
+int luw_user_copy(u64 addr, void *dst, u32 len);
+void luw_user_reads_end(struct luw_cost *c);
+
+/*
+ * len bytes at user address addr into dst; 0 or -EFAULT.  The address is
+ * bounded twice: by a branch, and by a mask the CPU cannot speculate past
+ * (linux/nospec.h), so that no path dereferences a kernel address the
+ * target put in its memory.  Only the loads run with user access open
+ * (stac/clac): nothing is called in between.
+ */
+static __always_inline int luw_user_load(u64 addr, void *dst, u32 len)
+{
+	unsigned long a, top = TASK_SIZE_MAX;
+	u64 v8;
+	u32 v4;
+	u8 *d = dst;
+
+	if (len > LUW_READ_MAX || addr > top - len)
+		return -EFAULT;
+	/*
+	 * In a register: 5.10's array_index_mask_nospec() lets the bound be
+	 * an immediate, and cmp takes none of 64 bits.
+	 */
+	top = top + 1 - len;
+	OPTIMIZER_HIDE_VAR(top);
+	a = array_index_nospec((unsigned long)addr, top);
+	switch (len) {
+	case 8:
+		stac();
+		unsafe_get_user(v8, (const u64 __user *)a, fault);
+		clac();
+		__builtin_memcpy(d, &v8, 8);
+		return 0;
+	case 4:
+		stac();
+		unsafe_get_user(v4, (const u32 __user *)a, fault);
+		clac();
+		__builtin_memcpy(d, &v4, 4);
+		return 0;
+	case 1:
+		stac();
+		unsafe_get_user(*d, (const u8 __user *)a, fault);
+		clac();
+		return 0;
+	}
+	/* A block: whole words, then what is left byte by byte. */
+	stac();
+	for (; len >= 8; len -= 8, a += 8, d += 8) {
+		unsafe_get_user(v8, (const u64 __user *)a, fault);
+		__builtin_memcpy(d, &v8, 8);
+	}
+	for (; len; len--, a++, d++)
+		unsafe_get_user(*d, (const u8 __user *)a, fault);
+	clac();
+	return 0;
+fault:
+	clac();
+	return -EFAULT;
+}
+
+/*
+ * The module's one reader (walkenv.h), cost its context: one request of
+ * the sample.  -E2BIG when the budget refuses it, -EFAULT when the bytes
+ * cannot be read.
+ */
+static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
+					 u32 len)
+{
+	struct luw_cost *c = cost;
+
+	if (unlikely(c->reads >= c->max_reads ||
+		     c->faults >= LUW_SAMPLE_FAULTS)) {
+		c->cut = true;
+		return -E2BIG;
+	}
+	c->reads++;
+	c->bytes += len;
+	if (unlikely(likely(c->user_ok) ? luw_user_load(addr, dst, len) :
+					  luw_user_copy(addr, dst, len))) {
+		c->faults++;
+		return -EFAULT;
+	}
+	return 0;
+}
+
+#endif /* LUW_UREAD_H */
