@@ -169,10 +169,16 @@ bool luw_hw_in_vmseq(const struct luw_hw *w)
  */
 void luw_user_reads_begin(struct luw_cost *c, u64 sp)
 {
-	u64 v;
-
 	pagefault_disable();
-	c->user_ok = !luw_user_copy(sp, &v, sizeof(v));
+	c->user_ok = !luw_user_copy_word(sp, 8).err;
+}
+
+struct luw_uword luw_user_copy_word(u64 addr, u32 len)
+{
+	struct luw_uword w = { 0 };
+
+	w.err = len > 8 ? -EFAULT : luw_user_copy(addr, &w.val, len);
+	return w;
 }
 
 /* A read luw_user_load() may not make: exact, and checked. */

@@ -63,7 +63,7 @@ struct lj_st {
  * walk was a header, so a read costs the reader's call (walkenv.h) and
  * nothing more.
  */
-static inline int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
+static LUW_INLINE int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
 {
 	if (st->reads >= st->max_reads) {
 		if (st->out->status == LUW_LJW_OK)
@@ -79,23 +79,23 @@ static inline int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
 	       -EFAULT : 0;
 }
 
-static inline int lj_u8(struct lj_st *st, u64 a, u8 *v)
+static LUW_INLINE int lj_u8(struct lj_st *st, u64 a, u8 *v)
 {
 	return lj_rd(st, a, v, 1);
 }
 
-static inline int lj_u32(struct lj_st *st, u64 a, u32 *v)
+static LUW_INLINE int lj_u32(struct lj_st *st, u64 a, u32 *v)
 {
 	return lj_rd(st, a, v, 4);
 }
 
-static inline int lj_u64(struct lj_st *st, u64 a, u64 *v)
+static LUW_INLINE int lj_u64(struct lj_st *st, u64 a, u64 *v)
 {
 	return lj_rd(st, a, v, 8);
 }
 
 /* GCRef / MRef: 8 bytes in GC64 builds, 4 otherwise. */
-static inline int lj_ref(struct lj_st *st, u64 a, u64 *v)
+static LUW_INLINE int lj_ref(struct lj_st *st, u64 a, u64 *v)
 {
 	u32 v32;
 

@@ -79,7 +79,8 @@ struct luw_lw {
 	struct luw_cost *cost;		/* the sample's, shared with the host */
 };
 
-static int luw_lj_read(struct luw_lw *lw, u64 addr, void *dst, u32 len)
+static __always_inline int luw_lj_read(struct luw_lw *lw, u64 addr,
+					void *dst, u32 len)
 {
 	return luw_walk_read(lw->cost, addr, dst, len);
 }

@@ -52,6 +52,18 @@ struct luw_cost {
 };
 
 void luw_user_reads_begin(struct luw_cost *c, u64 sp);
+
+/*
+ * The reads luw_user_load() may not make, exact and checked: a word
+ * returned by value (the caller's variable never has its address taken,
+ * and stays in a register), or a block.
+ */
+struct luw_uword {
+	u64 val;
+	int err;
+};
+
+struct luw_uword luw_user_copy_word(u64 addr, u32 len);
 int luw_user_copy(u64 addr, void *dst, u32 len);
 void luw_user_reads_end(struct luw_cost *c);
 
@@ -67,6 +79,7 @@ static __always_inline int luw_user_load(u64 addr, void *dst, u32 len)
 	unsigned long a, top = TASK_SIZE_MAX;
 	u64 v8;
 	u32 v4;
+	u16 v2;
 	u8 *d = dst;
 
 	if (len > LUW_READ_MAX || addr > top - len)
@@ -97,13 +110,25 @@ static __always_inline int luw_user_load(u64 addr, void *dst, u32 len)
 		clac();
 		return 0;
 	}
-	/* A block: whole words, then what is left byte by byte. */
+	/* A block: whole words, then the rest in at most three loads. */
 	stac();
 	for (; len >= 8; len -= 8, a += 8, d += 8) {
 		unsafe_get_user(v8, (const u64 __user *)a, fault);
 		__builtin_memcpy(d, &v8, 8);
 	}
-	for (; len; len--, a++, d++)
+	if (len & 4) {
+		unsafe_get_user(v4, (const u32 __user *)a, fault);
+		__builtin_memcpy(d, &v4, 4);
+		a += 4;
+		d += 4;
+	}
+	if (len & 2) {
+		unsafe_get_user(v2, (const u16 __user *)a, fault);
+		__builtin_memcpy(d, &v2, 2);
+		a += 2;
+		d += 2;
+	}
+	if (len & 1)
 		unsafe_get_user(*d, (const u8 __user *)a, fault);
 	clac();
 	return 0;
@@ -121,6 +146,8 @@ static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
 					 u32 len)
 {
 	struct luw_cost *c = cost;
+	struct luw_uword w;
+	int err;
 
 	if (unlikely(c->reads >= c->max_reads ||
 		     c->faults >= LUW_SAMPLE_FAULTS)) {
@@ -129,8 +156,17 @@ static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
 	}
 	c->reads++;
 	c->bytes += len;
-	if (unlikely(likely(c->user_ok) ? luw_user_load(addr, dst, len) :
-					  luw_user_copy(addr, dst, len))) {
+	if (likely(c->user_ok)) {
+		err = luw_user_load(addr, dst, len);
+	} else if (len <= 8) {
+		w = luw_user_copy_word(addr, len);
+		err = w.err;
+		if (!err)	/* the low bytes: x86-64 is little-endian */
+			__builtin_memcpy(dst, &w.val, len);
+	} else {
+		err = luw_user_copy(addr, dst, len);
+	}
+	if (unlikely(err)) {
 		c->faults++;
 		return -EFAULT;
 	}

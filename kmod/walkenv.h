@@ -36,12 +36,17 @@ typedef __s64 s64;
 
 /*
  * What the handler keeps out of line (a slow path whose locals the kernel
- * sets to zero on entry); userspace leaves it to the compiler.
+ * sets to zero on entry), and what it keeps inline whatever its size (a
+ * read: its size is a constant at every call, and the load is a few
+ * instructions then, the call and the size's switch more); userspace
+ * leaves both to the compiler.
  */
 #ifdef __KERNEL__
 #define LUW_NOINLINE noinline
+#define LUW_INLINE __always_inline
 #else
 #define LUW_NOINLINE
+#define LUW_INLINE inline
 #endif
 
 /*
