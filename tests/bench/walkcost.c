@@ -2,8 +2,18 @@
  * luw-walkcost: what one sample of luaunwind.ko's handler costs, measured
  * on this CPU by replaying the module's walkers in userspace.
  *
- *   luw-walkcost [-u] [-v] [-n SAMPLES] [-i ITERATIONS] [-m MAX_THREADS] PID
+ *   luw-walkcost [-v] [-n SAMPLES] [-i ITERATIONS] [-m MAX_THREADS] PID
  *   luw-walkcost --copycost
+ *
+ * The module's reads (kmod/uread.h): every read the walkers ask for -- a
+ * word or a short block, at most 64 bytes -- is made where they ask for
+ * it, as one user load (stac, the load under the exception table, clac)
+ * with page faults disabled for the sample, against the sample's budget:
+ * LUW_SAMPLE_READS requests and LUW_SAMPLE_FAULTS failed ones, each
+ * refused past either.  Only the sample's first read, the 8 bytes at the
+ * interrupted sp, is a kernel copy (copy_from_user_nmi(), for the check
+ * of the loaded mm it makes; outside the budget).  Nothing is kept or
+ * copied ahead.
  *
  * Capture: stop a thread of PID with ptrace (proc/ptrace.h: SEIZE + INTERRUPT,
  * as luaunwind-ljprobe does), take its registers, and run one sample's
@@ -12,30 +22,33 @@
  * the tables luaunwind-ctl uploads) and the Lua walk (luw_lj_walk of
  * kmod/ljwalk.c with the layout target/layout.c proves), glued
  * the way kmod/mergewalk.c's luw_merged_walk() glues them (mirrored here:
- * the glue is kernel code).  Every read the walkers make goes through
- * their read callbacks and the module's read cache (kmod/ucache.c,
- * with kmod/hostwalk.c's storage sizes and budget) into a snapshot: the
- * first touch of a page copies it out of the target (process_vm_readv), so
- * after the walk the snapshot holds exactly the memory the walk needed.
- * The thread then runs on; the samples are spread over the threads (up to
- * MAX_THREADS of them).
+ * the glue is kernel code).  Every read the walkers ask for is one
+ * request (snap_read(), the module's luw_walk_read() with the same
+ * budget), served exactly from a snapshot: the first touch of a page
+ * copies it out of the target (process_vm_readv), so after the walk the
+ * snapshot holds exactly the memory the walk needed.  The thread then
+ * runs on; the samples are spread over the threads (up to MAX_THREADS of
+ * them).
  *
  * Replay: the same walk over the snapshot, ITERATIONS times per sample
- * (15 batches, the median batch, in the thread's CPU time), counting per
- * sample the copies the cache makes (= the module's copy_from_user_nmi()
- * calls) and the bytes they copy.  The snapshot copies alone (a page
- * lookup and a memcpy each) are timed over the recorded sequence and
- * subtracted, leaving the walkers' and the cache's own code: what the
- * handler spends besides its user copies.
+ * (15 batches, the median batch, in the thread's CPU time), checked to
+ * find the same frames as the capture walk, counting per sample the reads
+ * (= the module's loads) and the bytes they ask for.  Each read's copy out
+ * of the snapshot (a page lookup and a memcpy) stands for the module's
+ * load; those copies alone are timed over the recorded sequence (read_ns)
+ * and subtracted, leaving the walkers' and the glue's own code (code_ns):
+ * what the handler spends besides the loads themselves and its one
+ * kernel copy.  The walkers call the reader through their callbacks here,
+ * where the module's build calls luw_walk_read() inline (kmod/walkenv.h),
+ * so code_ns holds a call per read the module does not make.
  *
- * -u: no cache, every read the walkers ask for copied alone (the module
- * before its cache), for comparison.  -v: print every copy.
+ * -v: print every read.
  *
  * --copycost: what a kernel copy from user memory costs here (see
- * copycost()).
+ * copycost()): the price of the sample's one copy_from_user_nmi().
  *
- * Output: "sample ..." lines, then "summary ..." lines (key value pairs,
- * for tests/bench/walkcost.sh).
+ * Output: "sample ..." lines, then "summary ..." lines and "readsize ..."
+ * lines (key value pairs, for tests/bench/walkcost.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -59,20 +72,17 @@
 #include "proc/ptrace.h"
 #include "kmod/ljwalk.h"
 #include "luaunwind.h"
-#include "kmod/ucache.h"
 #include "kmod/uwtable.h"
 
 #define PROG "luw-walkcost"
 #define PAGE 4096u
 #define MAX_THREADS 256
 /* The module's bounds (include/luaunwind.h, kmod/mergewalk.c, hostwalk.c). */
-#define LUA_READS 2048
 #define TRACE_SCAN 128
 #define STACK_WINDOW (64ULL << 20)
-/* The module's per-CPU read cache storage and byte cap (kmod/hostwalk.c). */
-#define UC_STACK_BYTES 8192
-#define UC_SPAN_BYTES 8192
-#define SAMPLE_BYTES (64u << 10)
+/* kmod/uread.h: a read's most bytes (LUW_READ_MAX), x86-64's TASK_SIZE_MAX. */
+#define READ_MAX 64u
+#define TASK_SIZE_MAX (((uint64_t)1 << 47) - PAGE)
 #define BATCHES 15
 
 /*
@@ -123,10 +133,10 @@ struct snap {
 	struct page *pg;
 	size_t npg, cap;
 	size_t last;
-	/* counted per walk */
+	/* counted per walk, as the module's struct luw_cost */
 	uint32_t reads, faults;
 	uint64_t bytes;
-	/* capture: every read, for timing the reader alone */
+	/* capture: every read, for timing the reads alone */
 	struct rdlog *log;
 	size_t nlog, caplog;
 };
@@ -177,9 +187,8 @@ static struct page *snap_page(struct snap *s, uint64_t pa)
 }
 
 /*
- * The copy itself, without counting: what the timing of reads replays.
- * Like copy_from_user_nmi(), it copies up to the first unreadable page and
- * says how far it got.
+ * The bytes out of the snapshot, up to the first unreadable page; returns
+ * how many were copied.
  */
 static uint32_t snap_copy(struct snap *s, uint64_t addr, void *dst,
 			  uint32_t len)
@@ -187,8 +196,6 @@ static uint32_t snap_copy(struct snap *s, uint64_t addr, void *dst,
 	uint8_t *d = dst;
 	uint32_t done = 0;
 
-	if (addr >= ((uint64_t)1 << 47) || addr + len > ((uint64_t)1 << 47))
-		return 0;
 	while (done < len) {
 		uint64_t pa = addr & ~(uint64_t)(PAGE - 1);
 		uint32_t n = PAGE - (uint32_t)(addr - pa);
@@ -207,23 +214,39 @@ static uint32_t snap_copy(struct snap *s, uint64_t addr, void *dst,
 }
 
 /*
- * The module's copy (kmod/hostwalk.c luw_user_copy()): one read against
- * the sample's budget, refused past it.
+ * What stands for the module's load (kmod/uread.h luw_user_load()),
+ * without counting: what the timing of reads replays.  All or nothing:
+ * 0, or -1 when the address is out of bounds, the block longer than a
+ * load may be, or any of its bytes unreadable.
  */
-static uint32_t snap_read(void *ctx, __u64 addr, void *dst, __u32 len)
+static int snap_load(struct snap *s, uint64_t addr, void *dst, uint32_t len)
 {
-	struct snap *s = ctx;
+	if (len > READ_MAX || addr > TASK_SIZE_MAX - len)
+		return -1;
+	return snap_copy(s, addr, dst, len) == len ? 0 : -1;
+}
 
-	if (s->reads >= LUW_SAMPLE_READS || s->faults >= LUW_SAMPLE_FAULTS ||
-	    len > SAMPLE_BYTES - s->bytes)
-		return 0;
+/*
+ * The module's one reader (kmod/uread.h luw_walk_read()): one request of
+ * the sample, refused past LUW_SAMPLE_READS requests or LUW_SAMPLE_FAULTS
+ * failed ones; a failed read counts a fault.  0, or -1 (refused or
+ * failed).
+ */
+static int snap_read(struct snap *s, uint64_t addr, void *dst, uint32_t len)
+{
+	if (s->reads >= LUW_SAMPLE_READS || s->faults >= LUW_SAMPLE_FAULTS)
+		return -1;
 	s->reads++;
 	s->bytes += len;
 	if (s->pid && s->nlog < s->caplog) {
 		s->log[s->nlog].addr = addr;
 		s->log[s->nlog++].len = len;
 	}
-	return snap_copy(s, addr, dst, len);
+	if (snap_load(s, addr, dst, len)) {
+		s->faults++;
+		return -1;
+	}
+	return 0;
 }
 
 static void snap_free(struct snap *s)
@@ -298,19 +321,14 @@ struct sample {
 	struct user_regs_struct u;
 	struct snap mem;
 	/* results of the capture walk, checked on every replay */
-	uint32_t nhost, nlua, reads;
+	uint32_t nhost, nlua, reads, faults;
 	uint64_t bytes, digest;
-	uint32_t reads_u;	/* without the cache (-u's walk) */
-	uint64_t bytes_u;
 	uint64_t walk_ns, read_ns;	/* replay: walk, reads alone */
 };
 
 struct walk {
 	const struct proc *p;
 	struct snap *mem;
-	struct luw_uc uc;
-	uint8_t uc_stack[UC_STACK_BYTES];
-	uint8_t uc_span[UC_SPAN_BYTES];
 	struct luw_lj_regs regs;
 	struct luw_uw_regs hr;
 	struct luw_lj_walk_out out;
@@ -321,43 +339,21 @@ struct walk {
 	uint64_t digest;	/* of the frames found */
 };
 
-/* luw_user_read(): through the sample's cache; a failure is a fault. */
-/* -u: every read copied alone, as the module did before its cache. */
-static int nocache;
 static int verbose;
 
-static int user_read(struct walk *w, __u64 addr, void *dst, __u32 len)
-{
-	if (nocache) {
-		if (snap_read(w->mem, addr, dst, len) != len) {
-			w->mem->faults++;
-			return -1;
-		}
-		return 0;
-	}
-	if (luw_uc_read(&w->uc, addr, dst, len)) {
-		w->mem->faults++;
-		return -1;
-	}
-	return 0;
-}
-
+/* The walkers' read callbacks: every read is one request of the sample. */
 static int host_read(void *ctx, __u64 addr, __u64 *val)
 {
-	return user_read(ctx, addr, val, 8);
+	struct walk *w = ctx;
+
+	return snap_read(w->mem, addr, val, 8);
 }
 
 static int lua_read(void *ctx, __u64 addr, void *dst, __u32 len)
 {
-	return user_read(ctx, addr, dst, len);
-}
-
-static void lua_prefetch(void *ctx, __u64 addr, __u64 len)
-{
 	struct walk *w = ctx;
 
-	if (!nocache)
-		luw_uc_prefetch(&w->uc, addr, len);
+	return snap_read(w->mem, addr, dst, len);
 }
 
 static void lua_walk(struct walk *w, int sample_frame, uint64_t ip,
@@ -369,13 +365,14 @@ static void lua_walk(struct walk *w, int sample_frame, uint64_t ip,
 	memset(&in, 0, sizeof(in));
 	in.ly = &t->layout;
 	in.read = lua_read;
-	in.prefetch = lua_prefetch;
 	in.ctx = w;
 	in.vm_start = t->vm_start;
 	in.interp_end = t->interp_end;
 	in.vm_end = t->vm_end;
 	in.vm_sp = vm_sp;
-	in.max_reads = LUA_READS;
+	/* What is left of the sample's budget, as kmod/mergewalk.c gives. */
+	in.max_reads = w->mem->reads < LUW_SAMPLE_READS ?
+		       LUW_SAMPLE_READS - w->mem->reads : 1;
 	in.g_hint = w->p->g_hint;
 	if (sample_frame) {
 		in.regs = w->regs;
@@ -514,11 +511,6 @@ static int hw_step(struct walk *w)
 	return rc < 0 ? HW_STOP : HW_NEXT;
 }
 
-/*
- * One sample as luw_merged_walk() takes it; returns the host frame count
- * and sets *nlua.  Only what costs reads and time is kept: the record
- * itself is not written.
- */
 /* FNV-1a over what the walk found, to compare two walks of one sample. */
 static void mix(struct walk *w, uint64_t v)
 {
@@ -532,6 +524,13 @@ static void mix(struct walk *w, uint64_t v)
 	}
 }
 
+/*
+ * One sample as luw_merged_walk() takes it; returns the host frame count
+ * and sets *nlua.  Only what costs reads and time is kept: the record
+ * itself is not written.  The sample's first read (luw_user_reads_begin():
+ * copy_from_user_nmi() of the 8 bytes at sp, outside the budget) is not
+ * made here: the estimate prices it as one kernel copy (--copycost).
+ */
 static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				struct snap *mem,
 				const struct user_regs_struct *u,
@@ -552,9 +551,6 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 	w->hr.bp = u->rbp;
 	w->hr.flags = LUW_UW_R_BP_VALID;
 	w->hr.stack_end = u->rsp + STACK_WINDOW;
-	luw_uc_init(&w->uc, snap_read, mem, w->hr.sp, w->hr.stack_end,
-		    w->uc_stack, sizeof(w->uc_stack), w->uc_span,
-		    sizeof(w->uc_span));
 	n++;
 	mix(w, w->hr.ip);
 	for (;;) {
@@ -573,7 +569,6 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 		}
 		if (vm && !trace && n == 1 && max > 1 && vm_subroutine(w)) {
 			n++;
-		mix(w, w->hr.ip);
 			mix(w, w->hr.ip);
 			sub = 1;
 		}
@@ -598,8 +593,6 @@ static unsigned int merged_walk(struct walk *w, const struct proc *p,
 				if (!lua_restart(w, g->cframe) || n >= max)
 					break;
 				n++;
-		mix(w, w->hr.ip);
-			mix(w, w->hr.ip);
 				mix(w, w->hr.ip);
 				continue;
 			}
@@ -646,7 +639,10 @@ static int stop(pid_t tid, struct user_regs_struct *u)
 	return luw_ptrace_stop(tid) < 0 || luw_ptrace_getregs(tid, u) ? -1 : 0;
 }
 
-/* ---- copy cost ---- */
+/*
+ * ---- copy cost: the sample's one copy_from_user_nmi() (the 8 bytes at
+ * sp, luw_user_reads_begin()) ----
+ */
 
 /* Best-of-batches ns per call of fn(arg). */
 static double per_call(long (*fn)(long), long arg)
@@ -695,6 +691,8 @@ static long iov_copy(long n)
  * writev to /dev/null with 1024 against 1 iovec (the kernel copies the
  * iovec array from user memory, 16 bytes per entry, checks each entry,
  * and /dev/null reads no data): an upper bound per byte of a larger copy.
+ * The first, copy8_ns, is what walkcost.sh adds per sample; the module
+ * makes no larger copy, and byte_ns is printed for reference.
  */
 static int copycost(void)
 {
@@ -723,7 +721,7 @@ static int copycost(void)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: " PROG " [-u] [-v] [-n SAMPLES] [-i ITERATIONS] "
+	fprintf(f, "usage: " PROG " [-v] [-n SAMPLES] [-i ITERATIONS] "
 		   "[-m MAX_THREADS] PID\n"
 		   "       " PROG " --copycost\n");
 }
@@ -748,8 +746,6 @@ int main(int argc, char **argv)
 			iters = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "-m") && i + 1 < argc)
 			maxthr = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "-u"))
-			nocache = 1;
 		else if (!strcmp(argv[i], "-v"))
 			verbose = 1;
 		else if (argv[i][0] != '-' && !pid)
@@ -793,43 +789,17 @@ int main(int argc, char **argv)
 			continue;
 		s->tid = tids[k];
 		s->mem.pid = tids[k];
-		s->mem.caplog = 8192;
-		s->mem.log = malloc(s->mem.caplog * sizeof(*s->mem.log));
+		/* The budget bounds a sample's reads. */
+		s->mem.log = malloc(LUW_SAMPLE_READS * sizeof(*s->mem.log));
+		s->mem.caplog = s->mem.log ? LUW_SAMPLE_READS : 0;
 		s->nhost = merged_walk(w, p, &s->mem, &s->u, &nlua);
 		s->nlua = nlua;
 		s->reads = s->mem.reads;
+		s->faults = s->mem.faults;
 		s->bytes = s->mem.bytes;
 		s->digest = w->digest;
 		luw_ptrace_cont(tids[k], 0);
 		s->mem.pid = 0;
-		/*
-		 * The cache must not change what a walk finds: the same
-		 * sample walked with a copy per read, over the same snapshot
-		 * (it reads a subset of the bytes the cached walk copied),
-		 * must give the same frames.
-		 */
-		if (s->mem.log && nlua) {
-			unsigned int nl = 0, nh;
-			int was = nocache;
-
-			nocache = !nocache;
-			s->mem.reads = 0;
-			s->mem.faults = 0;
-			s->mem.bytes = 0;
-			nh = merged_walk(w, p, &s->mem, &s->u, &nl);
-			nocache = was;
-			if (nh != s->nhost || nl != s->nlua ||
-			    w->digest != s->digest) {
-				fprintf(stderr, PROG ": sample %d walks "
-					"differently %s the cache (host %u/%u "
-					"lua %u/%u)\n", got,
-					was ? "with" : "without", nh, s->nhost,
-					nl, s->nlua);
-				goto out;
-			}
-			s->reads_u = was ? s->reads : s->mem.reads;
-			s->bytes_u = was ? s->bytes : s->mem.bytes;
-		}
 		/* Only samples in LuaJIT's process with a Lua stack count. */
 		if (!s->mem.log || !nlua) {
 			snap_free(&s->mem);
@@ -846,14 +816,17 @@ int main(int argc, char **argv)
 		goto out;
 	}
 
-	/* Replay: walk time per sample, then the reads alone. */
+	/*
+	 * Replay: walk time per sample, then the reads alone (each read's
+	 * copy out of the snapshot, standing for the module's load).
+	 */
 	for (i = 0; i < got; i++) {
 		struct sample *s = &sm[i];
 		uint64_t bw[BATCHES], br[BATCHES];
 		unsigned int nlua = 0, nhost = 0;
 		int b, k;
 		size_t r;
-		static uint8_t tmp[SAMPLE_BYTES];
+		static uint8_t tmp[READ_MAX];
 
 		w->digesting = 0;
 		for (b = 0; b < BATCHES; b++) {
@@ -869,7 +842,7 @@ int main(int argc, char **argv)
 			t0 = now_ns();
 			for (k = 0; k < iters; k++)
 				for (r = 0; r < s->mem.nlog; r++)
-					snap_copy(&s->mem, s->mem.log[r].addr,
+					snap_load(&s->mem, s->mem.log[r].addr,
 						  tmp, s->mem.log[r].len);
 			br[b] = now_ns() - t0;
 		}
@@ -879,7 +852,8 @@ int main(int argc, char **argv)
 		s->mem.bytes = 0;
 		nhost = merged_walk(w, p, &s->mem, &s->u, &nlua);
 		if (nhost != s->nhost || nlua != s->nlua ||
-		    s->mem.reads != s->reads || w->digest != s->digest) {
+		    s->mem.reads != s->reads || s->mem.faults != s->faults ||
+		    w->digest != s->digest) {
 			fprintf(stderr, PROG ": sample %d replays differently "
 				"(host %u/%u lua %u/%u reads %u/%u)\n", i,
 				nhost, s->nhost, nlua, s->nlua, s->mem.reads,
@@ -888,19 +862,17 @@ int main(int argc, char **argv)
 		}
 		if (verbose)
 			for (r = 0; r < s->mem.nlog; r++)
-				printf("copy %d sp %#llx addr %#" PRIx64 " len %u\n",
+				printf("read %d sp %#llx addr %#" PRIx64 " len %u\n",
 				       i, (unsigned long long)s->u.rsp,
 				       s->mem.log[r].addr, s->mem.log[r].len);
 		qsort(bw, BATCHES, sizeof(*bw), cmp_u64);
 		qsort(br, BATCHES, sizeof(*br), cmp_u64);
 		s->walk_ns = bw[BATCHES / 2] / (uint64_t)iters;
 		s->read_ns = br[BATCHES / 2] / (uint64_t)iters;
-		printf("sample %d tid %d host %u lua %u reads %u bytes %" PRIu64
-		       " pages %zu walk_ns %" PRIu64 " read_ns %" PRIu64
-		       " uncached_reads %u uncached_bytes %" PRIu64 "\n",
-		       i, (int)s->tid, s->nhost, s->nlua, s->reads, s->bytes,
-		       s->mem.npg, s->walk_ns, s->read_ns, s->reads_u,
-		       s->bytes_u);
+		printf("sample %d tid %d host %u lua %u reads %u faults %u bytes %"
+		       PRIu64 " pages %zu walk_ns %" PRIu64 " read_ns %" PRIu64
+		       "\n", i, (int)s->tid, s->nhost, s->nlua, s->reads,
+		       s->faults, s->bytes, s->mem.npg, s->walk_ns, s->read_ns);
 	}
 #define SUMMARY(name, expr)                                                \
 	do {                                                               \
@@ -912,15 +884,14 @@ int main(int argc, char **argv)
 	SUMMARY("host_frames", sm[i].nhost);
 	SUMMARY("lua_frames", sm[i].nlua);
 	SUMMARY("reads", sm[i].reads);
+	SUMMARY("faults", sm[i].faults);
 	SUMMARY("bytes", sm[i].bytes);
-	SUMMARY("uncached_reads", sm[i].reads_u);
-	SUMMARY("uncached_bytes", sm[i].bytes_u);
 	SUMMARY("walk_ns", sm[i].walk_ns);
 	SUMMARY("read_ns", sm[i].read_ns);
 	SUMMARY("code_ns", sm[i].walk_ns > sm[i].read_ns ?
 			   sm[i].walk_ns - sm[i].read_ns : 0);
 	printf("summary samples %d threads %d stops %d\n", got, ntid, tries);
-	/* Read sizes, for --copycost: "size count" pairs over all samples. */
+	/* Read sizes: "size count" pairs over all samples. */
 	{
 		uint64_t cnt[4097] = { 0 };
 		int j;
