@@ -184,7 +184,7 @@ struct luw_uword luw_user_copy_word(u64 addr, u32 len)
 /* A read luw_user_load() may not make: exact, and checked. */
 int luw_user_copy(u64 addr, void *dst, u32 len)
 {
-	if (len > LUW_READ_MAX || addr > TASK_SIZE_MAX - len)
+	if (!luw_user_range(addr, len))
 		return -EFAULT;
 	return copy_from_user_nmi(dst, (const void __user *)(uintptr_t)addr,
 				  len) ? -EFAULT : 0;

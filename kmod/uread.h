@@ -67,6 +67,12 @@ struct luw_uword luw_user_copy_word(u64 addr, u32 len);
 int luw_user_copy(u64 addr, void *dst, u32 len);
 void luw_user_reads_end(struct luw_cost *c);
 
+/* May a read of len bytes at addr be made at all (the load and the copy)? */
+static __always_inline bool luw_user_range(u64 addr, u32 len)
+{
+	return len <= LUW_READ_MAX && addr <= TASK_SIZE_MAX - len;
+}
+
 /*
  * len bytes at user address addr into dst; 0 or -EFAULT.  The address is
  * bounded twice: by a branch, and by a mask the CPU cannot speculate past
@@ -82,7 +88,7 @@ static __always_inline int luw_user_load(u64 addr, void *dst, u32 len)
 	u16 v2;
 	u8 *d = dst;
 
-	if (len > LUW_READ_MAX || addr > top - len)
+	if (!luw_user_range(addr, len))
 		return -EFAULT;
 	/*
 	 * In a register: 5.10's array_index_mask_nospec() lets the bound be
