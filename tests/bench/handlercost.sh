@@ -37,7 +37,11 @@ if [ "${1:-}" = --guest ]; then
 	die() { echo "handlercost.sh (guest): $*" >&2; exit 1; }
 	insmod "build/kmod/$LUW_KVER/luaunwind.ko" || die insmod
 	cat /proc/kallsyms >"$LUW_OUT/kallsyms"
-	lj=(luajit tests/bench/overhead.lua "$W/go" "$rounds")
+	# Without ASLR (setarch -R, which execs: the pid is the workload's):
+	# where the libraries land moves which return addresses share a slot
+	# of the module's step memo, and with it a sample's cost by a few
+	# hundred instructions from boot to boot; without, runs repeat.
+	lj=(setarch -R luajit tests/bench/overhead.lua "$W/go" "$rounds")
 	case $kind in
 	perf-g) perf record -e cpu-clock -F 999 -g -o "$W/perf.data" -- \
 			"${lj[@]}" >"$W/w.out" 2>"$W/w.err" & ;;

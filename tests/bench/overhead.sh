@@ -59,7 +59,11 @@ command -v perf >/dev/null || die "no perf (scripts/deps.sh bench)"
 # taken out.  luaunwind-ctl record attaches to it with -p.
 work() {
 	local rounds=$1 kind=$2 pid wl
-	local lj=(luajit tests/bench/overhead.lua "$W/go" "$rounds")
+	# Without ASLR (setarch -R, which execs: the pid is the workload's):
+	# where the libraries land moves which return addresses share a slot
+	# of the module's step memo, and with it a sample's cost by a few
+	# hundred instructions from boot to boot; without, runs repeat.
+	local lj=(setarch -R luajit tests/bench/overhead.lua "$W/go" "$rounds")
 	rm -f "$W/go" "$W/rt"
 	case $kind in
 	alone | luaunwind | luaunwind-raw) wl=("${lj[@]}") ;;
