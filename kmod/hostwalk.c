@@ -249,11 +249,6 @@ bool luw_hw_r14(const struct luw_hw *w, u64 *r14)
 	return w->r.flags & LUW_UW_R_R14_VALID;
 }
 
-bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
-{
-	return !luw_read_user(w->cost, addr, val);
-}
-
 int luw_hw_step(struct luw_hw *w)
 {
 	struct luw_step_memo *sm = luw_hw_lookup(w);

@@ -61,22 +61,34 @@ struct lj_st {
 /*
  * Every read of the walk goes through these: inline, as they were when the
  * walk was a header, so a read costs the reader's call (walkenv.h) and
- * nothing more.
+ * nothing more.  The budget is the reader's in the module: luw_walk_read()
+ * counts every request of the sample against the one budget of all its
+ * walks and refuses past it (-E2BIG), so a count here would repeat its
+ * count and its test on every read.  In userspace the walk counts its
+ * callback's calls itself (in->max_reads).
  */
 static LUW_INLINE int lj_rd(struct lj_st *st, u64 addr, void *dst, u32 len)
 {
+	int rc;
+
+#ifndef __KERNEL__
 	if (st->reads >= st->max_reads) {
 		if (st->out->status == LUW_LJW_OK)
 			st->out->status = LUW_LJW_BUDGET;
 		return -EFAULT;
 	}
 	st->reads++;
+#endif
 	/* Nothing LuaJIT owns lives in the first page or the kernel half. */
 	if (addr < 4096 || addr >= ((u64)1 << 47) ||
 	    addr + len > ((u64)1 << 47))
 		return -EFAULT;
-	return LUW_WALK_READ(st->in->read, st->in->ctx, addr, dst, len) ?
-	       -EFAULT : 0;
+	rc = LUW_WALK_READ(st->in->read, st->in->ctx, addr, dst, len);
+	if (!rc)
+		return 0;
+	if (rc == -E2BIG && st->out->status == LUW_LJW_OK)
+		st->out->status = LUW_LJW_BUDGET;
+	return -EFAULT;
 }
 
 static LUW_INLINE int lj_u8(struct lj_st *st, u64 a, u8 *v)
@@ -224,6 +236,17 @@ static void lj_span_add(u32 *lo, u32 *hi, u32 ofs, u32 len)
 		*hi = ofs + len;
 }
 
+/*
+ * A span as whole words of the object: GC objects are 8-aligned, so the
+ * words that hold the span are the object's own, and the reader loads
+ * whole words only, with no tail of 4, 2 and 1 bytes.
+ */
+static void lj_span_words(u32 *lo, u32 *hi)
+{
+	*lo &= ~7u;
+	*hi = (*hi + 7) & ~7u;
+}
+
 /* The blocks lj_fn_get() and lj_fn_proto() read; hi 0: field by field. */
 static void lj_spans(struct lj_st *st)
 {
@@ -237,12 +260,14 @@ static void lj_spans(struct lj_st *st)
 	lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_pc, ref);
 	if (lj_field_ok(ly->fn_f))
 		lj_span_add(&st->fn_lo, &st->fn_hi, ly->fn_f, 8);
+	lj_span_words(&st->fn_lo, &st->fn_hi);
 	if (st->fn_hi - st->fn_lo > LJ_BLOCK_MAX)
 		st->fn_hi = 0;
 	st->pt_lo = ~0u;
 	st->pt_hi = 0;
 	lj_span_add(&st->pt_lo, &st->pt_hi, ly->gc_gct, 1);
 	lj_span_add(&st->pt_lo, &st->pt_hi, ly->pt_sizebc, 4);
+	lj_span_words(&st->pt_lo, &st->pt_hi);
 	if (st->pt_hi - st->pt_lo > LJ_BLOCK_MAX)
 		st->pt_hi = 0;
 }

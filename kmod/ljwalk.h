@@ -67,7 +67,11 @@
 #include "walkenv.h"
 #include <luaunwind_layout.h>
 
-/* Reads len bytes at user address addr; 0 on success, nonzero on fault. */
+/*
+ * Reads len bytes at user address addr; 0 on success, -E2BIG when a
+ * budget of the reader's refuses the read (the walk ends with
+ * LUW_LJW_BUDGET), any other nonzero value on a fault.
+ */
 typedef int (*luw_lj_read_fn)(void *ctx, u64 addr, void *dst, u32 len);
 
 struct luw_lj_regs {
@@ -138,7 +142,11 @@ struct luw_lj_walk_in {
 	 * L = G->cur_L and L->base = G->jit_base.
 	 */
 	u32 mcode_trace;
-	u32 max_reads;	/* bound on callback calls, 0 = 4096 */
+	/*
+	 * Bound on callback calls, 0 = 4096; userspace only: in the module
+	 * the reader is the budget (luw_walk_read(), the sample's).
+	 */
+	u32 max_reads;
 };
 
 struct luw_lj_walk_out {

@@ -332,9 +332,14 @@ int luw_hw_step(struct luw_hw *w);
 bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
 bool luw_hw_has_table(const struct luw_hw *w);
 bool luw_hw_in_vmseq(const struct luw_hw *w);
-bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val);
 bool luw_hw_r14(const struct luw_hw *w, u64 *r14);
 void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);
+
+/* A word of the thread's memory, a request of the walk's sample. */
+static inline bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
+{
+	return !luw_walk_read(w->cost, addr, val, sizeof(*val));
+}
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		  unsigned int max, u8 *rflags, struct luw_cost *cost);
 

@@ -43,7 +43,7 @@
 
 /* One sample's user-memory reads: every walk draws on the same budget. */
 struct luw_cost {
-	u32 max_reads;		/* luw_sample_reads() when it began */
+	u32 max_reads;		/* luw_sample_reads(); c->reads at the last fault */
 	u32 reads;		/* requests */
 	u32 faults;		/* requests that failed in the load */
 	u64 bytes;		/* read */
@@ -115,6 +115,14 @@ static __always_inline int luw_user_load(u64 addr, void *dst, u32 len)
 		unsafe_get_user(*d, (const u8 __user *)a, fault);
 		clac();
 		return 0;
+	case 16:	/* a Lua frame's two slots */
+		stac();
+		unsafe_get_user(v8, (const u64 __user *)a, fault);
+		__builtin_memcpy(d, &v8, 8);
+		unsafe_get_user(v8, (const u64 __user *)(a + 8), fault);
+		clac();
+		__builtin_memcpy(d + 8, &v8, 8);
+		return 0;
 	}
 	/* A block: whole words, then the rest in at most three loads. */
 	stac();
@@ -155,8 +163,7 @@ static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
 	struct luw_uword w;
 	int err;
 
-	if (unlikely(c->reads >= c->max_reads ||
-		     c->faults >= LUW_SAMPLE_FAULTS)) {
+	if (unlikely(c->reads >= c->max_reads)) {
 		c->cut = true;
 		return -E2BIG;
 	}
@@ -169,11 +176,23 @@ static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
 		err = w.err;
 		if (!err)	/* the low bytes: x86-64 is little-endian */
 			__builtin_memcpy(dst, &w.val, len);
+	} else if (len == 16) {	/* as two words: no address taken */
+		w = luw_user_copy_word(addr, 8);
+		err = w.err;
+		if (!err) {
+			__builtin_memcpy(dst, &w.val, 8);
+			w = luw_user_copy_word(addr + 8, 8);
+			err = w.err;
+			if (!err)
+				__builtin_memcpy((u8 *)dst + 8, &w.val, 8);
+		}
 	} else {
 		err = luw_user_copy(addr, dst, len);
 	}
 	if (unlikely(err)) {
-		c->faults++;
+		/* The last fault allowed spends the budget: one test a read. */
+		if (++c->faults >= LUW_SAMPLE_FAULTS)
+			c->max_reads = c->reads;
 		return -EFAULT;
 	}
 	return 0;
