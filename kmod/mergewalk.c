@@ -26,7 +26,16 @@
 #include "ljwalk.h"
 
 struct luw_lua_scratch {
-	u64 pcs[LUW_MAX_HOST_FRAMES];
+	/*
+	 * The Lua walk's inputs, kept here and not on the handler's stack,
+	 * which the kernel zeroes at every entry (INIT_STACK_ALL_ZERO):
+	 * at the interrupted frame the sample's registers, filled once a
+	 * sample; at a caller frame ip, sp and r14 alone (luw_lua_walk()),
+	 * whose other registers are never written and stay zero from the
+	 * allocation.
+	 */
+	struct luw_lj_walk_in at_sample;
+	struct luw_lj_walk_in at_caller;
 	struct luw_lj_frame lf[LUW_MAX_LUA_FRAMES];
 	struct luw_lj_seg segs[LUW_MAX_SPLICES];
 	/* lua_first holds the segment index until the frames are written */
@@ -72,7 +81,7 @@ struct luw_lw {
 	struct luw_proc *t;
 	struct luw_lua_scratch *ws;
 	struct luw_lj_walk_out out;
-	struct luw_lj_regs regs;	/* of the interrupted frame */
+	struct luw_lj_regs *regs;	/* of the interrupted frame */
 	bool walked;			/* out holds this sample's walk */
 	/* pc lies in a trace's machine code the walk could not place */
 	bool in_mcode;
@@ -118,46 +127,39 @@ static void luw_lua_walk(struct luw_lw *lw, bool sample_frame, u64 ip, u64 sp,
 			 u64 r14, u64 vm_sp, u32 mcode_trace)
 {
 	const struct luw_proc *t = lw->t;
+	struct luw_lj_walk_in *in;
 	u64 g;
-	struct luw_lj_walk_in in = {
-		.ly = &t->ly,
-		/* The sample's cost is the walkers' context (walkenv.h). */
-		.read = luw_walk_read,
-		.ctx = lw->cost,
-		.vm_start = t->vm_start,
-		.interp_end = t->interp_end,
-		.vm_end = t->vm_end,
-		.vm_sp = vm_sp,
-		.mcode_trace = mcode_trace,
-		/*
-		 * What is left of the sample's budget (luw_walk_read()
-		 * refuses past it anyway): one budget for every walk.
-		 */
-		.max_reads = max_t(u32, lw->cost->max_reads -
-				   min(lw->cost->reads, lw->cost->max_reads),
-				   1),
-	};
 
 	if (sample_frame) {
-		in.regs = lw->regs;
+		in = &lw->ws->at_sample;
 	} else {
-		in.regs.ip = ip;
-		in.regs.r[LUW_X86_RSP] = sp;
+		in = &lw->ws->at_caller;
+		in->regs.ip = ip;
+		in->regs.r[LUW_X86_RSP] = sp;
 		/*
 		 * Non-GC64 traces do not keep DISPATCH in a register: there
 		 * r14 says nothing about G.
 		 */
-		if ((t->ly.flags & LUW_LJ_F_GC64) &&
-		    t->ly.reg_dispatch == LUW_X86_R14)
-			in.regs.r[LUW_X86_R14] = r14;
+		in->regs.r[LUW_X86_R14] = (t->ly.flags & LUW_LJ_F_GC64) &&
+					  t->ly.reg_dispatch == LUW_X86_R14 ?
+					  r14 : 0;
 	}
+	in->ly = &t->ly;
+	/* The sample's cost is the walkers' context (walkenv.h). */
+	in->read = luw_walk_read;
+	in->ctx = lw->cost;
+	in->vm_start = t->vm_start;
+	in->interp_end = t->interp_end;
+	in->vm_end = t->vm_end;
+	in->vm_sp = vm_sp;
+	in->mcode_trace = mcode_trace;
 	g = READ_ONCE(t->g_seen);
-	in.g_hint = g == LUW_G_MANY ? 0 : t->g_hint;
+	in->g_hint = g == LUW_G_MANY ? 0 : t->g_hint;
 	lw->out.frames = lw->ws->lf;
 	lw->out.max_frames = t->max_lua;
 	lw->out.segs = lw->ws->segs;
 	lw->out.max_segs = LUW_MAX_SPLICES;
-	luw_lj_walk(&in, &lw->out);
+	luw_lj_walk(in, &lw->out);
 }
 
 /* Traces looked at when pc is not in the one G->vmstate names. */
@@ -218,7 +220,7 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 
 	if (ly->tr_mcode == LUW_LJ_NOFIELD || ly->tr_szmcode == LUW_LJ_NOFIELD)
 		return false;
-	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs.ip : pc, sp, r14,
+	luw_lua_walk(lw, sample_frame, sample_frame ? lw->regs->ip : pc, sp, r14,
 		     0, 0);
 	tno = 0;
 	if (lw->out.vmstate == LUW_VMST_GC && !sample_frame && lw->out.G)
@@ -255,7 +257,7 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 				sizeof(size)) &&
 		   pc >= mcode && pc < mcode + size;
 	if (!in_mcode && !(sample_frame && (ly->flags & LUW_LJ_F_GC64) &&
-			   lw->out.G == lw->regs.r[ly->reg_dispatch] -
+			   lw->out.G == lw->regs->r[ly->reg_dispatch] -
 					(s64)ly->gg_g2disp) &&
 	    !luw_lua_in_any_trace(lw, pc))
 		return false;
@@ -293,8 +295,8 @@ static bool luw_lua_vm_subroutine(struct luw_lw *lw, struct luw_hw *w)
 	    !luw_lua_cframe_at(lw, sp + 8) ||
 	    !luw_hw_restart(w, ra, sp + 8, w->r.bp))
 		return false;
-	lw->regs.ip = ra;
-	lw->regs.r[LUW_X86_RSP] = sp + 8;
+	lw->regs->ip = ra;
+	lw->regs->r[LUW_X86_RSP] = sp + 8;
 	return true;
 }
 
@@ -431,12 +433,13 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	u32 nlua;
 	int rc;
 
-	luw_lj_regs_from(&lw.regs, regs);
+	lw.regs = &ws->at_sample.regs;
+	luw_lj_regs_from(lw.regs, regs);
 	rcu_read_lock();
 	luw_hw_init(&w, t, regs, cost);
 	/* r14 matters to the trace probe alone (below). */
 	w.want_r14 = t->ly.flags & LUW_LJ_F_JIT;
-	ws->pcs[n++] = w.r.ip;
+	pcs[n++] = w.r.ip;
 	for (;;) {
 		u64 pc = w.r.ip;
 		bool vm = pc >= t->vm_start && pc < t->interp_end;
@@ -473,7 +476,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		}
 		if (vm && !trace && n == 1 && max > 1 &&
 		    luw_lua_vm_subroutine(&lw, &w)) {
-			ws->pcs[n++] = w.r.ip;
+			pcs[n++] = w.r.ip;
 			sub = true;
 			own = true;
 		}
@@ -544,7 +547,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 					break;
 				if (n >= max)
 					break;
-				ws->pcs[n++] = w.r.ip;
+				pcs[n++] = w.r.ip;
 				continue;
 			}
 		}
@@ -568,7 +571,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			complete = true;
 		if (rc != LUW_HW_NEXT)
 			break;
-		ws->pcs[n++] = w.r.ip;
+		pcs[n++] = w.r.ip;
 	}
 	rcu_read_unlock();
 	luw_hw_finish(&w, complete, &rflags);
@@ -600,7 +603,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 		unsigned int k;
 		bool spliced = false;
 
-		if (ws->pcs[i] < t->vm_start || ws->pcs[i] >= t->interp_end)
+		if (pcs[i] < t->vm_start || pcs[i] >= t->interp_end)
 			continue;
 		for (k = 0; k < nsp; k++)
 			spliced |= i >= ws->sp[k].host_first &&
@@ -609,7 +612,6 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 			rflags |= LUW_RF_LUA_TRUNC;
 	}
 
-	memcpy(pcs, ws->pcs, n * sizeof(*pcs));
 	lout = (struct luw_lua_frame *)(pcs + n);
 	nlua = lw.walked ? luw_lua_emit(&lw, lout, ws->sp, nsp) : 0;
 	sout = (struct luw_splice *)(lout + nlua);
