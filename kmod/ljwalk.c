@@ -798,7 +798,7 @@ static struct luw_lj_frame *lj_trace_frame(struct lj_st *st, u64 g,
 
 int luw_lj_walk(const struct luw_lj_walk_in *in, struct luw_lj_walk_out *out)
 {
-	struct lj_st st;
+	struct lj_st st LUW_NOINIT;
 	const struct luw_lj_layout *ly = in->ly;
 	u64 g = 0, l = 0, base = 0, pc = 0, cframe = 0, cf, sp;
 	struct luw_lj_frame *trace_f = NULL;

@@ -50,6 +50,18 @@ typedef __s64 s64;
 #endif
 
 /*
+ * A walk's state that its entry fills field by field before any is read:
+ * not also set to zero on entry where the kernel initialises automatic
+ * variables (INIT_STACK_ALL_ZERO), which for the Lua walk's function memo
+ * is some 400 bytes a walk.  Older kernels lack __uninitialized.
+ */
+#if defined(__KERNEL__) && __has_attribute(__uninitialized__)
+#define LUW_NOINIT __attribute__((__uninitialized__))
+#else
+#define LUW_NOINIT
+#endif
+
+/*
  * The walkers' reads.  In userspace each walk is given a read callback
  * and its context.  The module has one reader, luw_walk_read() of
  * uread.h (the sample's budget and the load, inline), and its walkers
