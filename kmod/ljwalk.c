@@ -276,7 +276,7 @@ static void lj_spans(struct lj_st *st)
 static LUW_NOINLINE int lj_fn_read(struct lj_st *st, u64 fn, struct lj_fn *e)
 {
 	const struct luw_lj_layout *ly = st->ly;
-	u8 b[LJ_BLOCK_MAX], gct, ffid;
+	u8 b[LJ_BLOCK_MAX] LUW_NOINIT, gct, ffid;
 	u8 flags = 0;
 	u64 pcref = 0, cfunc = 0;
 
@@ -356,7 +356,7 @@ static int lj_fn_pcref(struct lj_st *st, struct lj_fn *e, u64 *pcref)
 static LUW_NOINLINE u64 lj_proto_read(struct lj_st *st, struct lj_fn *e)
 {
 	const struct luw_lj_layout *ly = st->ly;
-	u8 b[LJ_BLOCK_MAX], gct;
+	u8 b[LJ_BLOCK_MAX] LUW_NOINIT, gct;
 	u64 pt;
 
 	if (lj_fn_pcref(st, e, &pt) || pt < ly->pt_size)

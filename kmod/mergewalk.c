@@ -269,11 +269,20 @@ static bool luw_lua_trace_probe(struct luw_lw *lw, bool sample_frame, u64 pc,
 static bool luw_lua_cframe_at(struct luw_lw *lw, u64 sp)
 {
 	const struct luw_lj_layout *ly = &lw->t->ly;
-	u64 l = 0;
+	u64 a = sp + ly->cframe_ofs_l, l;
+	u32 l32;
 	u8 gct;
 
-	if (luw_lj_read(lw, sp + ly->cframe_ofs_l, &l, ly->cframe_l_size) ||
-	    !l || luw_lj_read(lw, l + ly->gc_gct, &gct, 1))
+	/* Sizes known here: l stays in a register (uread.h). */
+	if (ly->cframe_l_size == 8) {
+		if (luw_lj_read(lw, a, &l, 8))
+			return false;
+	} else {
+		if (luw_lj_read(lw, a, &l32, 4))
+			return false;
+		l = l32;
+	}
+	if (!l || luw_lj_read(lw, l + ly->gc_gct, &gct, 1))
 		return false;
 	return gct == ly->gct_thread;
 }

@@ -171,12 +171,17 @@ static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
 	c->bytes += len;
 	if (likely(c->user_ok)) {
 		err = luw_user_load(addr, dst, len);
-	} else if (len <= 8) {
+	} else if (__builtin_constant_p(len) && len <= 8) {
+		/*
+		 * A word by value only where len is known here: a memcpy()
+		 * of a variable length would take w's address, and put it
+		 * (zeroed, with a canary) on the stack.
+		 */
 		w = luw_user_copy_word(addr, len);
 		err = w.err;
 		if (!err)	/* the low bytes: x86-64 is little-endian */
 			__builtin_memcpy(dst, &w.val, len);
-	} else if (len == 16) {	/* as two words: no address taken */
+	} else if (__builtin_constant_p(len) && len == 16) {	/* two words */
 		w = luw_user_copy_word(addr, 8);
 		err = w.err;
 		if (!err) {

@@ -50,10 +50,11 @@ typedef __s64 s64;
 #endif
 
 /*
- * A walk's state that its entry fills field by field before any is read:
- * not also set to zero on entry where the kernel initialises automatic
- * variables (INIT_STACK_ALL_ZERO), which for the Lua walk's function memo
- * is some 400 bytes a walk.  Older kernels lack __uninitialized.
+ * A walk's state that is written before it is read (the Lua walk's state,
+ * filled field by field at its entry; a block a read fills): not also set
+ * to zero on entry where the kernel initialises automatic variables
+ * (INIT_STACK_ALL_ZERO), which for the Lua walk's function memo is some
+ * 400 bytes a walk.  Older kernels lack __uninitialized.
  */
 #if defined(__KERNEL__) && __has_attribute(__uninitialized__)
 #define LUW_NOINIT __attribute__((__uninitialized__))
