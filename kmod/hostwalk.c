@@ -38,15 +38,6 @@
  */
 #define LUW_STEP_MEMO_BITS	8
 
-struct luw_step_memo {
-	u64 seq;			/* luw_maps.seq, 0 empty */
-	u64 key;			/* luw_uw_key() */
-	const struct luw_table *tab;
-	const struct luw_uw_entry *e;
-	const struct luw_uw_r14 *x;	/* once x_found */
-	bool x_found;
-};
-
 /* Per CPU: the handler's busy flag keeps it to one sample at a time. */
 struct luw_hwcpu {
 	struct luw_step_memo steps[1 << LUW_STEP_MEMO_BITS];
@@ -112,24 +103,41 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
 }
 
 /*
- * What this CPU's step memo knows of the frame's pc: the table covering
- * it and its entry there (NULL, NULL when none).  NULL when the target
- * has no tables.  A multiplicative hash: return addresses of one library
- * differ in their low bits alone, and each slot missed costs two binary
- * searches.
+ * What the step memo knows of the frame's pc: the table covering it and
+ * its entry there (NULL, NULL when none).  NULL when the target has no
+ * tables.  Each miss costs two binary searches.
+ *
+ * A caller frame's pc is looked up in this CPU's memo, by a multiplicative
+ * hash (return addresses of one library differ in their low bits alone)
+ * into sets of two slots: two return addresses of the same stacks that
+ * share a slot would both miss at every sample (a sample's dozen return
+ * addresses in 256 slots: one boot in four, as ASLR places the
+ * libraries).  The interrupted frame's pc, asked for up to three times a
+ * sample and seldom the same twice, is looked up in the walk's own slot,
+ * where it evicts nothing.
  */
-static struct luw_step_memo *luw_hw_lookup(const struct luw_hw *w)
+static struct luw_step_memo *luw_hw_lookup(struct luw_hw *w)
 {
-	struct luw_hwcpu *u = this_cpu_ptr(luw_hwcpu);
 	u64 key = luw_uw_key(&w->r);
 	struct luw_step_memo *sm;
 	const struct luw_table *tab;
 
 	if (!w->m)
 		return NULL;
-	sm = &u->steps[hash_64(key, LUW_STEP_MEMO_BITS)];
-	if (sm->seq == w->m->seq && sm->key == key)
-		return sm;
+	if (w->r.flags & LUW_UW_R_CALLER) {
+		sm = &this_cpu_ptr(luw_hwcpu)->steps[2 * hash_64(key,
+					LUW_STEP_MEMO_BITS - 1)];
+		if (sm->seq == w->m->seq && sm->key == key)
+			return sm;
+		if (sm[1].seq == w->m->seq && sm[1].key == key)
+			return &sm[1];
+		/* The older to the set's second slot, the new one first. */
+		sm[1] = sm[0];
+	} else {
+		sm = &w->leaf;
+		if (sm->seq == w->m->seq && sm->key == key)
+			return sm;
+	}
 	tab = luw_table_of(w->m, key);
 	sm->seq = w->m->seq;
 	sm->key = key;
@@ -141,7 +149,7 @@ static struct luw_step_memo *luw_hw_lookup(const struct luw_hw *w)
 	return sm;
 }
 
-bool luw_hw_has_table(const struct luw_hw *w)
+bool luw_hw_has_table(struct luw_hw *w)
 {
 	const struct luw_step_memo *sm = luw_hw_lookup(w);
 
@@ -153,7 +161,7 @@ bool luw_hw_has_table(const struct luw_hw *w)
  * (include/luaunwind_unwind.h: vmseq)?  Its row is exact there, and the
  * frame is not the interpreter's C frame.
  */
-bool luw_hw_in_vmseq(const struct luw_hw *w)
+bool luw_hw_in_vmseq(struct luw_hw *w)
 {
 	const struct luw_step_memo *sm = luw_hw_lookup(w);
 
@@ -217,6 +225,7 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 	w->cost = cost;
 	w->table_used = false;
 	w->want_r14 = false;
+	w->leaf.seq = 0;
 }
 
 /*

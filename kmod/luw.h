@@ -306,6 +306,19 @@ bool luw_unwalkable(struct task_struct *task);
 int luw_sample_init(void);
 void luw_sample_exit(void);
 
+/*
+ * hostwalk.c: the table, entry and r14 row a frame's pc was found to
+ * have (luw_hw_lookup()).
+ */
+struct luw_step_memo {
+	u64 seq;			/* luw_maps.seq, 0 empty */
+	u64 key;			/* luw_uw_key() */
+	const struct luw_table *tab;
+	const struct luw_uw_entry *e;
+	const struct luw_uw_r14 *x;	/* once x_found */
+	bool x_found;
+};
+
 /* hostwalk.c: a cursor over the host frames, under rcu_read_lock() */
 struct luw_hw {
 	struct luw_uw_regs r;		/* the current frame */
@@ -318,6 +331,12 @@ struct luw_hw {
 	 * being the price.
 	 */
 	bool want_r14;
+	/*
+	 * The interrupted frame's lookup, kept apart from the CPU's step
+	 * memo: its pc is wherever the thread was, seldom the same twice,
+	 * and there it would evict a return address at every sample.
+	 */
+	struct luw_step_memo leaf;
 };
 
 #define LUW_HW_NEXT	0	/* r is the caller now */
@@ -330,8 +349,8 @@ void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 		 struct luw_cost *cost);
 int luw_hw_step(struct luw_hw *w);
 bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
-bool luw_hw_has_table(const struct luw_hw *w);
-bool luw_hw_in_vmseq(const struct luw_hw *w);
+bool luw_hw_has_table(struct luw_hw *w);
+bool luw_hw_in_vmseq(struct luw_hw *w);
 bool luw_hw_r14(const struct luw_hw *w, u64 *r14);
 void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);
 
