@@ -359,6 +359,7 @@ static inline bool luw_hw_read(struct luw_hw *w, u64 addr, u64 *val)
 {
 	return !luw_walk_read(w->cost, addr, val, sizeof(*val));
 }
+
 int luw_host_walk(struct luw_proc *t, struct pt_regs *regs, u64 *pcs,
 		  unsigned int max, u8 *rflags, struct luw_cost *cost);
 
