@@ -116,6 +116,12 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
  * sample and seldom the same twice, is looked up in the walk's own slot,
  * where it evicts nothing.
  */
+static bool luw_memo_hit(const struct luw_step_memo *sm,
+			 const struct luw_maps *m, u64 key)
+{
+	return sm->seq == m->seq && sm->key == key;
+}
+
 static struct luw_step_memo *luw_hw_lookup(struct luw_hw *w)
 {
 	u64 key = luw_uw_key(&w->r);
@@ -127,15 +133,15 @@ static struct luw_step_memo *luw_hw_lookup(struct luw_hw *w)
 	if (w->r.flags & LUW_UW_R_CALLER) {
 		sm = &this_cpu_ptr(luw_hwcpu)->steps[2 * hash_64(key,
 					LUW_STEP_MEMO_BITS - 1)];
-		if (sm->seq == w->m->seq && sm->key == key)
+		if (luw_memo_hit(sm, w->m, key))
 			return sm;
-		if (sm[1].seq == w->m->seq && sm[1].key == key)
+		if (luw_memo_hit(&sm[1], w->m, key))
 			return &sm[1];
 		/* The older to the set's second slot, the new one first. */
 		sm[1] = sm[0];
 	} else {
 		sm = &w->leaf;
-		if (sm->seq == w->m->seq && sm->key == key)
+		if (luw_memo_hit(sm, w->m, key))
 			return sm;
 	}
 	tab = luw_table_of(w->m, key);
