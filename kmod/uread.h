@@ -181,7 +181,12 @@ static __always_inline int luw_walk_read(void *cost, u64 addr, void *dst,
 		err = w.err;
 		if (!err)	/* the low bytes: x86-64 is little-endian */
 			__builtin_memcpy(dst, &w.val, len);
-	} else if (__builtin_constant_p(len) && len == 16) {	/* two words */
+	} else if (__builtin_constant_p(len) && len == 16) {
+		/*
+		 * As two words too: passing the caller's 16 bytes to
+		 * luw_user_copy() would let its buffer's address escape,
+		 * and the frame reader (lj_frame_at()) gain a canary.
+		 */
 		w = luw_user_copy_word(addr, 8);
 		err = w.err;
 		if (!err) {
