@@ -158,6 +158,50 @@ const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
 					 u64 rel);
 
 /*
+ * guess is LUW_UW_R_SP_GUESS when the frame has CFI that frame pointers
+ * cannot express (UNSUP): the sp they give the caller, rbp + 16, is right
+ * only if the frame happens to be a plain one.  A realigned frame is not:
+ * its rbp sits below the alignment padding, its true CFA above it, while
+ * rbp + 8 holds the copy it made of the return address -- the ip comes
+ * out right, the sp too low, and the caller's rsp-based rule would read
+ * garbage.  The flag stays through further frame-pointer steps, until a
+ * CFA that does not come from sp puts sp right.
+ *
+ * A step for a pc with no CFI at all (NONE, no table) does not mark it:
+ * there rbp + 8 and rbp + 16 are one frame record's return address and
+ * CFA -- a chain that skips frames skips them whole, the sp it gives
+ * belongs to the ip it gives -- and nothing says the frame is not a
+ * plain one.  Code without CFI that realigns its stack is hand-written;
+ * marking every such step would refuse the rsp-based callers of all code
+ * built with frame pointers and no .eh_frame.
+ */
+static LUW_INLINE int luw_uw_step_fp(struct luw_uw_regs *r,
+				      luw_uw_read_fn rd, void *ctx, u32 guess)
+{
+	u64 cfa, ra, bp;
+
+	if ((r->flags & LUW_UW_R_NO_FP) || !(r->flags & LUW_UW_R_BP_VALID))
+		return LUW_UW_ERR_NOINFO;
+	/* The psABI's end of the chain: _start and clone zero rbp. */
+	if (r->bp == 0)
+		return LUW_UW_END;
+	if (r->bp < r->sp || r->bp > r->stack_end - 16)
+		return LUW_UW_ERR_NOINFO;
+	cfa = r->bp + 16;
+	if (LUW_WALK_READ64(rd, ctx, r->bp + 8, &ra) ||
+	    LUW_WALK_READ64(rd, ctx, r->bp, &bp))
+		return LUW_UW_ERR_READ;
+	if (!ra)
+		return LUW_UW_ERR_RA;
+	r->ip = ra;
+	r->sp = cfa;
+	r->bp = bp;
+	r->flags = (r->flags & ~(LUW_UW_R_R14_VALID | LUW_UW_R_SYSCALL)) |
+		   LUW_UW_R_CALLER | LUW_UW_R_BP_VALID | guess;
+	return LUW_UW_OK_FP;
+}
+
+/*
  * One step from the frame in *r to its caller, with e the entry found for
  * luw_uw_key(r) (NULL when no table covers the pc).  On LUW_UW_OK or
  * LUW_UW_OK_FP *r describes the caller; otherwise *r is unchanged.  The
@@ -165,9 +209,135 @@ const struct luw_uw_r14 *luw_uw_find_r14(const struct luw_uw_r14 *x, u32 n,
  * rule whose r14 row x (luw_uw_find_r14() for the same key) says SAME --
  * and this frame's r14 was known -- or saved at CFA + off; x NULL, UNDEF,
  * a vmseq row or a step by frame pointers leave it unknown.
+ *
+ * Inline, as luw_uw_step_fp(): the module's host walk makes a step a
+ * frame, and a call's entry and exit (callee-saved registers, the return
+ * thunk) were a fifth of the step's instructions.
  */
-int luw_uw_step_r14(const struct luw_uw_entry *e, const struct luw_uw_r14 *x,
-		    struct luw_uw_regs *r, luw_uw_read_fn rd, void *ctx);
+static LUW_INLINE int luw_uw_step_r14(const struct luw_uw_entry *e,
+				       const struct luw_uw_r14 *x,
+				       struct luw_uw_regs *r,
+				       luw_uw_read_fn rd, void *ctx)
+{
+	u64 cfa, ra, bp, r14;
+	u32 bp_flag, r14_flag;
+
+	/*
+	 * A SYSCALL row is the entry rule of a stub only for the thread
+	 * inside its system call; at that pc any other (a child of clone
+	 * returning on its own stack) has no CFI, as the file says.
+	 */
+	if (e && (e->rule & LUW_UW_SYSCALL) && !(r->flags & LUW_UW_R_SYSCALL))
+		e = NULL;
+	if (!e)
+		return luw_uw_step_fp(r, rd, ctx, 0);
+
+	/*
+	 * The s32/s16/s8 offsets sign-extend as they are added to a u64.
+	 * A rule that starts from sp needs an sp that is not a guess.
+	 */
+	switch (LUW_UW_CFA_OF(e->rule)) {
+	case LUW_UW_CFA_RSP:
+		if (r->flags & LUW_UW_R_SP_GUESS)
+			return LUW_UW_ERR_GUESS;
+		cfa = r->sp + e->cfa_off;
+		break;
+	case LUW_UW_CFA_RBP:
+		if (!(r->flags & LUW_UW_R_BP_VALID))
+			return LUW_UW_ERR_NOINFO;
+		cfa = r->bp + e->cfa_off;
+		break;
+	case LUW_UW_CFA_PLT:
+		if (r->flags & LUW_UW_R_SP_GUESS)
+			return LUW_UW_ERR_GUESS;
+		cfa = r->sp + e->cfa_off;
+		if ((s32)(r->ip & 15) >= e->aux)
+			cfa += 8;
+		break;
+	case LUW_UW_CFA_DEREF_RBP:
+		if (!(r->flags & LUW_UW_R_BP_VALID))
+			return LUW_UW_ERR_NOINFO;
+		if (LUW_WALK_READ64(rd, ctx, r->bp + e->cfa_off, &cfa))
+			return LUW_UW_ERR_READ;
+		break;
+	case LUW_UW_CFA_DEREF_RSP:
+		if (r->flags & LUW_UW_R_SP_GUESS)
+			return LUW_UW_ERR_GUESS;
+		if (LUW_WALK_READ64(rd, ctx, r->sp + e->cfa_off, &cfa))
+			return LUW_UW_ERR_READ;
+		break;
+	case LUW_UW_CFA_END:
+		return LUW_UW_END;
+	case LUW_UW_CFA_UNSUP:
+		return luw_uw_step_fp(r, rd, ctx, LUW_UW_R_SP_GUESS);
+	default:		/* NONE */
+		return luw_uw_step_fp(r, rd, ctx, 0);
+	}
+
+	if (cfa <= r->sp || cfa > r->stack_end)
+		return LUW_UW_ERR_CFA;
+	if (LUW_WALK_READ64(rd, ctx, cfa + e->ra_off, &ra))
+		return LUW_UW_ERR_READ;
+	if (!ra)
+		return LUW_UW_ERR_RA;
+
+	bp = r->bp;
+	bp_flag = r->flags & LUW_UW_R_BP_VALID;
+	switch (LUW_UW_RBP_OF(e->rule)) {
+	case LUW_UW_RBP_CFA:
+		if (LUW_WALK_READ64(rd, ctx, cfa + e->aux, &bp))
+			return LUW_UW_ERR_READ;
+		bp_flag = LUW_UW_R_BP_VALID;
+		break;
+	case LUW_UW_RBP_RBP:
+		/* From this frame's rbp, read before anything is updated. */
+		if (!bp_flag) {
+			bp = 0;
+			break;
+		}
+		if (LUW_WALK_READ64(rd, ctx, r->bp + e->aux, &bp))
+			return LUW_UW_ERR_READ;
+		break;
+	case LUW_UW_RBP_UNDEF:
+		bp = 0;
+		bp_flag = 0;
+		break;
+	default:		/* SAME */
+		break;
+	}
+
+	/*
+	 * A vmseq row is exact for the CFA and rbp only: the sequence
+	 * pushes and pops r14 on the way, its row does not say where.
+	 */
+	r14 = r->r14;
+	r14_flag = 0;
+	if (x && !(e->rule & LUW_UW_VMSEQ)) {
+		switch (x->rule) {
+		case LUW_UW_R14_SAME:
+			r14_flag = r->flags & LUW_UW_R_R14_VALID;
+			break;
+		case LUW_UW_R14_CFA:
+			if (LUW_WALK_READ64(rd, ctx, cfa + x->off, &r14))
+				return LUW_UW_ERR_READ;
+			r14_flag = LUW_UW_R_R14_VALID;
+			break;
+		default:	/* UNDEF */
+			break;
+		}
+	}
+	if (!r14_flag)
+		r14 = 0;
+
+	r->ip = ra;
+	r->sp = cfa;
+	r->bp = bp;
+	r->r14 = r14;
+	r->flags = (r->flags & ~(LUW_UW_R_BP_VALID | LUW_UW_R_R14_VALID |
+				 LUW_UW_R_SP_GUESS | LUW_UW_R_SYSCALL)) |
+		   bp_flag | r14_flag | LUW_UW_R_CALLER;
+	return LUW_UW_OK;
+}
 
 /* luw_uw_step_r14() for walkers that do not follow r14. */
 static inline int luw_uw_step(const struct luw_uw_entry *e,
