@@ -438,7 +438,7 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	struct luw_hw w;
 	u8 rflags = s->flags;
 	bool own = false;
-	unsigned int i;
+	unsigned int i, k;
 	u32 nlua;
 	int rc;
 
@@ -606,18 +606,18 @@ u32 luw_merged_walk(struct luw_proc *t, struct pt_regs *regs,
 	/*
 	 * An interpreter frame no Lua segment replaced means Lua frames were
 	 * lost: say so.  The innermost frame may be the VM's own and hold
-	 * none (an entry or exit sequence, a VM subroutine).
+	 * none (an entry or exit sequence, a VM subroutine).  The splices
+	 * were made in host-frame order, each replacing at most one frame,
+	 * so one pass over both finds a frame's: a splice out of that order
+	 * could only be missed, which flags the sample, never clears it.
 	 */
-	for (i = own; i < n; i++) {
-		unsigned int k;
-		bool spliced = false;
-
+	for (i = own, k = 0; i < n; i++) {
 		if (pcs[i] < t->vm_start || pcs[i] >= t->interp_end)
 			continue;
-		for (k = 0; k < nsp; k++)
-			spliced |= i >= ws->sp[k].host_first &&
-				   i < ws->sp[k].host_first + ws->sp[k].host_count;
-		if (!spliced)
+		while (k < nsp && ws->sp[k].host_first < i)
+			k++;
+		if (k == nsp || ws->sp[k].host_first != i ||
+		    !ws->sp[k].host_count)
 			rflags |= LUW_RF_LUA_TRUNC;
 	}
 
