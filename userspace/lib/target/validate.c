@@ -129,8 +129,10 @@ int luw_validate_state(const struct luw_layout_target *t, const struct luw_lj_la
 	int gc64 = !!(ly->flags & LUW_LJ_F_GC64);
 	uint64_t mainl = 0, glref = 0, stack = 0, maxstack = 0, base = 0, top = 0;
 	uint64_t slot0 = 0, disp[4096 / 8], curl = 0, jb = 0, tl = 0, cframe = 0;
+	uint64_t saved = 0, again = 0;
 	uint32_t stacksize = 0, len = 1, i, ndisp;
 	int32_t vms = 0;
+	int tries;
 	uint8_t gct = 0;
 	struct luw_obj ob;
 
@@ -193,22 +195,34 @@ int luw_validate_state(const struct luw_layout_target *t, const struct luw_lj_la
 	/*
 	 * The main thread inside the VM (L->cframe set, low bits
 	 * CFRAME_RESUME/UNWIND_FF cleared): its newest VM entry's C frame
-	 * saved L there.  Read while it runs: a nested entry returning
-	 * between the two reads fails this once, a wrong
-	 * cframe_ofs_l/l_cframe every time.
+	 * saved L there.  Read while it runs: a nested entry can return
+	 * between the two reads and its stack be reused (by a
+	 * coroutine.resume's frame, which holds the coroutine), so L->cframe
+	 * is read again after the frame, and the pair again while it moved
+	 * (up to 8 times).  A wrong cframe_ofs_l/l_cframe fails on every
+	 * read, a moving one at most on the reads the retries of
+	 * luw_validate_all() allow.
 	 */
-	CHECK(!luw_mem_read(pid, mainl + ly->l_cframe, &cframe, 8),
-	      "L->cframe unreadable (l_cframe)");
-	if (cframe & ~3ull) {
-		uint64_t saved = 0;
-
-		CHECK(!luw_mem_read(pid, (cframe & ~3ull) + ly->cframe_ofs_l, &saved,
-			  ly->cframe_l_size) && saved == mainl,
-		      "main thread's C frame 0x%llx holds L = 0x%llx, not the "
-		      "thread (l_cframe/cframe_ofs_l/cframe_l_size)",
-		      (unsigned long long)(cframe & ~3ull),
-		      (unsigned long long)saved);
+	for (tries = 0; tries < 8; tries++) {
+		CHECK(!luw_mem_read(pid, mainl + ly->l_cframe, &cframe, 8),
+		      "L->cframe unreadable (l_cframe)");
+		if (!(cframe & ~3ull))
+			break;
+		saved = 0;
+		CHECK(!luw_mem_read(pid, (cframe & ~3ull) + ly->cframe_ofs_l,
+				    &saved, ly->cframe_l_size),
+		      "main thread's C frame 0x%llx unreadable (l_cframe)",
+		      (unsigned long long)(cframe & ~3ull));
+		CHECK(!luw_mem_read(pid, mainl + ly->l_cframe, &again, 8),
+		      "L->cframe unreadable (l_cframe)");
+		if (again == cframe)
+			break;
 	}
+	CHECK(!(cframe & ~3ull) || saved == mainl,
+	      "main thread's C frame 0x%llx holds L = 0x%llx, not the "
+	      "thread (l_cframe/cframe_ofs_l/cframe_l_size)",
+	      (unsigned long long)(cframe & ~3ull),
+	      (unsigned long long)saved);
 	if (check_protos(t, ly, g, why, whylen))
 		return -1;
 	/* A stack may hold no Lua frame to check: strings are always there. */
