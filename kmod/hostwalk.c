@@ -102,6 +102,12 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
 			      tab->shift, rel);
 }
 
+static bool luw_memo_hit(const struct luw_step_memo *sm,
+			 const struct luw_maps *m, u64 key)
+{
+	return sm->seq == m->seq && sm->key == key;
+}
+
 /*
  * What the step memo knows of the frame's pc: the table covering it and
  * its entry there (NULL, NULL when none).  NULL when the target has no
@@ -116,12 +122,6 @@ static const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
  * sample and seldom the same twice, is looked up in the walk's own slot,
  * where it evicts nothing.
  */
-static bool luw_memo_hit(const struct luw_step_memo *sm,
-			 const struct luw_maps *m, u64 key)
-{
-	return sm->seq == m->seq && sm->key == key;
-}
-
 static struct luw_step_memo *luw_hw_lookup(struct luw_hw *w)
 {
 	u64 key = luw_uw_key(&w->r);
