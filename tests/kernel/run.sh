@@ -267,6 +267,12 @@ done
 mapfile -t failed <"$ld/failed"
 rm -rf "$ld"
 if [ ${#failed[@]} -gt 0 ]; then
+	# Each failure's last words again, last: a log's tail (CI's) may
+	# hold nothing older than the lanes' summaries.
+	for t in "${failed[@]#FAILED }"; do
+		tail -n 3 "out/ktest/${rels[${t%%/*}]}/${t#*/}.out" 2>/dev/null |
+			cut -c1-600 | sed "s|^|$t: |"
+	done >&2
 	echo "check-kernel: ${#failed[@]} failed: ${failed[*]#FAILED } (logs in out/ktest/)" >&2
 	exit 1
 fi

@@ -178,7 +178,11 @@ grep -E "^nginx-($(echo $old | tr ' ' '|'));" "$f" >"$W/n.old.folded"
 grep -E "^nginx-($(echo $new | tr ' ' '|'));" "$f" >"$W/n.new.folded"
 f=$W/n.old.folded
 no_garbage "--exe nginx, the old workers" exited
-msg="$msg; --exe: old workers $(echo $old), $(sum -E '(^|;)@\?0x') of $(sum '') samples unnamed"
+msg="$msg; --exe: old workers"
+for p in $old; do
+	msg="$msg $p ($(sum -E "^nginx-$p;") samples)"
+done
+msg="$msg, $(sum -E '(^|;)@\?0x') of $(sum '') unnamed"
 f=$W/n.new.folded
 no_garbage "--exe nginx, the new workers"
 NH='@[^;]*nginx_handler\.lua'
