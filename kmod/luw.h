@@ -376,6 +376,8 @@ void luw_ring_exit(void);
 int luw_ring_alloc(struct luw_session *s);
 void luw_ring_free(struct luw_session *s);
 bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now);
+void *luw_ring_reserve(struct luw_session *s);
+void luw_ring_commit(struct luw_session *s, u32 size);
 ssize_t luw_ring_read(struct luw_session *s, char __user *buf, size_t len,
 		      bool nonblock);
 __poll_t luw_ring_poll(struct luw_session *s, struct file *file,

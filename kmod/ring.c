@@ -24,7 +24,8 @@
  *
  * Records are 8-byte aligned multiples of 8 and the ring size is a power of
  * two, so a record header never wraps; the body may, and is copied in two
- * pieces.
+ * pieces.  The handler builds most samples in the ring itself, where they
+ * do not wrap (luw_ring_reserve()).
  *
  * Waking the reader costs the sampled CPU an interrupt (irq_work) and the
  * reader's CPU a wake-up, more than a sample's walk in a busy guest when
@@ -80,7 +81,7 @@ static int luw_ring_data_alloc(struct luw_ring *r)
 
 	if (!data)
 		return -ENOMEM;
-	/* Pairs with READ_ONCE() in luw_ring_write(): the zeroes first. */
+	/* Pairs with READ_ONCE() in luw_ring_write(), _reserve(): zeroes first. */
 	smp_store_release(&r->data, data);
 	return 0;
 }
@@ -146,7 +147,7 @@ static bool luw_ring_any(struct luw_session *s)
 		if (!rings)
 			break;
 		r = per_cpu_ptr(rings, cpu);
-		/* Pairs with the release of head in luw_ring_write(). */
+		/* Pairs with the release of head in luw_ring_publish(). */
 		if (smp_load_acquire(&r->head) != READ_ONCE(r->tail)) {
 			any = true;
 			break;
@@ -265,6 +266,21 @@ static void luw_ring_put(struct luw_ring *r, u64 pos, const void *src, u32 n)
 }
 
 /*
+ * Publish the record of size bytes at head: its bytes are visible before
+ * the new head.  The unread bytes just reached a quarter of the ring (tail
+ * as the producer last saw it): wake readers now rather than at the next
+ * flush.  irq_work is NMI safe; wake_up() from NMI is not.
+ */
+static void luw_ring_publish(struct luw_ring *r, u64 head, u64 tail, u32 size)
+{
+	/* Pairs with the acquire of head in luw_ring_drain(). */
+	smp_store_release(&r->head, head + size);
+	if (head + size - tail >= luw_ring_bytes / 4 &&
+	    head - tail < luw_ring_bytes / 4 && wq_has_sleeper(&r->s->wq))
+		irq_work_queue(&r->wake);
+}
+
+/*
  * Called with interrupts off: by the handler, or by the reaper for an END
  * record.  Returns false when the record was dropped (ring full or nested
  * writer); the caller counts it.
@@ -306,21 +322,62 @@ bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 		r->lost = 0;
 	}
 	luw_ring_put(r, head, rec, size);
-	/* Publish the record: its bytes are visible before the new head. */
-	smp_store_release(&r->head, head + size);
+	luw_ring_publish(r, head, tail, size);
 	ok = true;
-	/*
-	 * The unread bytes just reached a quarter of the ring: wake readers
-	 * now rather than at the next flush.  irq_work is NMI safe;
-	 * wake_up() from NMI is not.
-	 */
-	if (head + size - tail >= luw_ring_bytes / 4 &&
-	    head - tail < luw_ring_bytes / 4 && wq_has_sleeper(&s->wq))
-		irq_work_queue(&r->wake);
 out:
 	barrier();
 	r->nest--;
 	return ok;
+}
+
+/*
+ * Room at the head of this CPU's ring for the handler to build a record of
+ * up to LUW_RECORD_MAX bytes in place, instead of in its scratch and then
+ * copied here (a copy of every sample's bytes): when that room is free,
+ * does not wrap (a record is built as one run of bytes) and no LOST record
+ * waits to go first.  That is all but the samples that come when head is
+ * within LUW_RECORD_MAX of the ring's end, or the ring nearly full; for
+ * them NULL, and luw_ring_write() with its copy and its drop count.  The
+ * room is the producer's, past head, so the reader never looks at it.  On
+ * success the ring stays held (its nest count) until luw_ring_commit().
+ * Interrupts off, as for luw_ring_write().
+ */
+void *luw_ring_reserve(struct luw_session *s)
+{
+	struct luw_ring *r = this_cpu_ptr(s->rings);
+	u64 head, tail;
+	u8 *data;
+	u32 off;
+
+	if (++r->nest > 1)
+		goto busy;
+	barrier();
+	data = READ_ONCE(r->data);
+	if (unlikely(!data) || r->lost)
+		goto busy;
+	head = r->head;
+	off = head & (luw_ring_bytes - 1);
+	if (off + LUW_RECORD_MAX > luw_ring_bytes)
+		goto busy;
+	/* Pairs with the release of tail in luw_ring_drain(). */
+	tail = smp_load_acquire(&r->tail);
+	if (luw_ring_bytes - (head - tail) < LUW_RECORD_MAX)
+		goto busy;
+	return data + off;
+busy:
+	barrier();
+	r->nest--;
+	return NULL;
+}
+
+/* The record built in luw_ring_reserve()'s room, of size bytes, published. */
+void luw_ring_commit(struct luw_session *s, u32 size)
+{
+	struct luw_ring *r = this_cpu_ptr(s->rings);
+
+	luw_ring_publish(r, r->head, READ_ONCE(r->tail), size);
+	barrier();
+	r->nest--;
 }
 
 /*
@@ -330,7 +387,7 @@ out:
 static ssize_t luw_ring_drain(struct luw_ring *r, char __user *buf, size_t len)
 {
 	u32 mask = luw_ring_bytes - 1;
-	/* Pairs with the release of head in luw_ring_write(). */
+	/* Pairs with the release of head in luw_ring_publish(). */
 	u64 head = smp_load_acquire(&r->head);
 	u64 tail = r->tail;
 	size_t done = 0;

@@ -5,7 +5,8 @@
  * It runs in hardirq context (cpu-clock: an hrtimer) or NMI (cycles), on
  * the sampled CPU, with whatever task was running there.  So: no locks, no
  * sleeping, no allocation; user memory only through the nofault helpers
- * (hostwalk.c); per-CPU scratch for the record; every loop bounded.
+ * (hostwalk.c); the record built in the ring, or in per-CPU scratch
+ * when the ring has no room for it there; every loop bounded.
  */
 #include <linux/log2.h>
 #include <linux/perf_event.h>
@@ -18,7 +19,10 @@
 
 #include "luw.h"
 
-/* Room for the largest record, per CPU, so the stack stays small. */
+/*
+ * Room for the largest record, per CPU, so the stack stays small: for the
+ * samples the ring has no room to be built in (luw_ring_reserve()).
+ */
 struct luw_scratch {
 	union {
 		struct luw_sample hdr;
@@ -143,8 +147,9 @@ void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
 		     struct luw_tstats *st, u8 type, const void *tail,
 		     unsigned int len, bool walk)
 {
-	struct luw_scratch *sc;
 	struct luw_sample *s;
+	bool in_ring, ok = true;
+	u8 *rec;
 	int *busy;
 	u64 now;
 
@@ -159,8 +164,12 @@ void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
 	}
 	barrier();
 
-	sc = this_cpu_ptr(luw_scratch);
-	s = &sc->hdr;
+	/* In the ring when it has the room, else in the scratch. */
+	rec = luw_ring_reserve(t->sess);
+	in_ring = rec;
+	if (!in_ring)
+		rec = this_cpu_ptr(luw_scratch)->bytes;
+	s = (struct luw_sample *)rec;
 	now = ktime_get_mono_fast_ns();
 	if (walk) {
 		luw_fill_sample(t, regs, s, st, now);
@@ -176,11 +185,15 @@ void luw_sample_emit(struct luw_proc *t, struct pt_regs *regs,
 	}
 	s->type = type;
 	if (len) {
-		/* Through bytes[]: the record, not its header, has room. */
-		memcpy(sc->bytes + s->size, tail, len);
+		/* Through rec: the record, not its header, has room. */
+		memcpy(rec + s->size, tail, len);
 		s->size += len;
 	}
-	if (!luw_ring_write(t->sess, s, s->size, now)) {
+	if (in_ring)
+		luw_ring_commit(t->sess, s->size);
+	else
+		ok = luw_ring_write(t->sess, s, s->size, now);
+	if (!ok) {
 		st->drops++;
 	} else if (type == LUW_REC_ALLOC) {
 		st->alloc_samples++;
