@@ -122,7 +122,7 @@ static bool luw_memo_hit(const struct luw_step_memo *sm,
  * sample and seldom the same twice, is looked up in the walk's own slot,
  * where it evicts nothing.
  */
-static struct luw_step_memo *luw_hw_lookup(struct luw_hw *w)
+static __always_inline struct luw_step_memo *luw_hw_lookup(struct luw_hw *w)
 {
 	u64 key = luw_uw_key(&w->r);
 	struct luw_step_memo *sm;
