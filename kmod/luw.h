@@ -10,6 +10,7 @@
  *   alloc.c     allocation sampling: uprobes on the targets' allocators
  *   sample.c    the perf overflow handler: builds one record per sample
  *   hostwalk.c  host (C) stack walk: compact unwind tables, frame pointers
+ *   hwstep.h    its step, inline in the two walks that take it per frame
  *   mergewalk.c   Lua stack walk merged with the host walk (the record body)
  *   ring.c      a session's per-CPU lock-free rings, read() and poll()
  *
@@ -347,9 +348,7 @@ int luw_hostwalk_init(void);
 void luw_hostwalk_exit(void);
 void luw_hw_init(struct luw_hw *w, struct luw_proc *t, struct pt_regs *regs,
 		 struct luw_cost *cost);
-int luw_hw_step(struct luw_hw *w);
 bool luw_hw_restart(struct luw_hw *w, u64 ip, u64 sp, u64 bp);
-bool luw_hw_has_table(struct luw_hw *w);
 bool luw_hw_in_vmseq(struct luw_hw *w);
 bool luw_hw_r14(const struct luw_hw *w, u64 *r14);
 void luw_hw_finish(struct luw_hw *w, bool complete, u8 *rflags);

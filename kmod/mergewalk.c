@@ -23,6 +23,7 @@
 #include <linux/uaccess.h>
 
 #include "luw.h"
+#include "hwstep.h"
 #include "ljwalk.h"
 
 struct luw_lua_scratch {
