@@ -381,7 +381,7 @@ static inline u64 lj_fn_proto(struct lj_st *st, struct lj_fn *e)
 }
 
 /* Is pc inside (or just past) the bytecode of a Lua function's proto? */
-static int lj_pc_in_fn(struct lj_st *st, struct lj_fn *e, u64 pc)
+static LUW_INLINE int lj_pc_in_fn(struct lj_st *st, struct lj_fn *e, u64 pc)
 {
 	u64 pt = lj_fn_proto(st, e), bc = pt + st->ly->pt_size;
 
@@ -396,7 +396,7 @@ static int lj_pc_in_fn(struct lj_st *st, struct lj_fn *e, u64 pc)
 }
 
 /* The call instruction before a Lua return pc. */
-static int lj_call_ins(struct lj_st *st, u64 pc, u32 *ins)
+static LUW_INLINE int lj_call_ins(struct lj_st *st, u64 pc, u32 *ins)
 {
 	/* ins_at 0: nothing read yet (a link of 0 is read, and faults). */
 	if (pc && st->ins_at == pc) {
@@ -410,7 +410,7 @@ static int lj_call_ins(struct lj_st *st, u64 pc, u32 *ins)
 	return 0;
 }
 
-static struct luw_lj_frame *lj_push(struct lj_st *st)
+static LUW_INLINE struct luw_lj_frame *lj_push(struct lj_st *st)
 {
 	struct luw_lj_walk_out *o = st->out;
 	struct luw_lj_frame *f;
@@ -513,7 +513,7 @@ static u64 lj_frameless(struct lj_st *st, unsigned int s0, u64 left,
 }
 
 /* Reads the frame link and function of the frame whose base is `base`. */
-static int lj_frame_at(struct lj_st *st, u64 base, s64 *ftsz, u64 *fn)
+static LUW_INLINE int lj_frame_at(struct lj_st *st, u64 base, s64 *ftsz, u64 *fn)
 {
 	u64 v;
 
