@@ -35,7 +35,8 @@ static inline int luw_read_user(void *cost, __u64 addr, __u64 *val)
 	return luw_walk_read(cost, addr, val, sizeof(*val));
 }
 
-static inline const struct luw_table *luw_table_of(const struct luw_maps *m, u64 key)
+static inline const struct luw_table *luw_table_of(const struct luw_maps *m,
+						   u64 key)
 {
 	const struct luw_table *tab;
 	u32 lo = 0, hi;
@@ -58,15 +59,15 @@ static inline const struct luw_table *luw_table_of(const struct luw_maps *m, u64
 	return tab;
 }
 
-static inline const struct luw_uw_entry *luw_tab_find(const struct luw_table *tab,
-					       u64 rel)
+static inline const struct luw_uw_entry *
+luw_tab_find(const struct luw_table *tab, u64 rel)
 {
 	return luw_uw_find_ix(tab->ent, tab->nent, tab->first, tab->nfirst,
 			      tab->shift, rel);
 }
 
 static inline bool luw_memo_hit(const struct luw_step_memo *sm,
-			 const struct luw_maps *m, u64 key)
+				const struct luw_maps *m, u64 key)
 {
 	return sm->seq == m->seq && sm->key == key;
 }

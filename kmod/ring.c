@@ -281,9 +281,11 @@ static void luw_ring_publish(struct luw_ring *r, u64 head, u64 tail, u32 size)
 }
 
 /*
- * Called with interrupts off: by the handler, or by the reaper for an END
- * record.  Returns false when the record was dropped (ring full or nested
- * writer); the caller counts it.
+ * Called with preemption off: by the handler (alloc.c's with interrupts
+ * on, the samples nested in it skipped by sample.c's busy flag), or with
+ * interrupts off by the reaper for an END record.  Returns false when
+ * the record was dropped (ring full or nested writer); the caller counts
+ * it.
  */
 bool luw_ring_write(struct luw_session *s, const void *rec, u32 size, u64 now)
 {
@@ -340,7 +342,8 @@ out:
  * them NULL, and luw_ring_write() with its copy and its drop count.  The
  * room is the producer's, past head, so the reader never looks at it.  On
  * success the ring stays held (its nest count) until luw_ring_commit().
- * Interrupts off, as for luw_ring_write().
+ * Preemption off: the perf handlers, or alloc.c's probe, whose interrupts
+ * stay on but whose samples nested in it sample.c's busy flag skips.
  */
 void *luw_ring_reserve(struct luw_session *s)
 {
