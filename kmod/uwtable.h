@@ -234,9 +234,11 @@ static LUW_INLINE int luw_uw_step_r14(const struct luw_uw_entry *e,
 
 	/*
 	 * The s32/s16/s8 offsets sign-extend as they are added to a u64.
-	 * A rule that starts from sp needs an sp that is not a guess.
+	 * A rule that starts from sp needs an sp that is not a guess.  The
+	 * switch has no jump table (retpoline kernels build without them):
+	 * its tests go to the common rule first.
 	 */
-	switch (LUW_UW_CFA_OF(e->rule)) {
+	switch (__builtin_expect(LUW_UW_CFA_OF(e->rule), LUW_UW_CFA_RSP)) {
 	case LUW_UW_CFA_RSP:
 		if (r->flags & LUW_UW_R_SP_GUESS)
 			return LUW_UW_ERR_GUESS;
@@ -283,7 +285,7 @@ static LUW_INLINE int luw_uw_step_r14(const struct luw_uw_entry *e,
 
 	bp = r->bp;
 	bp_flag = r->flags & LUW_UW_R_BP_VALID;
-	switch (LUW_UW_RBP_OF(e->rule)) {
+	switch (__builtin_expect(LUW_UW_RBP_OF(e->rule), LUW_UW_RBP_SAME)) {
 	case LUW_UW_RBP_CFA:
 		if (LUW_WALK_READ64(rd, ctx, cfa + e->aux, &bp))
 			return LUW_UW_ERR_READ;
