@@ -8,8 +8,12 @@
 # two, far less than the attach or the close.  With those under the
 # module's global lock, the calls waited for most of it: before the fixes
 # the slowest was 0.5 to 1.0 of a close in each of 5 rounds, and of an
-# attach likewise (0.1 or less after, on 6.1).  A loaded host may stretch
-# a call in a round or two; three of the five must stay under half.
+# attach likewise (0.1 or less after, on 6.1).  A loaded host stretches a
+# call now and then (a vCPU descheduled: 6 to 600 ms seen, on closes of
+# 40 ms), which no timing from inside the guest tells from a wait on a
+# lock.  So rounds go on until three are under half, ten at most: a lock
+# held across the operation keeps every round at half or more and fails,
+# while a round the host stretched only costs another.
 . tests/kernel/lib.sh
 load
 $K/ucaps threads 4000 >"$W/threads" &
@@ -19,8 +23,9 @@ big=$!; kids="$kids $big"; execd $big $K/ucaps
 within 500 test -s "$W/threads" && [ "$(cat "$W/threads")" = "4000 ok" ] ||
 	fail "the target did not start its threads: $(cat "$W/threads")"
 for op in attach close; do
-	good=0
-	for i in 1 2 3 4 5; do
+	good=0 rounds=0
+	while [ "$good" -lt 3 ] && [ "$rounds" -lt 10 ]; do
+		rounds=$((rounds + 1))
 		out=$($K/closestall $op $big) || fail "closestall $op: $out"
 		echo "t_closestall: $op $out"
 		c=$(field op_us "$out")
@@ -28,8 +33,8 @@ for op in attach close; do
 		[ $((m * 2)) -lt "$c" ] && good=$((good + 1))
 	done
 	[ "$good" -ge 3 ] ||
-		fail "another session's ioctl waited half of the $op or more in $((5 - good)) of 5"
-	eval "good_$op=$good"
+		fail "another session's ioctl waited half of the $op or more in $((rounds - good)) of $rounds"
+	eval "good_$op=$good rounds_$op=$rounds"
 done
 unload
-pass "another session's ioctls under half the time of $good_attach of 5 attaches and $good_close of 5 closes"
+pass "another session's ioctls under half the time of $good_attach of $rounds_attach attaches and $good_close of $rounds_close closes"
