@@ -103,6 +103,30 @@ work() {
 	}' "$W/w.out"
 }
 
+# depth KIND: of the last run's recording, the frames a sample holds and
+# the share of samples whose stack reaches the program's main(), whole to
+# the bottom (below main, perf's unwinders and ours name libc's frames
+# differently): "FRAMES SHARE".  What a sample costs is worth knowing with
+# what it gives: perf -g follows rbp, which Debian's luajit does not keep
+# as a frame pointer, so its stacks go astray near the top; dwarf unwinds
+# a copy of the stack's top 8 KiB after the fact, in perf script, and
+# names no Lua function.
+depth() {
+	case $1 in
+	luaunwind)
+		"$K/luaunwind-report" "$W/rec.luw" 2>/dev/null | awk '
+			{ c = $NF; $NF = ""; n += c; f += c * split($0, a, ";")
+			  if ($0 ~ /(^|;)main(;|$)/) b += c }
+			END { if (n) printf "%.1f %.0f%%\n", f / n, 100 * b / n }' ;;
+	perf-*)
+		perf script -F ip,sym -i "$W/perf.data" 2>/dev/null | awk '
+			NF == 0 { if (k) { n++; f += k; b += bot }; k = 0; bot = 0; next }
+			{ k++; if ($2 == "main") bot = 1 }
+			END { if (k) { n++; f += k; b += bot }
+			      if (n) printf "%.1f %.0f%%\n", f / n, 100 * b / n }' ;;
+	esac
+}
+
 # About 2 s of work alone (virtual: instructions).
 cal=$(work 10 alone | cut -d' ' -f1)
 [ -n "$cal" ] || die "calibration failed"
@@ -112,6 +136,7 @@ for i in 1 2 3; do
 	for k in $kinds; do
 		work "$rounds" "$k" >>"$W/res.$k" || die "$k"
 		echo "  run $i $k: $(tail -1 "$W/res.$k")" >&2
+		[ "$i" = 3 ] && depth "$k" >"$W/depth.$k"
 	done
 done
 base=$(cut -d' ' -f3 "$W/res.alone" | median)
@@ -122,16 +147,19 @@ R "holds the sample handler's (hardirq, on its CPU) and not the"
 R "recorder's; its ratio to running alone is what profiling costs the"
 R "target.  Wall: one CPU, so the recorder's work is in it too.  Recorder"
 R "CPU: user + system (perf's includes its work after the target exits:"
-R "build-ids)."
+R "build-ids).  Frames: a sample's, in the last run's recording (perf's"
+R "as perf script gives them), and the share of samples whose stack"
+R "reaches the program's main() (the bottom of the thread)."
 R ""
-R "| kind | target CPU s | target slowdown | runs (s) | wall s | wall slowdown | recorder CPU s |"
-R "| --- | ---: | ---: | --- | ---: | ---: | ---: |"
+R "| kind | target CPU s | target slowdown | runs (s) | wall s | wall slowdown | recorder CPU s | frames | to main() |"
+R "| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: | ---: |"
 for k in $kinds; do
 	m=$(cut -d' ' -f3 "$W/res.$k" | median)
 	w=$(cut -d' ' -f1 "$W/res.$k" | median)
 	c=$(cut -d' ' -f2 "$W/res.$k" | median)
 	runs=$(cut -d' ' -f3 "$W/res.$k" | awk '{ printf "%s%.3f", (NR > 1 ? " " : ""), $1 }')
-	R "$(awk -v k="$k" -v m="$m" -v b="$base" -v w="$w" -v wb="$wbase" -v c="$c" -v runs="$runs" \
-		'BEGIN { printf "| %s | %.3f | %+.1f%% | %s | %.2f | %+.1f%% | %.2f |", k, m, (m / b - 1) * 100, runs, w / 1e9, (w / wb - 1) * 100, c }')"
+	d=$(cat "$W/depth.$k" 2>/dev/null)
+	R "$(awk -v k="$k" -v m="$m" -v b="$base" -v w="$w" -v wb="$wbase" -v c="$c" -v runs="$runs" -v d="${d:-- -}" \
+		'BEGIN { split(d, dd, " "); printf "| %s | %.3f | %+.1f%% | %s | %.2f | %+.1f%% | %.2f | %s | %s |", k, m, (m / b - 1) * 100, runs, w / 1e9, (w / wb - 1) * 100, c, dd[1], dd[2] }')"
 done
 R ""
