@@ -11,9 +11,11 @@
 # attach likewise (0.1 or less after, on 6.1).  A loaded host stretches a
 # call now and then (a vCPU descheduled: 6 to 600 ms seen, on closes of
 # 40 ms), which no timing from inside the guest tells from a wait on a
-# lock.  So rounds go on until three are under half, ten at most: a lock
-# held across the operation keeps every round at half or more and fails,
-# while a round the host stretched only costs another.
+# lock.  So rounds go on until three are under two fifths, ten at most: a
+# lock held across the operation keeps every round at half or more and
+# fails, while a round the host stretched only costs another (two fifths,
+# not half, so that more rounds give a stall no more chances; closes on
+# 6.1 came to 0.06-0.28 in CI's runs).
 . tests/kernel/lib.sh
 load
 $K/ucaps threads 4000 >"$W/threads" &
@@ -30,11 +32,11 @@ for op in attach close; do
 		echo "t_closestall: $op $out"
 		c=$(field op_us "$out")
 		m=$(field max_stats_us "$out")
-		[ $((m * 2)) -lt "$c" ] && good=$((good + 1))
+		[ $((m * 5)) -lt $((c * 2)) ] && good=$((good + 1))
 	done
 	[ "$good" -ge 3 ] ||
-		fail "another session's ioctl waited half of the $op or more in $((rounds - good)) of $rounds"
+		fail "another session's ioctl waited two fifths of the $op or more in $((rounds - good)) of $rounds"
 	eval "good_$op=$good rounds_$op=$rounds"
 done
 unload
-pass "another session's ioctls under half the time of $good_attach of $rounds_attach attaches and $good_close of $rounds_close closes"
+pass "another session's ioctls under two fifths of the time of $good_attach of $rounds_attach attaches and $good_close of $rounds_close closes"
