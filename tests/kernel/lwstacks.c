@@ -17,6 +17,12 @@
  *       the file's unwind table lists, cfi.h), else at=-; tid is the
  *       sampled thread.  A process without LuaJIT gets host
  *       frames only.  A record that breaks the grammar fails the run.
+ *       The SECONDS are spent reading records whole into memory; they
+ *       are named and printed after, against the process still live.
+ *       A reader that named as it read fell behind the samples: on
+ *       the debug kernel beside other guests it kept 474 of a run's
+ *       5183, in bursts; the full ring dropped 2774, and the rest were
+ *       still unread when its time was up.
  *   lwstacks badattach PID FIELD DELTA
  *       attach as luaunwind-ctl does, with FIELD of the layout descriptor
  *       (g_mainthref, l_glref, l_stack, cframe_ofs_l, gg_g2disp, fn_pc)
@@ -34,6 +40,8 @@
 
 #include "record/attach.h"
 #include "unwind/cfi.h"
+#include "util/grow.h"
+#include "util/kvmap.h"
 #include "elf/symbols.h"
 #include "target/layout.h"
 #include "target/proto.h"
@@ -82,8 +90,59 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
 	snprintf(buf, len, "%s+0x%" PRIx64, base, off);
 }
 
+/*
+ * Names already made, by (address, what): one sample's frames are mostly
+ * the last one's, and naming goes to the process (its maps, its memory)
+ * and to the files.  What is keyed by an address stays the function's
+ * own while the code it names is loaded: the run's workloads keep theirs.
+ */
+enum { M_INNER, M_CALLER, M_SEQ, M_LUA };
+
+static struct luw_kvmap memo;
+static char **memo_str;
+static size_t memo_n, memo_cap;
+
+static const char *recall(uint64_t a, uint64_t b, uint32_t w)
+{
+	const struct luw_kv *kv = luw_kvmap_get(&memo, a, b);
+
+	return kv && kv->w == w ? memo_str[kv->v] : NULL;
+}
+
+static const char *remember(uint64_t a, uint64_t b, uint32_t w,
+			    const char *name)
+{
+	struct luw_kv *kv;
+	char *d;
+	int isnew;
+
+	if (luw_grow((void **)&memo_str, &memo_cap, memo_n + 1,
+		     sizeof(*memo_str)) ||
+	    !(d = strdup(name)) || !(kv = luw_kvmap_put(&memo, a, b, &isnew))) {
+		perror("lwstacks: names");
+		exit(1);
+	}
+	/* A w that differs (a trace number) replaces the name. */
+	memo_str[memo_n] = d;
+	kv->v = memo_n++;
+	kv->w = w;
+	return d;
+}
+
+static const char *host_label(pid_t pid, uint64_t pc, int caller)
+{
+	uint64_t b = caller ? M_CALLER : M_INNER;
+	const char *n = recall(pc, b, 0);
+	char buf[512];
+
+	if (n)
+		return n;
+	host_name(pid, pc, caller, buf, sizeof(buf));
+	return remember(pc, b, 0, buf);
+}
+
 /* Is pc in one of the VM entry/exit sequences of its file's table? */
-static const char *seq_at(uint64_t pc)
+static const char *seq_find(uint64_t pc)
 {
 	const struct luw_map *mp = luw_maps_find(&maps, pc);
 	const struct luw_cfi *t;
@@ -101,6 +160,13 @@ static const char *seq_at(uint64_t pc)
 			return q->kind == LUW_VMSEQ_ENTRY ? "entry" : "exit";
 	}
 	return "-";
+}
+
+static const char *seq_at(uint64_t pc)
+{
+	const char *n = recall(pc, M_SEQ, 0);
+
+	return n ? n : remember(pc, M_SEQ, 0, seq_find(pc));
 }
 
 static void lua_name(struct luw_proto_ctx *sym, const struct luw_lj_layout *ly,
@@ -129,6 +195,22 @@ static void lua_name(struct luw_proto_ctx *sym, const struct luw_lj_layout *ly,
 	luw_proto_frame_str(sym, &f, buf, len);
 }
 
+static const char *lua_label(struct luw_proto_ctx *sym,
+			     const struct luw_lj_layout *ly,
+			     const struct luw_lua_frame *r)
+{
+	uint64_t b = M_LUA | (uint64_t)r->pc << 8 | (uint64_t)r->kind << 40 |
+		     (uint64_t)r->ffid << 48 |
+		     (uint64_t)!!(r->flags & LUW_LFF_PC_AT) << 56;
+	const char *n = recall(r->addr, b, r->trace);
+	char buf[512];
+
+	if (n)
+		return n;
+	lua_name(sym, ly, r, buf, sizeof(buf));
+	return remember(r->addr, b, r->trace, buf);
+}
+
 static int spliced(const struct luw_dev_rec *r, unsigned int i)
 {
 	unsigned int k;
@@ -146,7 +228,6 @@ static void print_sample(pid_t pid, struct luw_proto_ctx *sym,
 	const struct luw_lj_layout *ly = &t->layout;
 	const struct luw_sample *s = r->sample;
 	unsigned int h = 0, k = 0, i, rawvm = 0;
-	char b[512];
 
 	/*
 	 * The innermost frame may be the VM's own code with no Lua frames of
@@ -166,22 +247,16 @@ static void print_sample(pid_t pid, struct luw_proto_ctx *sym,
 		const struct luw_splice *sp = k < s->nsplice ? &r->splice[k] : NULL;
 
 		if (sp && sp->host_first == h) {
-			for (i = 0; i < sp->lua_count; i++) {
-				if (sym)
-					lua_name(sym, ly, &r->lua[sp->lua_first + i],
-						 b, sizeof(b));
-				else
-					snprintf(b, sizeof(b), "lua?");
-				printf("%s;", b);
-			}
+			for (i = 0; i < sp->lua_count; i++)
+				printf("%s;", sym ? lua_label(sym, ly,
+						&r->lua[sp->lua_first + i]) : "lua?");
 			h += sp->host_count;
 			k++;
 			continue;
 		}
 		if (h >= s->nhost)
 			break;
-		host_name(pid, r->host[h], h > 0, b, sizeof(b));
-		printf("%s;", b);
+		printf("%s;", host_label(pid, r->host[h], h > 0));
 		h++;
 	}
 	printf("\n");
@@ -189,12 +264,15 @@ static void print_sample(pid_t pid, struct luw_proto_ctx *sym,
 
 static int cmd_read(pid_t pid, double secs)
 {
-	static uint64_t buf[(256 << 10) / 8];
 	struct luw_layout_target *t = calloc(1, sizeof(*t));
 	struct luw_proto_ctx *sym = NULL;
+	const size_t chunk = 256 << 10;
+	uint64_t *buf = NULL;
+	size_t cap = 0, len = 0, off = 0;
+	struct luw_dev_rec r;
 	double end;
 	char err[1024];
-	int fd, rc = 0;
+	int fd, got, rc = 0;
 
 	if (!t)
 		return 1;
@@ -203,6 +281,7 @@ static int cmd_read(pid_t pid, double secs)
 	else
 		sym = luw_proto_new(pid, &t->layout, &t->ff);
 	luw_maps_read(pid, &maps);
+	luw_kvmap_init(&memo);
 	fd = luw_dev_open(O_NONBLOCK);
 	if (fd < 0) {
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
@@ -214,14 +293,19 @@ static int cmd_read(pid_t pid, double secs)
 		return 1;
 	}
 	/* SECONDS of reading: the setup above (the layout, the symbols) can
-	 * take longer than that in a loaded TCG guest. */
+	 * take longer than that in a loaded TCG guest.  read() returns whole
+	 * records: they are appended as they come, 8-byte aligned. */
 	end = now_s() + secs;
 	while (now_s() < end) {
-		struct luw_dev_rec r;
-		size_t off = 0;
-		ssize_t n = read(fd, buf, sizeof(buf));
-		int got;
+		ssize_t n;
 
+		if (luw_grow((void **)&buf, &cap, (len + chunk) / 8,
+			     sizeof(*buf))) {
+			perror("lwstacks: records");
+			rc = 1;
+			break;
+		}
+		n = read(fd, (char *)buf + len, chunk);
 		if (n < 0 && errno == EAGAIN) {
 			struct pollfd p = { .fd = fd, .events = POLLIN };
 
@@ -233,18 +317,19 @@ static int cmd_read(pid_t pid, double secs)
 			rc = 1;
 			break;
 		}
-		while ((got = luw_dev_next(buf, (size_t)n, &off, &r)) > 0) {
-			if (r.type == LUW_REC_SAMPLE && (pid_t)r.sample->pid == pid)
-				print_sample(pid, sym, t, &r);
-		}
-		if (got < 0) {
-			fprintf(stderr, "lwstacks: malformed record at %zu\n", off);
-			rc = 1;
-			break;
-		}
+		len += (size_t)n;
+	}
+	close(fd);
+	while ((got = luw_dev_next(buf, len, &off, &r)) > 0) {
+		if (r.type == LUW_REC_SAMPLE && (pid_t)r.sample->pid == pid)
+			print_sample(pid, sym, t, &r);
+	}
+	if (got < 0) {
+		fprintf(stderr, "lwstacks: malformed record at %zu\n", off);
+		rc = 1;
 	}
 	fflush(stdout);
-	close(fd);
+	free(buf);
 	luw_proto_free(sym);
 	free(t);
 	return rc;

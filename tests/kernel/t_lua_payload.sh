@@ -16,22 +16,8 @@ msg=
 for name in luajit luajit2 tarantool; do
 	start_lua $name $WL/payload_stock.lua nojit 3600 $K
 	record $name 4
-	f=$W/$name.stacks
-	# c_payload is a sixth of the work or so, and 20 of its samples are
-	# what the check below needs.  A reader that falls behind (the debug
-	# kernel beside other guests: 2774 of 5183 samples dropped, a full
-	# ring) keeps them in bursts, and one run kept 15 of 474: record on
-	# for the count, up to three times more, rather than judge on fewer.
-	# A workaround: the cause, a reader slower than the samples, is
-	# lwstacks' (it names every frame against the live process).
-	nc=$(stack_of <"$f" | grep -c '^c_payload;')
-	for more in 1 2 3; do
-		[ "$nc" -ge 20 ] && break
-		record $name.more 4
-		cat "$W/$name.more.stacks" >>"$f"
-		nc=$(stack_of <"$f" | grep -c '^c_payload;')
-	done
 	stop_lua
+	f=$W/$name.stacks
 	n=$(wc -l <"$f")
 	[ "$n" -ge 200 ] || fail "$name: only $n samples in 4 s at 999 Hz"
 	# LFUNC: innermost lua_payload^k (k >= 1), then the main chunk, then
@@ -58,8 +44,8 @@ for name in luajit luajit2 tarantool; do
 		grep '^vmstate=LFUNC ' "$f" | head -3 >&2
 		fail "$name: $good of $nl LFUNC samples are main -> lua_payload^k ($loop in the loop itself)"
 	fi
-	# FFI: c_payload^k, then host frames only, then the main chunk (nc:
-	# above).
+	# FFI: c_payload^k, then host frames only, then the main chunk.
+	nc=$(stack_of <"$f" | grep -c '^c_payload;')
 	cgood=$(stack_of <"$f" | awk -F';' '
 	/^c_payload;/ {
 		k = 1
