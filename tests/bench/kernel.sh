@@ -65,8 +65,11 @@ deep=$!
 kids="$kids $deep"
 wait_ready "$W/deep.out"
 $CTL attach $deep --freq 999 >"$W/deep.attach" 2>&1 || { cat "$W/deep.attach" >&2; die "attach"; }
-# Depths of the stacks actually sampled (lwstacks drains the rings too).
-$K/lwstacks read $deep 6 >"$W/deep.stacks" || die "lwstacks"
+# Depths of the stacks actually sampled (lwstacks drains the rings too;
+# its window's counters on stderr: the target is sampled on, undrained,
+# while it names the records).
+$K/lwstacks read $deep 6 >"$W/deep.stacks" 2>"$W/deep.window" ||
+	{ cat "$W/deep.window" >&2; die "lwstacks"; }
 $CTL status $deep >"$W/deep.status" || die "status"
 $CTL detach $deep
 kill $deep; wait $deep 2>/dev/null
@@ -83,13 +86,14 @@ R "lua_threads 1 30 28 (C host of Debian's libluajit-5.1: main chunk ->"
 R "work_0 x 30 -> lua_CFunction cleaf -> c_rec x 28, -O2 without frame"
 R "pointers; unwind tables uploaded), 999 Hz, 6 s, lwstacks draining."
 R "Mean depth of the $nsamp samples read: $nh host frames (VM frames"
-R "spliced out included), $nl Lua frames.  From the module's histogram"
-R "(4 buckets per power of two: a figure is its bucket's lower bound)."
+R "spliced out included), $nl Lua frames.  Calls, samples and drops to"
+R "the end of the 6 s; times from the module's histogram (4 buckets per"
+R "power of two: a figure is its bucket's lower bound)."
 R ""
 R "| handler calls | samples | drops | truncated | median ns | p99 ns |"
 R "| ---: | ---: | ---: | ---: | ---: | ---: |"
-hc=$(field handler_calls "$W/deep.status")
-R "| $hc | $(field samples "$W/deep.status") | $(field drops "$W/deep.status") | $(field truncated "$W/deep.status") | $(field handler_ns_median "$W/deep.status") | $(field handler_ns_p99 "$W/deep.status") |"
+hc=$(field handler_calls "$W/deep.window")
+R "| $hc | $(field samples "$W/deep.window") | $(field drops "$W/deep.window") | $(field truncated "$W/deep.status") | $(field handler_ns_median "$W/deep.status") | $(field handler_ns_p99 "$W/deep.status") |"
 R ""
 # ---- 2. slowdown of the RFC payload at 99, 999, 4999 Hz -------------------
 # The session's counters (pid 0) survive detach: deltas give each phase's

@@ -19,6 +19,11 @@
  *       frames only.  A record that breaks the grammar fails the run.
  *       The SECONDS are spent reading records whole into memory; they
  *       are named and printed after, against the process still live.
+ *       On stderr, the target's counters at the end of the SECONDS:
+ *       "lwstacks: window samples=N drops=N handler_calls=N", the
+ *       names of luaunwind-ctl status (it goes on being sampled while
+ *       the records are named, and a full ring then drops what no one
+ *       will read).
  *       A reader that named as it read fell behind the samples: on
  *       the debug kernel beside other guests it kept 474 of a run's
  *       5183, in bursts; the full ring dropped 2774, and the rest were
@@ -270,6 +275,7 @@ static int cmd_read(pid_t pid, double secs)
 	uint64_t *buf = NULL;
 	size_t cap = 0, len = 0, off = 0;
 	struct luw_dev_rec r;
+	struct luw_stats st;
 	double end;
 	char err[1024];
 	int fd, got, rc = 0;
@@ -319,6 +325,11 @@ static int cmd_read(pid_t pid, double secs)
 		}
 		len += (size_t)n;
 	}
+	if (!luw_dev_stats(fd, pid, &st))
+		fprintf(stderr, "lwstacks: window samples=%llu drops=%llu "
+			"handler_calls=%llu\n", (unsigned long long)st.samples,
+			(unsigned long long)st.drops,
+			(unsigned long long)st.handler_calls);
 	close(fd);
 	while ((got = luw_dev_next(buf, len, &off, &r)) > 0) {
 		if (r.type == LUW_REC_SAMPLE && (pid_t)r.sample->pid == pid)
