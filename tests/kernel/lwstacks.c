@@ -45,6 +45,7 @@
 
 #include "record/attach.h"
 #include "unwind/cfi.h"
+#include "output/stacks.h"
 #include "util/grow.h"
 #include "util/kvmap.h"
 #include "elf/symbols.h"
@@ -103,35 +104,31 @@ static void host_name(pid_t pid, uint64_t pc, int caller, char *buf,
  */
 enum { M_INNER, M_CALLER, M_SEQ, M_LUA };
 
-static struct luw_kvmap memo;
-static char **memo_str;
-static size_t memo_n, memo_cap;
+static struct luw_kvmap memo;	/* (a, b) -> v: the name's id in names */
+static struct luw_stacks *names;
 
 static const char *recall(uint64_t a, uint64_t b, uint32_t w)
 {
 	const struct luw_kv *kv = luw_kvmap_get(&memo, a, b);
 
-	return kv && kv->w == w ? memo_str[kv->v] : NULL;
+	return kv && kv->w == w ? luw_stacks_name(names, (int32_t)kv->v) : NULL;
 }
 
 static const char *remember(uint64_t a, uint64_t b, uint32_t w,
 			    const char *name)
 {
+	int32_t id = luw_stacks_intern(names, name, strlen(name));
 	struct luw_kv *kv;
-	char *d;
 	int isnew;
 
-	if (luw_grow((void **)&memo_str, &memo_cap, memo_n + 1,
-		     sizeof(*memo_str)) ||
-	    !(d = strdup(name)) || !(kv = luw_kvmap_put(&memo, a, b, &isnew))) {
+	if (id < 0 || !(kv = luw_kvmap_put(&memo, a, b, &isnew))) {
 		perror("lwstacks: names");
 		exit(1);
 	}
 	/* A w that differs (a trace number) replaces the name. */
-	memo_str[memo_n] = d;
-	kv->v = memo_n++;
+	kv->v = (uint64_t)id;
 	kv->w = w;
-	return d;
+	return luw_stacks_name(names, id);
 }
 
 static const char *host_label(pid_t pid, uint64_t pc, int caller)
@@ -288,6 +285,11 @@ static int cmd_read(pid_t pid, double secs)
 		sym = luw_proto_new(pid, &t->layout, &t->ff);
 	luw_maps_read(pid, &maps);
 	luw_kvmap_init(&memo);
+	names = luw_stacks_new();
+	if (!names) {
+		perror("lwstacks: names");
+		return 1;
+	}
 	fd = luw_dev_open(O_NONBLOCK);
 	if (fd < 0) {
 		fprintf(stderr, "lwstacks: open: %s\n", strerror(-fd));
@@ -341,6 +343,8 @@ static int cmd_read(pid_t pid, double secs)
 	}
 	fflush(stdout);
 	free(buf);
+	luw_stacks_free(names);
+	luw_kvmap_free(&memo);
 	luw_proto_free(sym);
 	free(t);
 	return rc;
