@@ -17,8 +17,9 @@
  *       the file's unwind table lists, cfi.h), else at=-; tid is the
  *       sampled thread.  A process without LuaJIT gets host
  *       frames only.  A record that breaks the grammar fails the run.
- *       The SECONDS are spent reading records whole into memory; they
- *       are named and printed after, against the process still live.
+ *       The SECONDS are spent reading records whole into memory (less
+ *       when the session's targets end: end of file); they are named and
+ *       printed after, against the process still live.
  *       On stderr, the target's counters at the end of the SECONDS:
  *       "lwstacks: window samples=N drops=N handler_calls=N", the
  *       names of luaunwind-ctl status (it goes on being sampled while
@@ -325,6 +326,8 @@ static int cmd_read(pid_t pid, double secs)
 			rc = 1;
 			break;
 		}
+		if (n == 0)	/* end of file: the session's targets ended */
+			break;
 		len += (size_t)n;
 	}
 	if (!luw_dev_stats(fd, pid, &st))
