@@ -144,7 +144,8 @@ check-kernel: deps
 	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_FULL)" \
 		-s "$(KTEST_SUBSET)" -c "$(KTEST_CHECKED)"
 
-# The whole kernel suite on every kernel.
+# The whole kernel suite on every kernel, the debug kernel's with kmemleak
+# on (run.sh -m).
 check-kernels: deps
 	@set -e; for k in $(KTEST_ALL); do \
 		rel=$$(scripts/kver.sh $$k); \
@@ -152,7 +153,7 @@ check-kernels: deps
 	done
 	$(MAKE) -C kmod checkpatch
 	tests/kernel/vmrun_hang.sh
-	tests/kernel/run.sh -j $(KTEST_JOBS) -k "$(KTEST_ALL)"
+	tests/kernel/run.sh -j $(KTEST_JOBS) -m -k "$(KTEST_ALL)"
 
 # Every tests/bench/*.sh but test_*.sh (the bench tools' own CTest tests).
 bench: deps userspace

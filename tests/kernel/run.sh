@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Run every tests/kernel/t_*.sh in QEMU guests on each kernel, and fail a
 # test whose guest kernel log has a BUG, Oops, WARNING, general protection
-# fault or KASAN report.
-#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [-j N] [-1] [TEST...]
+# fault or KASAN report; with -m, the debug kernel's boots turn kmemleak
+# on and end with a check of their own, kmemleak: memory the tests left
+# allocated from the module's code (tests/kernel/group.sh).
+#   tests/kernel/run.sh [-k "6.1 6.12"] [-s "5.10 sid"] [-c debug] [-j N] [-1] [-m] [TEST...]
 #     -k KERNELS  run TESTs (default: all t_*.sh) on each (6.1, 6.12, 5.10,
 #                 sid, debug or a release: scripts/kver.sh)
 #     -s KERNELS  run only the representative subset below on these, unless
@@ -17,11 +19,13 @@
 #     -1          one boot per test (default: a boot takes tests while any
 #                 are left; one that dies or hangs fails the test it was
 #                 running, and a new boot takes the tests after it)
+#     -m          kmemleak on in the debug kernel's boots (kmemleak=on;
+#                 about twice as slow), checked at the end of each boot
 # Logs: out/ktest/<release>/<test>.{out,dmesg}, each boot's in bootN/.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
-kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1
+kernels="6.1 6.12" subset_kernels= checked_kernels= grouped=1 jobs=1 kmemleak=0
 # One of each kind: the ABI, permissions, raw Lua walks with and without
 # traces' frames, record + report, threads, a target exiting while attached,
 # a service (ts_lua: a Lua state per thread, JIT on, empty globals), and
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
 	-c) checked_kernels=$2; shift 2 ;;
 	-j) jobs=$2; shift 2 ;;
 	-1) grouped=0; shift ;;
+	-m) kmemleak=1; shift ;;
 	*) break ;;
 	esac
 done
@@ -181,7 +186,10 @@ boot() {
 	g=$top/$logs/boot$n
 	start=$SECONDS
 	lim=$(limit "$k")
-	LUW_VM_OUT=$g LUW_VM_SHARE=$ld/$k scripts/vm-run --kernel "$rel" --no-build \
+	local append=
+	[ $kmemleak = 1 ] && [[ $rel == *-luwdbg-* ]] && append=kmemleak=on
+	LUW_VM_OUT=$g LUW_VM_SHARE=$ld/$k LUW_VM_APPEND=$append \
+		scripts/vm-run --kernel "$rel" --no-build \
 		--timeout $((300 + (lim + 20) * (grouped ? left : 1))) --dmesg "$g.dmesg" \
 		-- sh tests/kernel/group.sh "$ld/$k" $((grouped ? 0 : 1)) "$lim" \
 		>"$g.out" 2>&1 </dev/null &
@@ -257,11 +265,14 @@ for i in $(seq "$jobs"); do
 	slot &
 done
 wait
-# Each lane: its tests' time in guests and its boots.
+# Each lane: its tests' time in guests (the boots' kmemleak checks
+# apart) and its boots.
 for k in "${lanes[@]}"; do
 	logs=out/ktest/${rels[$k]}
 	awk -v k="$k" -v boots="$(ls -d "$logs"/boot*/ 2>/dev/null | wc -l)" \
-		'{ n++; s += $4 } END { printf "lane %-8s %d tests, %d s in tests, %d boots\n", k, n, s, boots }' \
+		'$2 == "kmemleak" { m += $4; next } { n++; s += $4 }
+		 END { printf "lane %-8s %d tests, %d s in tests, %d boots%s\n", k, n, s, boots,
+		       m ? sprintf(", %d s in kmemleak", m) : "" }' \
 		"$ld/$k/results" 2>/dev/null
 done
 mapfile -t failed <"$ld/failed"
